@@ -1,0 +1,26 @@
+#pragma once
+// One exception type for every mistake a user can make (bad flag, bad config, bad expression).
+// The CLI catches it, prints `lenlab: error: <what>` on one line and exits with status 2.
+// Programming errors (broken invariants) are not UsageError: they use assert or std::logic_error.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace lenlab {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "a, b or c": for error messages that list the valid choices.
+inline std::string join_choices(const std::vector<std::string>& choices) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    if (i > 0) out += (i + 1 == choices.size()) ? " or " : ", ";
+    out += "'" + choices[i] + "'";
+  }
+  return out;
+}
+
+}  // namespace lenlab

@@ -1,0 +1,86 @@
+#include "models/optimizer.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "models/parameters.hpp"
+
+namespace lenlab {
+
+void OptimizerConfig::validate(int total_steps) const {
+  if (!std::isfinite(lr) || lr <= 0)
+    throw UsageError(fmt::format("--lr must be a finite number > 0, got {}", lr));
+  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
+    throw UsageError(fmt::format("Adam betas must lie in [0, 1), got {} and {}", beta1, beta2));
+  if (!std::isfinite(weight_decay) || weight_decay < 0)
+    throw UsageError(fmt::format("--weight-decay must be a finite number >= 0, got {}", weight_decay));
+  if (warmup_steps < 0)
+    throw UsageError(fmt::format("--warmup must be >= 0, got {}", warmup_steps));
+  if (total_steps <= 0)
+    throw UsageError(fmt::format("--steps must be a positive integer, got {}", total_steps));
+  if (!std::isfinite(min_lr_ratio) || min_lr_ratio < 0 || min_lr_ratio > 1)
+    throw UsageError(fmt::format("--min-lr-ratio must lie in [0, 1], got {}", min_lr_ratio));
+  if (!std::isfinite(clip_norm))
+    throw UsageError(fmt::format("--clip must be finite (<= 0 disables clipping), got {}", clip_norm));
+}
+
+double scheduled_lr(const OptimizerConfig& oc, int step, int total_steps) {
+  if (step < oc.warmup_steps) return oc.lr * (step + 1) / oc.warmup_steps;
+  const int decay_steps = total_steps - oc.warmup_steps;
+  const double progress =
+      decay_steps <= 1 ? 1.0 : static_cast<double>(step - oc.warmup_steps) / (decay_steps - 1);
+  const double cosine = 0.5 * (1.0 + std::cos(M_PI * std::min(progress, 1.0)));
+  return oc.lr * (oc.min_lr_ratio + (1.0 - oc.min_lr_ratio) * cosine);
+}
+
+template <class T>
+double clip_grad_norm(std::vector<T>& grads, double max_norm) {
+  double sq = 0;
+  for (T g : grads) sq += static_cast<double>(g) * g;
+  const double norm = std::sqrt(sq);
+  if (max_norm > 0 && norm > max_norm) {
+    const T scale = static_cast<T>(max_norm / (norm + 1e-6));
+    for (T& g : grads) g *= scale;
+  }
+  return norm;
+}
+
+template <class T>
+AdamW<T>::AdamW(const OptimizerConfig& oc, std::vector<unsigned char> decay_mask)
+    : oc_(oc), decay_mask_(std::move(decay_mask)), m_(decay_mask_.size(), T(0)),
+      v_(decay_mask_.size(), T(0)) {}
+
+template <class T>
+void AdamW<T>::step(std::vector<T>& params, const std::vector<T>& grads, double lr) {
+  ++t_;
+  const T b1 = static_cast<T>(oc_.beta1), b2 = static_cast<T>(oc_.beta2);
+  const T c1 = static_cast<T>(1.0 / (1.0 - std::pow(oc_.beta1, t_)));
+  const T c2 = static_cast<T>(1.0 / (1.0 - std::pow(oc_.beta2, t_)));
+  const T lr_t = static_cast<T>(lr), eps = static_cast<T>(oc_.eps);
+  const T decay = static_cast<T>(lr * oc_.weight_decay);
+  const size_t n = params.size();
+  for (size_t i = 0; i < n; ++i) {
+    const T g = grads[i];
+    m_[i] = b1 * m_[i] + (T(1) - b1) * g;
+    v_[i] = b2 * v_[i] + (T(1) - b2) * g * g;
+    const T mhat = m_[i] * c1, vhat = v_[i] * c2;
+    params[i] -= lr_t * mhat / (std::sqrt(vhat) + eps) + (decay_mask_[i] ? decay * params[i] : T(0));
+  }
+}
+
+std::vector<unsigned char> weight_decay_mask(const ModelConfig& c) {
+  std::vector<unsigned char> mask(parameter_count(c), 0);
+  for (const TensorInfo& t : parameter_layout(c))
+    if (t.shape.size() == 2 && t.name != "wte" && t.name != "wpe")
+      std::fill_n(mask.begin() + t.offset, t.size, 1);
+  return mask;
+}
+
+template double clip_grad_norm<float>(std::vector<float>&, double);
+template double clip_grad_norm<double>(std::vector<double>&, double);
+template class AdamW<float>;
+template class AdamW<double>;
+
+}  // namespace lenlab

@@ -1,0 +1,104 @@
+#pragma once
+// One contiguous parameter buffer and named views into it (after llm.c's ParameterTensors).
+// The same struct views the gradients and the optimizer moments, so AdamW, the global gradient
+// norm and parity checks are flat loops over one buffer. All matrices are row-major [in, out]:
+// a linear layer computes y = x·W + b with x [tokens, in].
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "models/config.hpp"
+#include "tasks/batch.hpp"
+
+namespace lenlab {
+
+template <class T>
+struct ParameterTensors {
+  struct Layer {
+    T* ln1_g;   // [d]
+    T* ln1_b;   // [d]
+    T* w_qkv;   // [d, 3d]  columns: q | k | v, head h owns columns h·hd .. (h+1)·hd of each
+    T* b_qkv;   // [3d]
+    T* w_o;     // [d, d]   attention output projection
+    T* b_o;     // [d]
+    T* ln2_g;   // [d]
+    T* ln2_b;   // [d]
+    T* w_fc;    // [d, d_ff]
+    T* b_fc;    // [d_ff]
+    T* w_proj;  // [d_ff, d]
+    T* b_proj;  // [d]
+  };
+  T* wte = nullptr;  // [vocab, d] token embedding over {0, 1, BOS, EOS}
+  T* wpe = nullptr;  // [max_positions, d] learned positions only, else nullptr
+  std::vector<Layer> layers;
+  T* lnf_g = nullptr;    // [d] final layer norm
+  T* lnf_b = nullptr;    // [d]
+  T* head_w1 = nullptr;  // [d, d] regression head on the EOS token: GELU(z·W1 + b1)·w2 + b2
+  T* head_b1 = nullptr;  // [d]
+  T* head_w2 = nullptr;  // [d, 1]
+  T* head_b2 = nullptr;  // [1]
+};
+
+enum class InitKind { kOne, kZero, kNormal002, kNormalResidual, kFanIn };
+
+// Visits every tensor in storage order: visit(name, shape, slot, init) where slot is the view's
+// pointer member. The single source of truth for names, shapes, order and initialisation.
+template <class T, class Visit>
+void visit_parameters(const ModelConfig& c, ParameterTensors<T>& p, Visit&& visit) {
+  using Shape = std::vector<int>;
+  const int d = c.d_model, f = c.d_ff;
+  visit("wte", Shape{kVocabSize, d}, p.wte, InitKind::kNormal002);
+  if (c.pe == PositionalEncoding::kLearned)
+    visit("wpe", Shape{c.max_positions, d}, p.wpe, InitKind::kNormal002);
+  p.layers.resize(c.n_layer);
+  for (int l = 0; l < c.n_layer; ++l) {
+    auto& L = p.layers[l];
+    const std::string n = "h." + std::to_string(l) + ".";
+    visit(n + "ln_1.weight", Shape{d}, L.ln1_g, InitKind::kOne);
+    visit(n + "ln_1.bias", Shape{d}, L.ln1_b, InitKind::kZero);
+    visit(n + "attn.c_attn.weight", Shape{d, 3 * d}, L.w_qkv, InitKind::kNormal002);
+    visit(n + "attn.c_attn.bias", Shape{3 * d}, L.b_qkv, InitKind::kZero);
+    visit(n + "attn.c_proj.weight", Shape{d, d}, L.w_o, InitKind::kNormalResidual);
+    visit(n + "attn.c_proj.bias", Shape{d}, L.b_o, InitKind::kZero);
+    visit(n + "ln_2.weight", Shape{d}, L.ln2_g, InitKind::kOne);
+    visit(n + "ln_2.bias", Shape{d}, L.ln2_b, InitKind::kZero);
+    visit(n + "mlp.c_fc.weight", Shape{d, f}, L.w_fc, InitKind::kNormal002);
+    visit(n + "mlp.c_fc.bias", Shape{f}, L.b_fc, InitKind::kZero);
+    visit(n + "mlp.c_proj.weight", Shape{f, d}, L.w_proj, InitKind::kNormalResidual);
+    visit(n + "mlp.c_proj.bias", Shape{d}, L.b_proj, InitKind::kZero);
+  }
+  visit("ln_f.weight", Shape{d}, p.lnf_g, InitKind::kOne);
+  visit("ln_f.bias", Shape{d}, p.lnf_b, InitKind::kZero);
+  visit("head.fc1.weight", Shape{d, d}, p.head_w1, InitKind::kFanIn);
+  visit("head.fc1.bias", Shape{d}, p.head_b1, InitKind::kZero);
+  visit("head.fc2.weight", Shape{d, 1}, p.head_w2, InitKind::kFanIn);
+  visit("head.fc2.bias", Shape{1}, p.head_b2, InitKind::kZero);
+}
+
+struct TensorInfo {
+  std::string name;
+  std::vector<int> shape;
+  size_t offset;  // into the flat buffer, in elements
+  size_t size;
+  InitKind init;
+};
+
+// Names, shapes and offsets of every tensor for a config (independent of the scalar type).
+std::vector<TensorInfo> parameter_layout(const ModelConfig& c);
+size_t parameter_count(const ModelConfig& c);
+
+// Views of `base` (which must hold parameter_count(c) elements).
+template <class T>
+ParameterTensors<T> bind_parameters(const ModelConfig& c, T* base) {
+  ParameterTensors<T> p;
+  size_t offset = 0;
+  visit_parameters(c, p, [&](const std::string&, const std::vector<int>& shape, T*& slot, InitKind) {
+    slot = base + offset;
+    size_t n = 1;
+    for (int s : shape) n *= static_cast<size_t>(s);
+    offset += n;
+  });
+  return p;
+}
+
+}  // namespace lenlab
