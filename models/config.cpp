@@ -6,7 +6,9 @@
 
 namespace lenlab {
 
-std::vector<std::string> positional_encoding_names() { return {"nope", "learned", "alibi", "rope"}; }
+std::vector<std::string> positional_encoding_names() {
+  return {"nope", "learned", "alibi", "rope"};
+}
 
 PositionalEncoding parse_positional_encoding(const std::string& name) {
   if (name == "nope") return PositionalEncoding::kNope;
@@ -19,10 +21,14 @@ PositionalEncoding parse_positional_encoding(const std::string& name) {
 
 std::string positional_encoding_name(PositionalEncoding pe) {
   switch (pe) {
-    case PositionalEncoding::kNope: return "nope";
-    case PositionalEncoding::kLearned: return "learned";
-    case PositionalEncoding::kAlibi: return "alibi";
-    case PositionalEncoding::kRope: return "rope";
+    case PositionalEncoding::kNope:
+      return "nope";
+    case PositionalEncoding::kLearned:
+      return "learned";
+    case PositionalEncoding::kAlibi:
+      return "alibi";
+    case PositionalEncoding::kRope:
+      return "rope";
   }
   return "?";
 }
@@ -36,17 +42,18 @@ void ModelConfig::validate() const {
   positive("--n-head", n_head);
   positive("--d-ff", d_ff);
   if (d_model % n_head != 0)
-    throw UsageError(fmt::format("--d-model {} is not divisible by --n-head {}; choose n_head among "
-                                 "the divisors of d_model",
-                                 d_model, n_head));
+    throw UsageError(
+        fmt::format("--d-model {} is not divisible by --n-head {}; choose n_head among "
+                    "the divisors of d_model",
+                    d_model, n_head));
   if (pe == PositionalEncoding::kRope && head_dim() % 2 != 0)
-    throw UsageError(fmt::format("rope rotates pairs of dimensions, so d_model / n_head must be even; "
-                                 "got {} / {} = {}",
-                                 d_model, n_head, head_dim()));
+    throw UsageError(
+        fmt::format("rope rotates pairs of dimensions, so d_model / n_head must be even; "
+                    "got {} / {} = {}",
+                    d_model, n_head, head_dim()));
   if (pe == PositionalEncoding::kLearned && max_positions <= 0)
     throw UsageError(fmt::format("learned positions need a table size > 0, got {}", max_positions));
-  if (!(rope_base > 1.0))
-    throw UsageError(fmt::format("rope base must be > 1, got {}", rope_base));
+  if (!(rope_base > 1.0)) throw UsageError(fmt::format("rope base must be > 1, got {}", rope_base));
 }
 
 }  // namespace lenlab

@@ -7,8 +7,8 @@
 namespace lenlab {
 
 template <class T>
-double mse_loss(const T* pred, const std::vector<double>& target, const std::vector<double>& weights,
-                T* dpred) {
+double mse_loss(const T* pred, const std::vector<double>& target,
+                const std::vector<double>& weights, T* dpred) {
   const size_t S = target.size();
   double loss = 0;
   for (size_t s = 0; s < S; ++s) {

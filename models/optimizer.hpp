@@ -1,6 +1,7 @@
 #pragma once
 // AdamW (Loshchilov & Hutter) over the flat parameter buffer, the learning-rate schedule (linear
 // warm-up, then cosine decay to a floor) and gradient clipping by global norm.
+#include <Eigen/Core>
 #include <cstddef>
 #include <vector>
 
@@ -15,8 +16,8 @@ struct OptimizerConfig {
   double eps = 1e-8;
   double weight_decay = 0.0;  // decoupled; applied to matrices only (not biases, gains)
   int warmup_steps = 200;
-  double min_lr_ratio = 0.0;  // cosine decays to lr·min_lr_ratio at the last step
-  double clip_norm = 1.0;     // <= 0 disables clipping
+  double min_lr_ratio = 0.0;             // cosine decays to lr·min_lr_ratio at the last step
+  double clip_norm = 1.0;                // <= 0 disables clipping
   void validate(int total_steps) const;  // throws UsageError naming the bad value
 };
 
@@ -31,21 +32,21 @@ double clip_grad_norm(std::vector<T>& grads, double max_norm);
 template <class T>
 class AdamW {
  public:
-  // decay_mask [n_params]: 1 where weight decay applies. Built by weight_decay_mask().
-  AdamW(const OptimizerConfig& oc, std::vector<unsigned char> decay_mask);
+  AdamW(const OptimizerConfig& oc, const ModelConfig& model);
   // One update with learning rate lr; t counts steps from 1 for the bias correction.
   void step(std::vector<T>& params, const std::vector<T>& grads, double lr);
   int steps_taken() const { return t_; }
 
  private:
   OptimizerConfig oc_;
-  std::vector<unsigned char> decay_mask_;
+  Eigen::Array<T, Eigen::Dynamic, 1> decay_mask_;  // [n_params] 1 where weight decay applies
   std::vector<T> m_, v_;  // first and second moments, same layout as the parameters
   int t_ = 0;
 };
 
-// 1 for every element of a matrix (rank-2 tensor except the embeddings), 0 elsewhere.
-std::vector<unsigned char> weight_decay_mask(const ModelConfig& c);
+// 1 for every element of a weight matrix (rank-2 tensors except the embeddings), 0 elsewhere.
+template <class T>
+Eigen::Array<T, Eigen::Dynamic, 1> weight_decay_mask(const ModelConfig& c);
 
 extern template class AdamW<float>;
 extern template class AdamW<double>;

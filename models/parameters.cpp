@@ -6,13 +6,14 @@ std::vector<TensorInfo> parameter_layout(const ModelConfig& c) {
   std::vector<TensorInfo> out;
   ParameterTensors<float> dummy;
   size_t offset = 0;
-  visit_parameters(c, dummy,
-                   [&](const std::string& name, const std::vector<int>& shape, float*&, InitKind init) {
-                     size_t n = 1;
-                     for (int s : shape) n *= static_cast<size_t>(s);
-                     out.push_back({name, shape, offset, n, init});
-                     offset += n;
-                   });
+  visit_parameters(
+      c, dummy,
+      [&](const std::string& name, const std::vector<int>& shape, float*&, InitKind init) {
+        size_t n = 1;
+        for (int s : shape) n *= static_cast<size_t>(s);
+        out.push_back({name, shape, offset, n, init});
+        offset += n;
+      });
   return out;
 }
 

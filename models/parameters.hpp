@@ -92,12 +92,13 @@ template <class T>
 ParameterTensors<T> bind_parameters(const ModelConfig& c, T* base) {
   ParameterTensors<T> p;
   size_t offset = 0;
-  visit_parameters(c, p, [&](const std::string&, const std::vector<int>& shape, T*& slot, InitKind) {
-    slot = base + offset;
-    size_t n = 1;
-    for (int s : shape) n *= static_cast<size_t>(s);
-    offset += n;
-  });
+  visit_parameters(c, p,
+                   [&](const std::string&, const std::vector<int>& shape, T*& slot, InitKind) {
+                     slot = base + offset;
+                     size_t n = 1;
+                     for (int s : shape) n *= static_cast<size_t>(s);
+                     offset += n;
+                   });
   return p;
 }
 

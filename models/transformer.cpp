@@ -36,11 +36,21 @@ void Transformer<T>::init(uint64_t seed) {
     const double fan_in_std = 1.0 / std::sqrt(static_cast<double>(t.shape[0]));
     for (size_t i = 0; i < t.size; ++i) {
       switch (t.init) {
-        case InitKind::kOne: p[i] = T(1); break;
-        case InitKind::kZero: p[i] = T(0); break;
-        case InitKind::kNormal002: p[i] = static_cast<T>(0.02 * rng.normal()); break;
-        case InitKind::kNormalResidual: p[i] = static_cast<T>(residual_std * rng.normal()); break;
-        case InitKind::kFanIn: p[i] = static_cast<T>(fan_in_std * rng.normal()); break;
+        case InitKind::kOne:
+          p[i] = T(1);
+          break;
+        case InitKind::kZero:
+          p[i] = T(0);
+          break;
+        case InitKind::kNormal002:
+          p[i] = static_cast<T>(0.02 * rng.normal());
+          break;
+        case InitKind::kNormalResidual:
+          p[i] = static_cast<T>(residual_std * rng.normal());
+          break;
+        case InitKind::kFanIn:
+          p[i] = static_cast<T>(fan_in_std * rng.normal());
+          break;
       }
     }
   }
@@ -163,8 +173,8 @@ void Transformer<T>::backward(const Batch& batch, const T* dpred) {
 
   // pred = head_g·w2 + b2
   zero(g.dhead_g, Sd);
-  cpu::linear_backward(g.dhead_g.data(), g_.head_w2, g_.head_b2, dpred, a.head_g.data(),
-                       w_.head_w2, S, d, 1);
+  cpu::linear_backward(g.dhead_g.data(), g_.head_w2, g_.head_b2, dpred, a.head_g.data(), w_.head_w2,
+                       S, d, 1);
   // head_g = gelu(head_h)
   zero(g.dhead_h, Sd);
   cpu::gelu_backward(g.dhead_h.data(), a.head_h.data(), g.dhead_g.data(), Sd);

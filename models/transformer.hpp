@@ -18,8 +18,8 @@ namespace lenlab {
 template <class T>
 struct Activations {
   int n_tokens = 0, n_seq = 0;
-  std::vector<size_t> att_offsets;  // [n_seq + 1] see models/cpu/attention.hpp
-  std::vector<T> encoded;           // [N, d] embedding output = layer 0's input
+  std::vector<size_t> att_offsets;         // [n_seq + 1] see models/cpu/attention.hpp
+  std::vector<T> encoded;                  // [N, d] embedding output = layer 0's input
   std::vector<T> ln1, ln1_mean, ln1_rstd;  // [L, N, d], [L, N], [L, N]
   std::vector<T> qkv;                      // [L, N, 3d]
   std::vector<T> qkv_rope;                 // [L, N, 3d] q and k rotated (RoPE only)

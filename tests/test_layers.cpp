@@ -187,7 +187,8 @@ TEST_CASE("rope makes q·k depend on positions only through their difference") {
   };
   for (int delta : {1, 5, 11})
     for (int i = 0; i + delta < L; i += 3)
-      for (int j = 0; j <= i; ++j) CHECK(qk(i, j) == doctest::Approx(qk(i + delta, j + delta)).epsilon(1e-12));
+      for (int j = 0; j <= i; ++j)
+        CHECK(qk(i, j) == doctest::Approx(qk(i + delta, j + delta)).epsilon(1e-12));
   CHECK(qk(5, 0) != doctest::Approx(qk(5, 4)));  // but it does depend on the difference
 }
 
@@ -218,6 +219,7 @@ TEST_CASE("mse loss gradient matches finite differences, weighted and unweighted
     Vec dpred(6);
     const double l = mse_loss(pred.data(), target, weights, dpred.data());
     CHECK(l > 0);
-    check_gradient("mse", pred, dpred, [&] { return mse_loss<double>(pred.data(), target, weights, nullptr); });
+    check_gradient("mse", pred, dpred,
+                   [&] { return mse_loss<double>(pred.data(), target, weights, nullptr); });
   }
 }

@@ -36,8 +36,9 @@ ModelConfig small_config(PositionalEncoding pe) {
   return c;
 }
 
-const std::vector<PositionalEncoding> kAllPe = {PositionalEncoding::kNope, PositionalEncoding::kLearned,
-                                               PositionalEncoding::kAlibi, PositionalEncoding::kRope};
+const std::vector<PositionalEncoding> kAllPe = {
+    PositionalEncoding::kNope, PositionalEncoding::kLearned, PositionalEncoding::kAlibi,
+    PositionalEncoding::kRope};
 
 // Last-layer residual rows of a single-sequence batch.
 std::vector<double> final_states(Transformer<double>& m, const Batch& b) {
@@ -102,13 +103,17 @@ TEST_CASE("a one-layer NoPE model's output ignores the order of the bits, RoPE's
     return model.forward(make_batch({bits}))[0];
   };
   const std::vector<int> a = {1, 1, 0, 0, 0}, b = {0, 0, 1, 0, 1};
-  CHECK(output(PositionalEncoding::kNope, a) == doctest::Approx(output(PositionalEncoding::kNope, b)).epsilon(1e-12));
-  CHECK(output(PositionalEncoding::kRope, a) != doctest::Approx(output(PositionalEncoding::kRope, b)).epsilon(1e-9));
-  CHECK(output(PositionalEncoding::kAlibi, a) != doctest::Approx(output(PositionalEncoding::kAlibi, b)).epsilon(1e-9));
+  CHECK(output(PositionalEncoding::kNope, a) ==
+        doctest::Approx(output(PositionalEncoding::kNope, b)).epsilon(1e-12));
+  CHECK(output(PositionalEncoding::kRope, a) !=
+        doctest::Approx(output(PositionalEncoding::kRope, b)).epsilon(1e-9));
+  CHECK(output(PositionalEncoding::kAlibi, a) !=
+        doctest::Approx(output(PositionalEncoding::kAlibi, b)).epsilon(1e-9));
 }
 
-TEST_CASE("ALiBi and RoPE see only relative positions: a model's states on a sequence do not change "
-          "when the same sequence is evaluated inside a larger batch at a different offset") {
+TEST_CASE(
+    "ALiBi and RoPE see only relative positions: a model's states on a sequence do not change "
+    "when the same sequence is evaluated inside a larger batch at a different offset") {
   for (PositionalEncoding pe : {PositionalEncoding::kAlibi, PositionalEncoding::kRope}) {
     Transformer<double> model(small_config(pe));
     model.init(5);
@@ -133,7 +138,8 @@ TEST_CASE("bad model shapes are refused with the bad value named") {
   ModelConfig c;
   c.d_model = 60;
   c.n_head = 8;
-  CHECK_THROWS_WITH_AS(Transformer<float>{c}, doctest::Contains("--d-model 60 is not divisible by --n-head 8"),
+  CHECK_THROWS_WITH_AS(Transformer<float>{c},
+                       doctest::Contains("--d-model 60 is not divisible by --n-head 8"),
                        UsageError);
   c = ModelConfig{};
   c.n_layer = 0;

@@ -10,8 +10,8 @@ namespace lenlab::cpu {
 
 template <class T>
 struct RopeTable {
-  int half = 0;           // hd / 2
-  int positions = 0;      // rows computed so far
+  int half = 0;       // hd / 2
+  int positions = 0;  // rows computed so far
   double base = 10000.0;
   std::vector<T> cos, sin;  // [positions, half]
 

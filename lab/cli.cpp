@@ -1,0 +1,110 @@
+#include "lab/cli.hpp"
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+
+#include "core/error.hpp"
+#include "core/git_revision.hpp"
+#include "lab/run_train.hpp"
+#include "reparam/reparam.hpp"
+
+namespace lenlab {
+
+namespace {
+
+void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
+  cmd.option_defaults()->always_capture_default();
+  cmd.add_option("--task", s.task,
+                 "What to predict from a 0/1 sequence: " + join_choices(task_names()) +
+                     " (mean-uniform: #ones uniform in 0..l, paper App. F)");
+  cmd.add_option("--pe", s.pe, "Positional encoding: " + join_choices(positional_encoding_names()));
+  cmd.add_option("--reparam", s.reparam,
+                 "Target map f (OutRep: train on f(y), report error on y): " +
+                     join_choices(Reparam::builtin_names()) +
+                     ", or an expression in x such as 'x^-0.5' or '1/x'");
+  cmd.add_option("--reparam-inverse", s.reparam_inverse,
+                 "f^-1 as an expression in x (e.g. 'x^-2'); default: closed form for built-ins, "
+                 "bisection for expressions");
+  cmd.add_option("--reparam-shift", s.reparam_shift,
+                 "Train on f(y + c): makes log and invsqrt defined at target 0 (sum, mean tasks)");
+  cmd.add_option("--l-train", s.l_train, "Longest training length (lengths uniform in 1..l-train)");
+  cmd.add_option("--l-test", s.l_test, "Evaluate at every length 1..l-test");
+  cmd.add_option("--steps", s.steps, "Training steps (one fresh batch each)");
+  cmd.add_option("--batch", s.batch_size, "Sequences per training batch");
+  cmd.add_option("--seed", s.seed, "Seed for the initial weights and the training data");
+  cmd.add_option("--n-layer", s.n_layer, "Transformer blocks");
+  cmd.add_option("--d-model", s.d_model, "Hidden size");
+  cmd.add_option("--n-head", s.n_head, "Attention heads (must divide --d-model)");
+  cmd.add_option("--d-ff", s.d_ff, "MLP hidden size");
+  cmd.add_option("--lr", s.optimizer.lr, "Peak learning rate (AdamW)");
+  cmd.add_option("--warmup", s.optimizer.warmup_steps, "Linear warm-up steps, then cosine decay");
+  cmd.add_option("--min-lr-ratio", s.optimizer.min_lr_ratio,
+                 "Cosine decays to lr times this at the last step");
+  cmd.add_option("--weight-decay", s.optimizer.weight_decay,
+                 "Decoupled weight decay on weight matrices");
+  cmd.add_option("--clip", s.optimizer.clip_norm, "Clip gradients to this global norm (<= 0: off)");
+  cmd.add_option("--eval-samples", s.eval_samples,
+                 "Test sequences per length (all 2^l, exactly weighted, when that is fewer)");
+  cmd.add_option("--eval-seed", s.eval_seed,
+                 "Seed of the test sequences (fixed so that runs are comparable)");
+  cmd.add_option("--threads", s.threads,
+                 "CPU threads for this run (1 is fastest for default sizes; run several runs side "
+                 "by side instead)");
+  cmd.add_option("--out", run.out,
+                 "Folder to write manifest.json, results.csv, loss.csv and "
+                 "model.safetensors into")
+      ->required();
+  cmd.add_flag("--overwrite", run.overwrite, "Replace a run already in --out");
+}
+
+}  // namespace
+
+int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                bool err_is_tty) {
+  CLI::App app{
+      "lenlab: a laboratory for length generalization in small transformers.\n"
+      "Trains decoder-only transformers on synthetic 0/1-sequence tasks at short lengths and tests "
+      "them at long ones.",
+      "lenlab"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", fmt::format("lenlab 0.1.0 ({})", git_revision()));
+
+  TrainSpec spec;
+  RunOptions run;
+  CLI::App* train = app.add_subcommand(
+      "train", "Train one model, evaluate it at every length 1..l-test, write the results");
+  add_train_options(*train, spec, run);
+  train->footer(
+      "Example:\n  lenlab train --task length --pe nope --reparam invsqrt --l-train 10 --l-test 50 "
+      "--steps 2000 --seed 1 --out runs/x\n"
+      "Exit status: 0 done, 2 bad input (nothing written), 3 training diverged (recorded in the "
+      "manifest).");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e, out, err);
+  } catch (const CLI::ParseError& e) {
+    err << "lenlab: error: " << e.what() << " (see lenlab " << (train->parsed() ? "train " : "")
+        << "--help)\n";
+    return kExitUsage;
+  }
+
+  try {
+    std::string command_line;
+    for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+    run.command_line = command_line;
+    run.log = &err;
+    run.log_is_tty = err_is_tty;
+    return run_train(spec, run);
+  } catch (const UsageError& e) {
+    err << "lenlab: error: " << e.what() << "\n";
+    return kExitUsage;
+  }
+}
+
+}  // namespace lenlab

@@ -1,0 +1,30 @@
+#pragma once
+// One run, end to end, into an output folder:
+//   manifest.json      every setting (defaults included), seed, git revision, timings, status
+//   loss.csv           step, lr, train loss (on f(y)), gradient norm before clipping
+//   results.csv        one row per test length 1..l_test (see lab/evaluate.hpp for the columns)
+//   model.safetensors  the trained weights
+// The manifest is written first with status "running" and last with "completed" (or "diverged"),
+// each time atomically, so a folder whose manifest says "completed" holds a whole run.
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+
+#include "lab/train_spec.hpp"
+
+namespace lenlab {
+
+enum ExitCode : int { kExitOk = 0, kExitUsage = 2, kExitDiverged = 3 };
+
+struct RunOptions {
+  std::filesystem::path out;
+  bool overwrite = false;       // replace a run already in `out`
+  std::string command_line;     // recorded in the manifest
+  std::ostream* log = nullptr;  // progress and summary; null = silent
+  bool log_is_tty = false;
+};
+
+// Returns kExitOk or kExitDiverged; throws UsageError (before writing anything) on bad input.
+int run_train(const TrainSpec& spec, const RunOptions& options);
+
+}  // namespace lenlab

@@ -1,0 +1,101 @@
+#pragma once
+// Output reparameterization ("OutRep"): the model trains on z = f(y + c) instead of the target y
+// and its predictions are mapped back with y = f^-1(z) - c at evaluation.
+//
+// f is a built-in (exact closed forms both ways, applied as in the paper, no clamping):
+//   identity: f(u) = u          f^-1(z) = z
+//   sqrt:     f(u) = sqrt(u)    f^-1(z) = z^2
+//   log:      f(u) = ln(u)      f^-1(z) = exp(z)
+//   invsqrt:  f(u) = 1/sqrt(u)  f^-1(z) = 1/z^2
+// or a user expression in x evaluated with muparser ("x^-0.5", "1/x", "log(x+1)"). Its inverse is
+// a user expression too (inverse_spec), or else found numerically by bisection on a bracket
+// recorded by check_domain (see there).
+//
+// The shift c is the documented workaround for targets equal to 0 under log or invsqrt.
+//
+// Thread safety: forward/inverse evaluate muparser, which mutates per-instance state, so one
+// instance must be used by one thread at a time. Copies re-parse their expressions and are fully
+// independent (give each thread its own copy).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reparam/expression.hpp"
+
+namespace lenlab {
+
+class Reparam {
+ public:
+  // spec: a built-in name or an expression in x; inverse_spec: "" or an expression in x giving
+  // f^-1 (only for user expressions); shift: the c above, finite. Throws UsageError on a spec that
+  // is neither a built-in nor a valid expression (the message lists the built-ins and the
+  // expression rules), on a bad inverse expression, on an inverse given for a built-in, and on a
+  // non-finite shift.
+  static Reparam make(const std::string& spec, const std::string& inverse_spec = "",
+                      double shift = 0.0);
+
+  // f(y + c); NaN or +-inf where f is not finite there.
+  double forward(double y) const;
+
+  // f^-1(z) - c. Built-ins and a given inverse expression: closed form, *clamped = false.
+  // Numerical inverse (user expression without inverse_spec): solves f(u) = z by bisection on the
+  // bracket recorded by check_domain to ~1e-13 relative; when z lies outside f's values on the
+  // bracket (or is NaN), returns the bracket end nearest in f-value (the lower end for NaN) and
+  // sets *clamped = true, so it never returns NaN. Throws std::logic_error when a numerical
+  // inverse is needed and check_domain has not run. `clamped`, when not null, is always written.
+  double inverse(double z, bool* clamped = nullptr) const;
+
+  // Throws UsageError unless f(y + c) is finite at every target and strictly monotone on
+  // [min, max] of them (checked at each target, at the midpoints between consecutive targets and
+  // on a 1024-interval uniform grid; a single target is checked on [y - d, y + d] with
+  // d = 1e-3 max(|y|, 1)). The message names the reparam, the offending value, the task, and how
+  // to fix it (e.g. --reparam-shift). With an inverse expression, also requires
+  // |f^-1(f(u)) - u| <= 1e-6 |u| + 1e-12 at each target (u = y + c).
+  //
+  // For the numerical inverse it then records the bracket: [min, max] widened outward on each side
+  // by steps that double from the range's width (halving after a failure, down to 1e-9 of it),
+  // up to 1e6 times the width, accepting a step only while f stays finite and strictly monotone
+  // in the same direction on 16 points along it (so the bracket never crosses a pole or the edge
+  // of f's domain). Call it with every target the model will be trained on; calling it again
+  // replaces the recorded range. Not const because of that recording; `targets` must be non-empty
+  // and finite (std::invalid_argument otherwise).
+  void check_domain(const std::vector<double>& targets, const std::string& task);
+
+  const std::string& spec() const { return spec_; }
+  const std::string& inverse_spec() const { return inverse_spec_; }
+  double shift() const { return shift_; }
+  bool is_builtin() const { return builtin_ != Builtin::kNone; }
+  // True when inverse() bisects (user expression without inverse_spec).
+  bool uses_numerical_inverse() const { return !is_builtin() && !inverse_expr_; }
+
+  // The numerical inverse's bracket, in u = y + c space; set by check_domain when
+  // uses_numerical_inverse().
+  struct Bracket {
+    double lo, hi;              // the bracket, u = y + c space
+    double f_lo, f_hi;          // f(lo), f(hi)
+    double range_lo, range_hi;  // the checked target range it was widened from, u space
+  };
+  const std::optional<Bracket>& bracket() const { return bracket_; }
+
+  static std::vector<std::string> builtin_names();
+
+ private:
+  enum class Builtin { kNone, kIdentity, kSqrt, kLog, kInvSqrt };
+
+  Reparam() = default;
+  double f(double u) const;                                 // f without the shift
+  double numerical_inverse(double z, bool* clamped) const;  // returns u, not y
+  // Human-readable "f(y)" or "f(y + c)" for messages.
+  std::string f_of(double y) const;
+  static std::string show(double v);  // a value for messages, 6 significant digits
+
+  std::string spec_;
+  std::string inverse_spec_;
+  double shift_ = 0.0;
+  Builtin builtin_ = Builtin::kNone;
+  std::optional<Expression> expr_;          // user f
+  std::optional<Expression> inverse_expr_;  // user f^-1, when given
+  std::optional<Bracket> bracket_;          // set by check_domain for the numerical inverse
+};
+
+}  // namespace lenlab

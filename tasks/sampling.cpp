@@ -1,0 +1,133 @@
+// Drawing and enumerating task sequences into packed batches.
+#include <cstdint>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "tasks/task.hpp"
+
+namespace lenlab {
+namespace {
+
+// Offsets are int32, so a batch holds at most INT32_MAX tokens; `worst_tokens` is an upper bound.
+void check_batch_size(int64_t worst_tokens, int n_seq, int max_length) {
+  if (worst_tokens > std::numeric_limits<int32_t>::max()) {
+    throw UsageError(fmt::format(
+        "batch of {} sequences of length up to {} is too large ({} tokens; the limit is {})", n_seq,
+        max_length, worst_tokens, std::numeric_limits<int32_t>::max()));
+  }
+}
+
+// Fills bits[0..length) with the task's distribution. bits is resized, not reallocated when large
+// enough, so a caller drawing many sequences reuses one buffer.
+void draw_bits(TaskKind task, int length, Rng& rng, std::vector<int32_t>& bits) {
+  bits.resize(length);
+  if (task == TaskKind::kMeanUniform) {
+    // #ones uniform in 0..l, then a Fisher-Yates shuffle puts them at uniformly random positions.
+    const int n_ones = static_cast<int>(rng.uniform_int(0, length));
+    for (int i = 0; i < length; ++i) bits[i] = i < n_ones ? kOne : kZero;
+    for (int i = length - 1; i > 0; --i) {
+      std::swap(bits[i], bits[static_cast<int>(rng.uniform_int(0, i))]);
+    }
+    return;
+  }
+  // Independent fair bits, 64 per draw (every bit of xoshiro256** output is usable).
+  uint64_t word = 0;
+  for (int i = 0; i < length; ++i) {
+    if (i % 64 == 0) word = rng.next_u64();
+    bits[i] = static_cast<int32_t>((word >> (i % 64)) & 1);
+  }
+}
+
+// Appends [BOS, bits.., EOS] and its target.
+void append_sequence(TaskKind task, const std::vector<int32_t>& bits, Batch& batch) {
+  int n_ones = 0;
+  batch.tokens.push_back(kBos);
+  for (const int32_t b : bits) {
+    batch.tokens.push_back(b);
+    n_ones += b;
+  }
+  batch.tokens.push_back(kEos);
+  batch.offsets.push_back(static_cast<int32_t>(batch.tokens.size()));
+  batch.targets.push_back(task_target(task, static_cast<int>(bits.size()), n_ones));
+}
+
+void check_length(int length, const char* what) {
+  if (length < 1) throw UsageError(fmt::format("{} must be >= 1 (got {})", what, length));
+}
+
+uint64_t binomial(int n, int k) {
+  // Exact for the n <= 30 that enumeration allows: every partial product C(n, i) fits.
+  uint64_t c = 1;
+  for (int i = 1; i <= k; ++i) c = c * static_cast<uint64_t>(n - k + i) / static_cast<uint64_t>(i);
+  return c;
+}
+
+}  // namespace
+
+bool eval_enumerates(int length, int n_samples) {
+  return length >= 1 && length < 63 && (uint64_t{1} << length) <= static_cast<uint64_t>(n_samples);
+}
+
+Batch sample_train_batch(TaskKind task, int l_train, int n_seq, Rng& rng) {
+  check_length(l_train, "training length");
+  if (n_seq < 1) throw UsageError(fmt::format("sequences per batch must be >= 1 (got {})", n_seq));
+  check_batch_size(int64_t{n_seq} * (int64_t{l_train} + 2), n_seq, l_train);
+  Batch batch;
+  batch.offsets.reserve(n_seq + 1);
+  batch.targets.reserve(n_seq);
+  batch.offsets.push_back(0);
+  std::vector<int32_t> bits;
+  for (int s = 0; s < n_seq; ++s) {
+    const int length = static_cast<int>(rng.uniform_int(1, l_train));
+    draw_bits(task, length, rng, bits);
+    append_sequence(task, bits, batch);
+  }
+  return batch;
+}
+
+Batch eval_batch(TaskKind task, int length, int n_samples, uint64_t eval_seed) {
+  check_length(length, "evaluation length");
+  if (n_samples < 1) {
+    throw UsageError(fmt::format("evaluation samples must be >= 1 (got {})", n_samples));
+  }
+  const bool enumerate = eval_enumerates(length, n_samples);
+  const int n_seq = enumerate ? 1 << length : n_samples;  // 2^length <= n_samples fits an int
+  check_batch_size(int64_t{n_seq} * (int64_t{length} + 2), n_seq, length);
+  Batch batch;
+  batch.tokens.reserve(static_cast<size_t>(n_seq) * (length + 2));
+  batch.offsets.reserve(n_seq + 1);
+  batch.targets.reserve(n_seq);
+  batch.offsets.push_back(0);
+  std::vector<int32_t> bits(length);
+  if (enumerate) {
+    const uint64_t count = uint64_t{1} << length;
+    const double uniform_weight = 1.0 / static_cast<double>(count);
+    batch.weights.reserve(n_seq);
+    for (uint64_t i = 0; i < count; ++i) {
+      int n_ones = 0;
+      for (int j = 0; j < length; ++j) {
+        bits[j] = static_cast<int32_t>((i >> j) & 1);
+        n_ones += bits[j];
+      }
+      append_sequence(task, bits, batch);
+      // mean-uniform: P(k ones) = 1/(l+1), spread evenly over the C(l, k) arrangements.
+      batch.weights.push_back(task == TaskKind::kMeanUniform
+                                  ? 1.0 / (static_cast<double>(length + 1) *
+                                           static_cast<double>(binomial(length, n_ones)))
+                                  : uniform_weight);
+    }
+    return batch;
+  }
+  Rng rng = Rng::stream(eval_seed, static_cast<uint64_t>(length));
+  for (int s = 0; s < n_samples; ++s) {
+    draw_bits(task, length, rng, bits);
+    append_sequence(task, bits, batch);
+  }
+  return batch;
+}
+
+}  // namespace lenlab

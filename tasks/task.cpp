@@ -1,0 +1,96 @@
+// Task names and targets: the part of a task that does not involve random sequences.
+#include "tasks/task.hpp"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace lenlab {
+namespace {
+
+struct TaskEntry {
+  TaskKind kind;
+  const char* name;
+};
+
+// Order = TaskKind order = the order error messages list the choices in.
+constexpr std::array<TaskEntry, 4> kTasks = {{{TaskKind::kMean, "mean"},
+                                              {TaskKind::kLength, "length"},
+                                              {TaskKind::kSum, "sum"},
+                                              {TaskKind::kMeanUniform, "mean-uniform"}}};
+
+}  // namespace
+
+TaskKind parse_task(const std::string& name) {
+  for (const auto& entry : kTasks) {
+    if (name == entry.name) return entry.kind;
+  }
+  throw UsageError(
+      fmt::format("unknown task '{}'; valid choices: {}", name, join_choices(task_names())));
+}
+
+std::string task_name(TaskKind task) {
+  for (const auto& entry : kTasks) {
+    if (entry.kind == task) return entry.name;
+  }
+  throw std::logic_error("task_name: TaskKind out of range");
+}
+
+std::vector<std::string> task_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : kTasks) names.emplace_back(entry.name);
+  return names;
+}
+
+double task_target(TaskKind task, int length, int n_ones) {
+  if (length < 1) throw UsageError(fmt::format("sequence length must be >= 1 (got {})", length));
+  if (n_ones < 0 || n_ones > length) {
+    throw UsageError(fmt::format("number of ones must be in 0..{} for length {} (got {})", length,
+                                 length, n_ones));
+  }
+  switch (task) {
+    case TaskKind::kMean:
+    case TaskKind::kMeanUniform:
+      return static_cast<double>(n_ones) / static_cast<double>(length);
+    case TaskKind::kLength:
+      return static_cast<double>(length);
+    case TaskKind::kSum:
+      return static_cast<double>(n_ones);
+  }
+  throw std::logic_error("task_target: TaskKind out of range");
+}
+
+std::vector<double> task_target_values(TaskKind task, int l_min, int l_max) {
+  if (l_min < 1) throw UsageError(fmt::format("minimum length must be >= 1 (got {})", l_min));
+  if (l_max < l_min) {
+    throw UsageError(fmt::format("maximum length {} is below the minimum length {}", l_max, l_min));
+  }
+  std::vector<double> values;
+  switch (task) {
+    case TaskKind::kLength:
+      for (int l = l_min; l <= l_max; ++l) values.push_back(l);
+      return values;
+    case TaskKind::kSum:
+      // n_ones runs over 0..l for every l, so the union is 0..l_max.
+      for (int k = 0; k <= l_max; ++k) values.push_back(k);
+      return values;
+    case TaskKind::kMean:
+    case TaskKind::kMeanUniform:
+      // All fractions k/l: O(l_max^2) values before deduplication. Division is correctly rounded,
+      // so equal fractions (1/3, 2/6) give bit-identical doubles and std::unique merges them.
+      for (int l = l_min; l <= l_max; ++l) {
+        for (int k = 0; k <= l; ++k) values.push_back(task_target(task, l, k));
+      }
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      return values;
+  }
+  throw std::logic_error("task_target_values: TaskKind out of range");
+}
+
+}  // namespace lenlab

@@ -1,0 +1,48 @@
+#pragma once
+// The synthetic tasks. Every sequence is [BOS, b_1 .. b_l, EOS] with bits b_i; the task decides how
+// the bits are drawn and which scalar target y the model must predict from them:
+//   mean:         y = #ones / l,  b_i ~ Bernoulli(1/2)
+//   length:       y = l,          b_i ~ Bernoulli(1/2)
+//   sum:          y = #ones,      b_i ~ Bernoulli(1/2)
+//   mean-uniform: y = #ones / l,  #ones ~ Uniform{0..l}, ones at uniformly random positions
+//                 (paper, Appendix F: every value of the mean is equally likely).
+// All randomness comes from Rng, so a seed gives identical data on every platform.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "tasks/batch.hpp"
+
+namespace lenlab {
+
+enum class TaskKind { kMean, kLength, kSum, kMeanUniform };
+
+// "mean", "length", "sum" or "mean-uniform"; anything else throws UsageError listing the choices.
+TaskKind parse_task(const std::string& name);
+std::string task_name(TaskKind task);
+std::vector<std::string> task_names();  // in the order of TaskKind
+
+// The target of a sequence of `length` bits with `n_ones` ones (0 <= n_ones <= length).
+double task_target(TaskKind task, int length, int n_ones);
+
+// Every value the target takes over lengths l_min..l_max (sorted ascending, unique); used to check
+// that a target reparameterization is finite and monotone where it will be applied.
+std::vector<double> task_target_values(TaskKind task, int l_min, int l_max);
+
+// Training batch: n_seq fresh sequences, each of length uniform in 1..l_train, drawn from rng.
+// weights is left empty (equal weights).
+Batch sample_train_batch(TaskKind task, int l_train, int n_seq, Rng& rng);
+
+// Evaluation set for one length, fixed by (task, length, n_samples, eval_seed) so that runs are
+// comparable:
+// - when 2^length <= n_samples: all 2^length sequences, enumerated in binary order (sequence i has
+//   b_j = bit j-1 of i), with weights = each sequence's probability under the task's distribution
+//   (2^-l, or 1/((l+1) C(l,k)) for mean-uniform with k ones), summing to 1;
+// - otherwise: n_samples sequences drawn from Rng::stream(eval_seed, length), weights empty.
+Batch eval_batch(TaskKind task, int length, int n_samples, uint64_t eval_seed);
+
+// True when eval_batch(task, length, n_samples, ...) enumerates instead of sampling.
+bool eval_enumerates(int length, int n_samples);
+
+}  // namespace lenlab
