@@ -100,7 +100,9 @@ const std::vector<T>& Transformer<T>::forward(const Batch& batch) {
   grow(a.att, Lc * att_size);
   grow(a.fch, Lc * Nf);
   grow(a.fch_gelu, Lc * Nf);
-  for (auto* v : {&a.last, &a.lnf, &a.head_h, &a.head_g}) grow(*v, static_cast<size_t>(S) * d);
+  grow(a.fch_tanh, Lc * Nf);
+  for (auto* v : {&a.last, &a.lnf, &a.head_h, &a.head_g, &a.head_tanh})
+    grow(*v, static_cast<size_t>(S) * d);
   for (auto* v : {&a.lnf_mean, &a.lnf_rstd}) grow(*v, S);
   a.pred.resize(S);
 
@@ -136,7 +138,7 @@ const std::vector<T>& Transformer<T>::forward(const Batch& batch) {
     cpu::layernorm_forward(ln2, a.ln2_mean.data() + l * N, a.ln2_rstd.data() + l * N, mid, L.ln2_g,
                            L.ln2_b, N, d);
     cpu::linear_forward(fch, ln2, L.w_fc, L.b_fc, N, d, f);
-    cpu::gelu_forward(fch_gelu, fch, Nf);
+    cpu::gelu_forward(fch_gelu, a.fch_tanh.data() + l * Nf, fch, Nf);
     cpu::linear_forward(out, fch_gelu, L.w_proj, L.b_proj, N, f, d);
     for (size_t i = 0; i < Nd; ++i) out[i] += mid[i];  // residual
     x = out;
@@ -146,7 +148,8 @@ const std::vector<T>& Transformer<T>::forward(const Batch& batch) {
   cpu::layernorm_forward(a.lnf.data(), a.lnf_mean.data(), a.lnf_rstd.data(), a.last.data(),
                          w_.lnf_g, w_.lnf_b, S, d);
   cpu::linear_forward(a.head_h.data(), a.lnf.data(), w_.head_w1, w_.head_b1, S, d, d);
-  cpu::gelu_forward(a.head_g.data(), a.head_h.data(), static_cast<size_t>(S) * d);
+  cpu::gelu_forward(a.head_g.data(), a.head_tanh.data(), a.head_h.data(),
+                    static_cast<size_t>(S) * d);
   cpu::linear_forward(a.pred.data(), a.head_g.data(), w_.head_w2, w_.head_b2, S, d, 1);
   return a.pred;
 }
@@ -177,7 +180,7 @@ void Transformer<T>::backward(const Batch& batch, const T* dpred) {
                        S, d, 1);
   // head_g = gelu(head_h)
   zero(g.dhead_h, Sd);
-  cpu::gelu_backward(g.dhead_h.data(), a.head_h.data(), g.dhead_g.data(), Sd);
+  cpu::gelu_backward(g.dhead_h.data(), a.head_h.data(), a.head_tanh.data(), g.dhead_g.data(), Sd);
   // head_h = lnf·W1 + b1
   zero(g.dlnf, Sd);
   cpu::linear_backward(g.dlnf.data(), g_.head_w1, g_.head_b1, g.dhead_h.data(), a.lnf.data(),
@@ -211,7 +214,7 @@ void Transformer<T>::backward(const Batch& batch, const T* dpred) {
                          L.w_proj, N, f, d);
     // fch_gelu = gelu(fch)
     zero(g.dfch, Nf);
-    cpu::gelu_backward(g.dfch.data(), fch, g.dfch_gelu.data(), Nf);
+    cpu::gelu_backward(g.dfch.data(), fch, a.fch_tanh.data() + l * Nf, g.dfch_gelu.data(), Nf);
     // fch = ln2·Wfc + bfc
     zero(g.dln, Nd);
     cpu::linear_backward(g.dln.data(), G.w_fc, G.b_fc, g.dfch.data(), ln2, L.w_fc, N, d, f);

@@ -18,21 +18,21 @@ namespace lenlab {
 template <class T>
 struct Activations {
   int n_tokens = 0, n_seq = 0;
-  std::vector<size_t> att_offsets;         // [n_seq + 1] see models/cpu/attention.hpp
-  std::vector<T> encoded;                  // [N, d] embedding output = layer 0's input
-  std::vector<T> ln1, ln1_mean, ln1_rstd;  // [L, N, d], [L, N], [L, N]
-  std::vector<T> qkv;                      // [L, N, 3d]
-  std::vector<T> qkv_rope;                 // [L, N, 3d] q and k rotated (RoPE only)
-  std::vector<T> att;                      // [L, att_offsets[n_seq]] softmax probabilities
-  std::vector<T> atty;                     // [L, N, d] heads' outputs before the projection
-  std::vector<T> resid_mid;                // [L, N, d] x + attention
-  std::vector<T> ln2, ln2_mean, ln2_rstd;  // [L, N, d], [L, N], [L, N]
-  std::vector<T> fch, fch_gelu;            // [L, N, d_ff] MLP pre- and post-activation
-  std::vector<T> resid_out;                // [L, N, d] layer output
-  std::vector<T> last;                     // [S, d] the EOS token's residual after the last layer
-  std::vector<T> lnf, lnf_mean, lnf_rstd;  // [S, d], [S], [S]
-  std::vector<T> head_h, head_g;           // [S, d] head pre- and post-GELU
-  std::vector<T> pred;                     // [S] the model's outputs
+  std::vector<size_t> att_offsets;           // [n_seq + 1] see models/cpu/attention.hpp
+  std::vector<T> encoded;                    // [N, d] embedding output = layer 0's input
+  std::vector<T> ln1, ln1_mean, ln1_rstd;    // [L, N, d], [L, N], [L, N]
+  std::vector<T> qkv;                        // [L, N, 3d]
+  std::vector<T> qkv_rope;                   // [L, N, 3d] q and k rotated (RoPE only)
+  std::vector<T> att;                        // [L, att_offsets[n_seq]] softmax probabilities
+  std::vector<T> atty;                       // [L, N, d] heads' outputs before the projection
+  std::vector<T> resid_mid;                  // [L, N, d] x + attention
+  std::vector<T> ln2, ln2_mean, ln2_rstd;    // [L, N, d], [L, N], [L, N]
+  std::vector<T> fch, fch_gelu, fch_tanh;    // [L, N, d_ff] MLP pre-, post-activation, GELU's tanh
+  std::vector<T> resid_out;                  // [L, N, d] layer output
+  std::vector<T> last;                       // [S, d] the EOS token's residual after the last layer
+  std::vector<T> lnf, lnf_mean, lnf_rstd;    // [S, d], [S], [S]
+  std::vector<T> head_h, head_g, head_tanh;  // [S, d] head pre-, post-GELU, GELU's tanh
+  std::vector<T> pred;                       // [S] the model's outputs
 };
 
 // Scratch gradients of activations for one layer at a time (reused across layers).

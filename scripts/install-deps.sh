@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages lenlab builds with, if any is missing. As root it runs apt-get;
+# otherwise it prints the apt-get line to run and fails.
+set -euo pipefail
+
+packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-json3-dev
+          libcli11-dev libfmt-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "lenlab needs these Debian packages: ${missing[*]}" >&2
+  echo "install them with:  sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "installing: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The README's second command: build and run the whole test suite.
+#   scripts/test.sh            release build
+#   scripts/test.sh debug      debug build with AddressSanitizer and UndefinedBehaviorSanitizer
+set -euo pipefail
+cd "$(dirname "$0")/.."
+preset="${1:-release}"
+case "$preset" in
+  release|debug) ;;
+  *) echo "scripts/test.sh: unknown preset '$preset'; valid choices: 'release' or 'debug'" >&2; exit 2 ;;
+esac
+scripts/install-deps.sh
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset"
+ctest --preset "$preset" -j2
