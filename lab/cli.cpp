@@ -3,10 +3,16 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <ostream>
+#include <sstream>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
+#include "lab/experiment.hpp"
 #include "lab/run_train.hpp"
 #include "reparam/reparam.hpp"
 
@@ -33,7 +39,9 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_option("--l-test", s.l_test, "Evaluate at every length 1..l-test");
   cmd.add_option("--steps", s.steps, "Training steps (one fresh batch each)");
   cmd.add_option("--batch", s.batch_size, "Sequences per training batch");
-  cmd.add_option("--seed", s.seed, "Seed for the initial weights and the training data");
+  // NonNegativeNumber: CLI11 would read "-1" into an unsigned seed as 2^64 - 1.
+  cmd.add_option("--seed", s.seed, "Seed for the initial weights and the training data")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--n-layer", s.n_layer, "Transformer blocks");
   cmd.add_option("--d-model", s.d_model, "Hidden size");
   cmd.add_option("--n-head", s.n_head, "Attention heads (must divide --d-model)");
@@ -48,7 +56,8 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_option("--eval-samples", s.eval_samples,
                  "Test sequences per length (all 2^l, exactly weighted, when that is fewer)");
   cmd.add_option("--eval-seed", s.eval_seed,
-                 "Seed of the test sequences (fixed so that runs are comparable)");
+                 "Seed of the test sequences (fixed so that runs are comparable)")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--threads", s.threads,
                  "CPU threads for this run (1 is fastest for default sizes; run several runs side "
                  "by side instead)");
@@ -57,6 +66,34 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
                  "model.safetensors into")
       ->required();
   cmd.add_flag("--overwrite", run.overwrite, "Replace a run already in --out");
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == ',') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// Options shared by `reproduce` and `run CONFIG`.
+void add_experiment_options(CLI::App& cmd, ExperimentOptions& o, std::string& figures) {
+  cmd.option_defaults()->always_capture_default();
+  cmd.add_option("--out", o.out, "Folder for the runs, figures, CSVs and report.md")->required();
+  cmd.add_option("--figures", figures, "Comma-separated figure names (default: all in the config)");
+  cmd.add_option("--seeds", o.n_seeds, "Seeds 1..N for every line (default: the config's seeds)");
+  cmd.add_option("--jobs", o.jobs, "Runs trained side by side (default: one per core)");
+  cmd.add_option("--emit-slurm", o.emit_slurm,
+                 "Write a SLURM job-array script into this folder instead of training (one array "
+                 "task per run); draw the figures afterwards with lenlab plot");
+  cmd.add_option("--gnuplot", o.plot.gnuplot, "The gnuplot program that draws the figures");
 }
 
 }  // namespace
@@ -82,6 +119,37 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
       "Exit status: 0 done, 2 bad input (nothing written), 3 training diverged (recorded in the "
       "manifest).");
 
+  ExperimentOptions exp;
+  exp.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string figures, config_path;
+  CLI::App* reproduce = app.add_subcommand(
+      "reproduce",
+      "Reproduce the paper's synthetic figures (configs/paper.toml, built in): train "
+      "every run, draw the figures, write report.md");
+  add_experiment_options(*reproduce, exp, figures);
+  reproduce->add_option("--config", config_path,
+                        "Use this experiment config instead of the built-in paper one");
+  reproduce->footer(
+      "Examples:\n  lenlab reproduce --out figures/\n"
+      "  lenlab reproduce --figures 1b,1c --seeds 5 --out figures/\n"
+      "A killed reproduce loses only the runs in flight: run it again to finish the rest.");
+
+  CLI::App* run_cmd = app.add_subcommand(
+      "run",
+      "Run an experiment config (a copy of configs/paper.toml, edited): train, draw, report");
+  run_cmd->add_option("config", config_path, "The experiment config (TOML)")->required();
+  add_experiment_options(*run_cmd, exp, figures);
+  run_cmd->add_option("--run-index", exp.run_index,
+                      "Train only this run of the plan (0-based; what a SLURM array task does)");
+
+  std::string plot_dir;
+  PlotOptions plot_options;
+  CLI::App* plot = app.add_subcommand(
+      "plot", "Redraw the figures, CSVs and report.md of an experiment folder from its runs");
+  plot->add_option("dir", plot_dir, "The experiment folder (--out of reproduce or run)")
+      ->required();
+  plot->add_option("--gnuplot", plot_options.gnuplot, "The gnuplot program")->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -95,6 +163,25 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   }
 
   try {
+    if (plot->parsed()) return plot_experiment(plot_dir, plot_options, &err);
+    if (reproduce->parsed() || run_cmd->parsed()) {
+      if (config_path.empty()) {
+        exp.config_text = paper_config_text();
+        exp.config_source = "configs/paper.toml (built in)";
+      } else {
+        std::ifstream in(config_path);
+        if (!in) throw UsageError(fmt::format("cannot read config file '{}'", config_path));
+        std::stringstream text;
+        text << in.rdbuf();
+        exp.config_text = text.str();
+        exp.config_source = config_path;
+      }
+      exp.figures = split_commas(figures);
+      exp.log = &err;
+      exp.log_is_tty = err_is_tty;
+      exp.lenlab_path = std::filesystem::absolute(argv[0]).string();
+      return run_experiment(exp);
+    }
     std::string command_line;
     for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
     run.command_line = command_line;

@@ -33,7 +33,7 @@ std::vector<LengthResult> evaluate(Transformer<float>& model, TaskKind task, con
     double finite_weight = 0;
     for (int begin = 0; begin < batch.n_seq(); begin += chunk) {
       const int end = std::min(begin + chunk, batch.n_seq());
-      const std::vector<float>& z = model.forward(slice(batch, begin, end));
+      const cpu::Buffer<float>& z = model.forward(slice(batch, begin, end));
       for (int s = begin; s < end; ++s) {
         const double w = r.exact ? batch.weights[s] : 1.0 / batch.n_seq();
         const double y = batch.targets[s], zs = z[s - begin];

@@ -64,6 +64,10 @@ int run_train(const TrainSpec& spec, const RunOptions& options) {
                     "choose another --out",
                     options.out.string(), manifest_path.filename().string()));
   ensure_writable_directory(options.out);
+  // A replaced run's outputs belong to other settings: none may survive beside the new manifest
+  // (a diverged run, say, writes no results.csv).
+  for (const char* stale : {"results.csv", "loss.csv", "model.safetensors", "manifest.json"})
+    fs::remove(options.out / stale);
 
   omp_set_num_threads(spec.threads);
   Eigen::setNbThreads(spec.threads);
@@ -92,6 +96,7 @@ int run_train(const TrainSpec& spec, const RunOptions& options) {
   if (log) bar.emplace("train", spec.steps, *log, options.log_is_tty);
   const TrainOutcome outcome = train(model, spec, resolved, [&](int step, double loss) {
     if (bar) bar->update(step, fmt::format("loss {:.3e}", loss));
+    if (options.on_unit_done) options.on_unit_done();
   });
   if (bar) bar->finish();
   write_file_atomic(options.out / "loss.csv", loss_csv(outcome.log));
@@ -118,6 +123,7 @@ int run_train(const TrainSpec& spec, const RunOptions& options) {
       evaluate(model, resolved.task, resolved.reparam, spec.l_test, spec.eval_samples,
                spec.eval_seed, [&](int l) {
                  if (bar) bar->update(l, fmt::format("length {}", l));
+                 if (options.on_unit_done) options.on_unit_done();
                });
   if (bar) bar->finish();
   const double eval_seconds =

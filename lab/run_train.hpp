@@ -7,6 +7,7 @@
 // The manifest is written first with status "running" and last with "completed" (or "diverged"),
 // each time atomically, so a folder whose manifest says "completed" holds a whole run.
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -22,6 +23,9 @@ struct RunOptions {
   std::string command_line;     // recorded in the manifest
   std::ostream* log = nullptr;  // progress and summary; null = silent
   bool log_is_tty = false;
+  // Called once per training step and once per evaluated length (a run is steps + l_test units
+  // of work): lets a sweep show one progress bar over many runs.
+  std::function<void()> on_unit_done;
 };
 
 // Returns kExitOk or kExitDiverged; throws UsageError (before writing anything) on bad input.

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <type_traits>
+
 #include "core/error.hpp"
 
 namespace lenlab {
@@ -37,34 +40,59 @@ ResolvedSpec resolve(const TrainSpec& s) {
   return {task, model, std::move(reparam)};
 }
 
-nlohmann::ordered_json to_json(const TrainSpec& s) {
-  const OptimizerConfig& o = s.optimizer;
-  return {
-      {"task", s.task},
-      {"pe", s.pe},
-      {"reparam", s.reparam},
-      {"reparam_inverse", s.reparam_inverse},
-      {"reparam_shift", s.reparam_shift},
-      {"l_train", s.l_train},
-      {"l_test", s.l_test},
-      {"steps", s.steps},
-      {"batch_size", s.batch_size},
-      {"seed", s.seed},
-      {"model",
-       {{"n_layer", s.n_layer}, {"d_model", s.d_model}, {"n_head", s.n_head}, {"d_ff", s.d_ff}}},
-      {"optimizer",
-       {{"lr", o.lr},
-        {"beta1", o.beta1},
-        {"beta2", o.beta2},
-        {"eps", o.eps},
-        {"weight_decay", o.weight_decay},
-        {"warmup_steps", o.warmup_steps},
-        {"min_lr_ratio", o.min_lr_ratio},
-        {"clip_norm", o.clip_norm}}},
-      {"eval_samples", s.eval_samples},
-      {"eval_seed", s.eval_seed},
-      {"threads", s.threads},
-  };
+nlohmann::ordered_json to_json(const TrainSpec& spec) {
+  nlohmann::ordered_json j;
+  visit_spec_fields(spec, [&](const char* key, const auto& value) { j[key] = value; });
+  return j;
+}
+
+namespace {
+
+template <class T>
+std::string type_name() {
+  if constexpr (std::is_same_v<T, std::string>) return "a string";
+  if constexpr (std::is_same_v<T, int>) return "an integer";
+  if constexpr (std::is_same_v<T, uint64_t>) return "a non-negative integer";
+  if constexpr (std::is_same_v<T, double>) return "a number";
+}
+
+}  // namespace
+
+TrainSpec spec_from_json(const nlohmann::ordered_json& j, const TrainSpec& base,
+                         const std::string& where) {
+  if (!j.is_object()) throw UsageError(fmt::format("{}: expected a table of settings", where));
+  TrainSpec spec = base;
+  std::vector<std::string> keys;
+  visit_spec_fields(spec, [&](const char* key, auto&) { keys.emplace_back(key); });
+  for (const auto& [key, value] : j.items()) {
+    bool found = false;
+    visit_spec_fields(spec, [&](const char* name, auto& field) {
+      using T = std::decay_t<decltype(field)>;
+      if (key != name) return;
+      found = true;
+      bool ok = false;
+      if constexpr (std::is_same_v<T, std::string>) ok = value.is_string();
+      if constexpr (std::is_same_v<T, int>)
+        ok = value.is_number_integer() && value.template get<int64_t>() >= INT32_MIN &&
+             value.template get<int64_t>() <= INT32_MAX;
+      if constexpr (std::is_same_v<T, uint64_t>)
+        ok = value.is_number_unsigned() ||
+             (value.is_number_integer() && value.template get<int64_t>() >= 0);
+      if constexpr (std::is_same_v<T, double>) ok = value.is_number();
+      if (!ok)
+        throw UsageError(
+            fmt::format("{}: '{}' must be {}, got {}", where, key, type_name<T>(), value.dump()));
+      field = value.template get<T>();
+    });
+    if (!found)
+      throw UsageError(fmt::format("{}: unknown setting '{}'; valid settings: {}", where, key,
+                                   join_choices(keys)));
+  }
+  return spec;
+}
+
+std::string canonical_spec_text(const TrainSpec& spec) {
+  return to_json(spec).dump();
 }
 
 }  // namespace lenlab

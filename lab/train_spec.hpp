@@ -43,6 +43,45 @@ struct ResolvedSpec {
 // Throws UsageError naming the first bad value and the valid choices.
 ResolvedSpec resolve(const TrainSpec& spec);
 
+// Every setting under its config-file / manifest key (the flag name with '_' for '-'), in one
+// place: visit(key, field&) with field a std::string, int, double or uint64_t. Config files,
+// manifests and run ids all go through this list, so a new setting cannot be forgotten by one.
+template <class Spec, class Visit>
+void visit_spec_fields(Spec& s, Visit&& visit) {
+  visit("task", s.task);
+  visit("pe", s.pe);
+  visit("reparam", s.reparam);
+  visit("reparam_inverse", s.reparam_inverse);
+  visit("reparam_shift", s.reparam_shift);
+  visit("l_train", s.l_train);
+  visit("l_test", s.l_test);
+  visit("steps", s.steps);
+  visit("batch_size", s.batch_size);
+  visit("seed", s.seed);
+  visit("n_layer", s.n_layer);
+  visit("d_model", s.d_model);
+  visit("n_head", s.n_head);
+  visit("d_ff", s.d_ff);
+  visit("lr", s.optimizer.lr);
+  visit("beta1", s.optimizer.beta1);
+  visit("beta2", s.optimizer.beta2);
+  visit("adam_eps", s.optimizer.eps);
+  visit("weight_decay", s.optimizer.weight_decay);
+  visit("warmup_steps", s.optimizer.warmup_steps);
+  visit("min_lr_ratio", s.optimizer.min_lr_ratio);
+  visit("clip_norm", s.optimizer.clip_norm);
+  visit("eval_samples", s.eval_samples);
+  visit("eval_seed", s.eval_seed);
+  visit("threads", s.threads);
+}
+
+// Flat {key: value} in visit_spec_fields order.
 nlohmann::ordered_json to_json(const TrainSpec& spec);
+// The inverse of to_json; every key must be known and of the right type (UsageError naming it,
+// prefixed with `where`, e.g. a file name). Missing keys keep `base`'s values.
+TrainSpec spec_from_json(const nlohmann::ordered_json& j, const TrainSpec& base,
+                         const std::string& where);
+// Every setting as compact JSON in a fixed key order: equal text means an equal run.
+std::string canonical_spec_text(const TrainSpec& spec);
 
 }  // namespace lenlab

@@ -26,25 +26,26 @@ TrainOutcome train(Transformer<float>& model, const TrainSpec& spec, const Resol
   // Data has its own stream so that changing the model's size never changes the data.
   Rng data_rng = Rng::stream(spec.seed, 1);
   AdamW<float> optimizer(spec.optimizer, model.config());
-  std::vector<float> dpred;
+  cpu::Buffer<float> dpred;  // aligned: see cpu::Buffer
   std::vector<double> targets;
   for (int step = 0; step < spec.steps; ++step) {
     Batch batch = sample_train_batch(resolved.task, spec.l_train, spec.batch_size, data_rng);
     targets.resize(batch.n_seq());
     for (int s = 0; s < batch.n_seq(); ++s) targets[s] = resolved.reparam.forward(batch.targets[s]);
-    const std::vector<float>& pred = model.forward(batch);
+    const cpu::Buffer<float>& pred = model.forward(batch);
     dpred.resize(batch.n_seq());
     const double loss = mse_loss(pred.data(), targets, batch.weights, dpred.data());
     model.zero_grad();
     model.backward(batch, dpred.data());
-    const double norm = clip_grad_norm(model.grads(), spec.optimizer.clip_norm);
+    const double norm =
+        clip_grad_norm(model.grads().data(), model.grads().size(), spec.optimizer.clip_norm);
     if (!std::isfinite(loss) || !std::isfinite(norm)) {
       outcome.diverged = true;
       outcome.diverged_step = step + 1;
       break;
     }
     const double lr = scheduled_lr(spec.optimizer, step, spec.steps);
-    optimizer.step(model.params(), model.grads(), lr);
+    optimizer.step(model.params().data(), model.grads().data(), lr);
     outcome.log.push_back({step + 1, lr, loss, norm});
     if (on_step) on_step(step + 1, loss);
   }

@@ -39,8 +39,8 @@ double scheduled_lr(const OptimizerConfig& oc, int step, int total_steps) {
 }
 
 template <class T>
-double clip_grad_norm(std::vector<T>& grads, double max_norm) {
-  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> g(grads.data(), grads.size());
+double clip_grad_norm(T* grads, size_t n, double max_norm) {
+  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> g(grads, static_cast<Eigen::Index>(n));
   // Eigen's vectorised reduction sums in 16 independent lanes, so a float sum over ~10⁵ squares
   // keeps ~1e-6 relative accuracy: plenty for a clipping threshold.
   const double norm = std::sqrt(static_cast<double>(g.square().sum()));
@@ -52,20 +52,20 @@ template <class T>
 AdamW<T>::AdamW(const OptimizerConfig& oc, const ModelConfig& model)
     : oc_(oc),
       decay_mask_(weight_decay_mask<T>(model)),
-      m_(decay_mask_.size(), T(0)),
-      v_(decay_mask_.size(), T(0)) {}
+      m_(Eigen::Array<T, Eigen::Dynamic, 1>::Zero(decay_mask_.size())),
+      v_(Eigen::Array<T, Eigen::Dynamic, 1>::Zero(decay_mask_.size())) {}
 
 template <class T>
-void AdamW<T>::step(std::vector<T>& params, const std::vector<T>& grads, double lr) {
+void AdamW<T>::step(T* params, const T* grads, double lr) {
   ++t_;
   const T b1 = static_cast<T>(oc_.beta1), b2 = static_cast<T>(oc_.beta2);
   const T c1 = static_cast<T>(1.0 / (1.0 - std::pow(oc_.beta1, t_)));
   const T c2 = static_cast<T>(1.0 / (1.0 - std::pow(oc_.beta2, t_)));
   const T lr_t = static_cast<T>(lr), eps = static_cast<T>(oc_.eps);
   using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
-  const Eigen::Index n = static_cast<Eigen::Index>(params.size());
-  Eigen::Map<Array> p(params.data(), n), m(m_.data(), n), v(v_.data(), n);
-  Eigen::Map<const Array> g(grads.data(), n);
+  const Eigen::Index n = decay_mask_.size();
+  Eigen::Map<Array> p(params, n), m(m_.data(), n), v(v_.data(), n);
+  Eigen::Map<const Array> g(grads, n);
   // Decoupled weight decay first (p ← p − lr·λ·p on matrices), then the Adam step.
   if (oc_.weight_decay > 0) p -= static_cast<T>(lr * oc_.weight_decay) * p * decay_mask_;
   m = b1 * m + (T(1) - b1) * g;
@@ -86,8 +86,8 @@ Eigen::Array<T, Eigen::Dynamic, 1> weight_decay_mask(const ModelConfig& c) {
 template Eigen::Array<float, Eigen::Dynamic, 1> weight_decay_mask<float>(const ModelConfig&);
 template Eigen::Array<double, Eigen::Dynamic, 1> weight_decay_mask<double>(const ModelConfig&);
 
-template double clip_grad_norm<float>(std::vector<float>&, double);
-template double clip_grad_norm<double>(std::vector<double>&, double);
+template double clip_grad_norm<float>(float*, size_t, double);
+template double clip_grad_norm<double>(double*, size_t, double);
 template class AdamW<float>;
 template class AdamW<double>;
 

@@ -25,22 +25,24 @@ struct OptimizerConfig {
 // lr·(min + (1 − min)·(1 + cos(π·progress))/2) with progress going 0 → 1 over the rest.
 double scheduled_lr(const OptimizerConfig& oc, int step, int total_steps);
 
-// Scales grads so their global L2 norm is at most max_norm; returns the norm before clipping.
+// Scales grads [n] so their global L2 norm is at most max_norm; returns the norm before
+// clipping. (Pass 64-byte-aligned storage, cpu::Buffer, for run-to-run bit-identical results.)
 template <class T>
-double clip_grad_norm(std::vector<T>& grads, double max_norm);
+double clip_grad_norm(T* grads, size_t n, double max_norm);
 
 template <class T>
 class AdamW {
  public:
   AdamW(const OptimizerConfig& oc, const ModelConfig& model);
   // One update with learning rate lr; t counts steps from 1 for the bias correction.
-  void step(std::vector<T>& params, const std::vector<T>& grads, double lr);
+  // params and grads [n_params], in the layout of the model the optimizer was made for.
+  void step(T* params, const T* grads, double lr);
   int steps_taken() const { return t_; }
 
  private:
   OptimizerConfig oc_;
   Eigen::Array<T, Eigen::Dynamic, 1> decay_mask_;  // [n_params] 1 where weight decay applies
-  std::vector<T> m_, v_;  // first and second moments, same layout as the parameters
+  Eigen::Array<T, Eigen::Dynamic, 1> m_, v_;       // first and second moments, parameter layout
   int t_ = 0;
 };
 

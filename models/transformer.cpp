@@ -62,18 +62,18 @@ void Transformer<T>::zero_grad() {
 }
 
 namespace {
-template <class T>
-void grow(std::vector<T>& v, size_t n) {
+template <class V>
+void grow(V& v, size_t n) {
   if (v.size() < n) v.resize(n);
 }
-template <class T>
-void zero(std::vector<T>& v, size_t n) {
-  std::fill_n(v.begin(), n, T(0));
+template <class V>
+void zero(V& v, size_t n) {
+  std::fill_n(v.begin(), n, typename V::value_type(0));
 }
 }  // namespace
 
 template <class T>
-const std::vector<T>& Transformer<T>::forward(const Batch& batch) {
+const cpu::Buffer<T>& Transformer<T>::forward(const Batch& batch) {
   const ModelConfig& c = config_;
   const int N = batch.n_tokens(), S = batch.n_seq(), d = c.d_model, f = c.d_ff, H = c.n_head;
   const int* off = batch.offsets.data();

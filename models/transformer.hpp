@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/config.hpp"
+#include "models/cpu/eigen_maps.hpp"
 #include "models/cpu/rope.hpp"
 #include "models/parameters.hpp"
 #include "tasks/batch.hpp"
@@ -19,27 +20,27 @@ template <class T>
 struct Activations {
   int n_tokens = 0, n_seq = 0;
   std::vector<size_t> att_offsets;           // [n_seq + 1] see models/cpu/attention.hpp
-  std::vector<T> encoded;                    // [N, d] embedding output = layer 0's input
-  std::vector<T> ln1, ln1_mean, ln1_rstd;    // [L, N, d], [L, N], [L, N]
-  std::vector<T> qkv;                        // [L, N, 3d]
-  std::vector<T> qkv_rope;                   // [L, N, 3d] q and k rotated (RoPE only)
-  std::vector<T> att;                        // [L, att_offsets[n_seq]] softmax probabilities
-  std::vector<T> atty;                       // [L, N, d] heads' outputs before the projection
-  std::vector<T> resid_mid;                  // [L, N, d] x + attention
-  std::vector<T> ln2, ln2_mean, ln2_rstd;    // [L, N, d], [L, N], [L, N]
-  std::vector<T> fch, fch_gelu, fch_tanh;    // [L, N, d_ff] MLP pre-, post-activation, GELU's tanh
-  std::vector<T> resid_out;                  // [L, N, d] layer output
-  std::vector<T> last;                       // [S, d] the EOS token's residual after the last layer
-  std::vector<T> lnf, lnf_mean, lnf_rstd;    // [S, d], [S], [S]
-  std::vector<T> head_h, head_g, head_tanh;  // [S, d] head pre-, post-GELU, GELU's tanh
-  std::vector<T> pred;                       // [S] the model's outputs
+  cpu::Buffer<T> encoded;                    // [N, d] embedding output = layer 0's input
+  cpu::Buffer<T> ln1, ln1_mean, ln1_rstd;    // [L, N, d], [L, N], [L, N]
+  cpu::Buffer<T> qkv;                        // [L, N, 3d]
+  cpu::Buffer<T> qkv_rope;                   // [L, N, 3d] q and k rotated (RoPE only)
+  cpu::Buffer<T> att;                        // [L, att_offsets[n_seq]] softmax probabilities
+  cpu::Buffer<T> atty;                       // [L, N, d] heads' outputs before the projection
+  cpu::Buffer<T> resid_mid;                  // [L, N, d] x + attention
+  cpu::Buffer<T> ln2, ln2_mean, ln2_rstd;    // [L, N, d], [L, N], [L, N]
+  cpu::Buffer<T> fch, fch_gelu, fch_tanh;    // [L, N, d_ff] MLP pre-, post-activation, GELU's tanh
+  cpu::Buffer<T> resid_out;                  // [L, N, d] layer output
+  cpu::Buffer<T> last;                       // [S, d] the EOS token's residual after the last layer
+  cpu::Buffer<T> lnf, lnf_mean, lnf_rstd;    // [S, d], [S], [S]
+  cpu::Buffer<T> head_h, head_g, head_tanh;  // [S, d] head pre-, post-GELU, GELU's tanh
+  cpu::Buffer<T> pred;                       // [S] the model's outputs
 };
 
 // Scratch gradients of activations for one layer at a time (reused across layers).
 template <class T>
 struct ActivationGrads {
-  std::vector<T> dresid, dln, dqkv, dqkv_rope, datty, dfch, dfch_gelu;  // [N, ·]
-  std::vector<T> dlast, dlnf, dhead_h, dhead_g;                         // [S, d]
+  cpu::Buffer<T> dresid, dln, dqkv, dqkv_rope, datty, dfch, dfch_gelu;  // [N, ·]
+  cpu::Buffer<T> dlast, dlnf, dhead_h, dhead_g;                         // [S, d]
 };
 
 template <class T>
@@ -56,15 +57,15 @@ class Transformer {
 
   const ModelConfig& config() const { return config_; }
   size_t num_parameters() const { return params_.size(); }
-  std::vector<T>& params() { return params_; }
-  const std::vector<T>& params() const { return params_; }
-  std::vector<T>& grads() { return grads_; }
+  cpu::Buffer<T>& params() { return params_; }
+  const cpu::Buffer<T>& params() const { return params_; }
+  cpu::Buffer<T>& grads() { return grads_; }
   const ParameterTensors<T>& weights() const { return w_; }
   const Activations<T>& activations() const { return act_; }
 
   // Predictions [n_seq], one per sequence; keeps the activations for backward().
   // Throws UsageError if a sequence is longer than a learned position table.
-  const std::vector<T>& forward(const Batch& batch);
+  const cpu::Buffer<T>& forward(const Batch& batch);
 
   void zero_grad();
   // dpred [n_seq] = dLoss/dprediction for the last forward batch. Adds into grads().
@@ -72,9 +73,9 @@ class Transformer {
 
  private:
   ModelConfig config_;
-  std::vector<T> params_, grads_;
+  cpu::Buffer<T> params_, grads_;
   ParameterTensors<T> w_, g_;
-  std::vector<T> alibi_slopes_;  // [n_head] (ALiBi only)
+  cpu::Buffer<T> alibi_slopes_;  // [n_head] (ALiBi only)
   cpu::RopeTable<T> rope_;
   Activations<T> act_;
   ActivationGrads<T> grad_act_;

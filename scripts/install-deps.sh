@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-json3-dev
-          libcli11-dev libfmt-dev)
+          libcli11-dev libfmt-dev libtomlplusplus-dev gnuplot-nox)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -68,7 +68,7 @@ TEST_CASE("whole-model gradient matches finite differences for every positional 
     mse_loss(pred.data(), batch.targets, batch.weights, dpred.data());
     model.zero_grad();
     model.backward(batch, dpred.data());
-    const std::vector<double> analytic = model.grads();
+    const std::vector<double> analytic(model.grads().begin(), model.grads().end());
     check_gradient("model " + positional_encoding_name(pe), model.params(), analytic, loss);
   }
 }

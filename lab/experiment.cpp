@@ -1,0 +1,184 @@
+#include "lab/experiment.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "lab/report.hpp"
+#include "lab/run_record.hpp"
+#include "lab/run_train.hpp"
+#include "lab/sweep.hpp"
+#include "plots/figure_data.hpp"
+
+namespace lenlab {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("cannot read {}", path.string()));
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// What a figure's runs are: its lines' settings. Two configs agree on a figure when this matches.
+std::string figure_fingerprint(const FigureSpec& f) {
+  Json j = {{"vary", f.vary}, {"values", f.values}, {"base", to_json(f.base)}};
+  return j.dump();
+}
+
+// Refuses an output folder whose config.toml defines a figure differently: its runs' results
+// would be silently mixed with this config's in the figures.
+void check_same_config(const fs::path& out, const ExperimentConfig& config) {
+  const fs::path existing = out / "config.toml";
+  if (!fs::exists(existing)) return;
+  const ExperimentConfig old = load_experiment_config(existing.string());
+  for (const FigureSpec& f : config.figures) {
+    const FigureSpec* o = old.find(f.name);
+    if (o && figure_fingerprint(*o) != figure_fingerprint(f))
+      throw UsageError(fmt::format(
+          "{} holds results from a different config: figure '{}' has other settings there (see "
+          "{}); choose another --out, or delete the folder to start over",
+          out.string(), f.name, existing.string()));
+  }
+}
+
+std::vector<uint64_t> chosen_seeds(const ExperimentConfig& config, int n_seeds) {
+  if (n_seeds <= 0) return config.seeds;
+  std::vector<uint64_t> seeds;
+  for (int s = 1; s <= n_seeds; ++s) seeds.push_back(static_cast<uint64_t>(s));
+  return seeds;
+}
+
+std::string slurm_script(const ExperimentOptions& o, size_t n_runs) {
+  std::string figures;
+  for (size_t i = 0; i < o.figures.size(); ++i) figures += (i ? "," : "") + o.figures[i];
+  const fs::path dir = fs::absolute(o.out);
+  return fmt::format(
+      "#!/bin/bash\n"
+      "# One array task per lenlab run; each writes {dir}/runs/<run id>/. When all are done:\n"
+      "#   {lenlab} plot {dir}\n"
+      "#SBATCH --job-name=lenlab\n"
+      "#SBATCH --array=0-{last}\n"
+      "#SBATCH --cpus-per-task=1\n"
+      "#SBATCH --mem=2G\n"
+      "#SBATCH --time=00:30:00\n"
+      "#SBATCH --output={slurm}/run-%a.log\n"
+      "set -euo pipefail\n"
+      "exec {lenlab} run {dir}/config.toml --out {dir} --run-index "
+      "\"$SLURM_ARRAY_TASK_ID\"{figs}{seeds}\n",
+      fmt::arg("dir", dir.string()), fmt::arg("lenlab", o.lenlab_path),
+      fmt::arg("last", n_runs - 1), fmt::arg("slurm", fs::absolute(o.emit_slurm).string()),
+      fmt::arg("figs", figures.empty() ? "" : " --figures " + figures),
+      fmt::arg("seeds", o.n_seeds > 0 ? fmt::format(" --seeds {}", o.n_seeds) : ""));
+}
+
+}  // namespace
+
+int run_experiment(const ExperimentOptions& o) {
+  if (o.out.empty()) throw UsageError("--out is required: the folder to write the experiment into");
+  if (o.jobs < 1)
+    throw UsageError(fmt::format("--jobs must be a positive integer, got {}", o.jobs));
+  const ExperimentConfig config = parse_experiment_config(o.config_text, o.config_source);
+  const std::vector<uint64_t> seeds = chosen_seeds(config, o.n_seeds);
+  const std::vector<PlannedRun> runs = plan_runs(config, o.figures, seeds);
+  for (const PlannedRun& r : runs) resolve(r.spec);  // every mistake before anything is written
+  if (o.run_index >= static_cast<int>(runs.size()))
+    throw UsageError(
+        fmt::format("--run-index {} is out of range: this experiment has {} runs "
+                    "(0..{})",
+                    o.run_index, runs.size(), runs.size() - 1));
+  check_same_config(o.out, config);
+  ensure_writable_directory(o.out / "runs");
+  write_file_atomic(o.out / "config.toml", o.config_text);
+  write_file_atomic(
+      o.out / "selection.json",
+      Json{{"figures", o.figures.empty() ? config.figure_names() : o.figures}, {"seeds", seeds}}
+              .dump(2) +
+          "\n");
+
+  if (!o.emit_slurm.empty()) {
+    ensure_writable_directory(o.emit_slurm);
+    const fs::path script = o.emit_slurm / "lenlab.sbatch";
+    write_file_atomic(script, slurm_script(o, runs.size()));
+    fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add);
+    if (o.log)
+      *o.log << fmt::format(
+          "wrote {} ({} array tasks); submit it with: sbatch {}\nthen draw the "
+          "figures with: {} plot {}\n",
+          script.string(), runs.size(), script.string(), o.lenlab_path, o.out.string());
+    return kExitOk;
+  }
+
+  SweepOptions so;
+  so.jobs = o.jobs;
+  so.log = o.log;
+  so.log_is_tty = o.log_is_tty;
+  if (o.run_index >= 0) {
+    so.jobs = 1;
+    run_sweep({runs[o.run_index]}, o.out / "runs", so);
+    return kExitOk;
+  }
+  const SweepOutcome sweep = run_sweep(runs, o.out / "runs", so);
+  if (o.log)
+    *o.log << fmt::format("{} runs: {} trained in {:.0f} s, {} already on disk{}\n", runs.size(),
+                          sweep.ran, sweep.seconds, sweep.skipped,
+                          sweep.diverged ? fmt::format(", {} diverged", sweep.diverged) : "");
+  return plot_experiment(o.out, o.plot, o.log);
+}
+
+int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* log) {
+  if (!fs::exists(dir / "config.toml") || !fs::exists(dir / "selection.json"))
+    throw UsageError(
+        fmt::format("{} is not an experiment folder (no config.toml and "
+                    "selection.json); make one with lenlab reproduce or lenlab run",
+                    dir.string()));
+  const ExperimentConfig config = load_experiment_config((dir / "config.toml").string());
+  Json selection;
+  try {
+    selection = Json::parse(read_text(dir / "selection.json"));
+  } catch (const Json::exception& e) {
+    throw UsageError(
+        fmt::format("{}: not valid JSON ({})", (dir / "selection.json").string(), e.what()));
+  }
+  const auto figures = selection.at("figures").get<std::vector<std::string>>();
+  const auto seeds = selection.at("seeds").get<std::vector<uint64_t>>();
+
+  std::map<std::string, RunRecord> records;
+  for (const PlannedRun& r : plan_runs(config, figures, seeds))
+    if (auto rec = load_run(dir / "runs" / r.id)) records.emplace(r.id, std::move(*rec));
+
+  std::vector<FigureSummary> summaries;
+  std::string all_rows;
+  bool drawn = true;
+  for (const std::string& name : figures) {
+    const FigureSummary fig = summarize_figure(*config.find(name), seeds, records);
+    const std::string csv = figure_csv(fig);
+    write_file_atomic(dir / ("fig" + name + ".csv"), csv);
+    all_rows += all_rows.empty() ? csv : csv.substr(csv.find('\n') + 1);
+    drawn = render_figure(fig, dir, plot) && drawn;
+    if (log && fig.missing_runs > 0)
+      *log << fmt::format("figure {}: {} run(s) missing or diverged\n", name, fig.missing_runs);
+    summaries.push_back(fig);
+  }
+  write_file_atomic(dir / "results.csv", all_rows);
+  write_file_atomic(dir / "report.md", experiment_report(summaries, records));
+  if (log) {
+    if (!drawn) *log << gnuplot_missing_message(dir) << "\n";
+    *log << fmt::format("wrote {} figure(s), their CSVs and {}\n", figures.size(),
+                        (dir / "report.md").string());
+  }
+  return kExitOk;
+}
+
+}  // namespace lenlab

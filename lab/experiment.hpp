@@ -1,0 +1,44 @@
+#pragma once
+// An experiment folder, as `lenlab reproduce` / `lenlab run CONFIG` write it:
+//   config.toml        the experiment config the runs came from (the paper's, or the user's)
+//   selection.json     which figures and seeds were asked for (what `lenlab plot` redraws)
+//   runs/<run id>/     one folder per training run (see lab/run_train.hpp)
+//   fig<NAME>.csv      tidy results of the figure: one row per run × length
+//   fig<NAME>.png/.svg the figure (gnuplot), with fig<NAME>.dat/.gp to redraw it by hand
+//   results.csv        every figure's rows together
+//   report.md          the paper's claims about these figures against the measured numbers
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "lab/experiment_config.hpp"
+#include "plots/gnuplot.hpp"
+
+namespace lenlab {
+
+const char* paper_config_text();  // configs/paper.toml, compiled in
+
+struct ExperimentOptions {
+  std::filesystem::path out;
+  std::string config_text;           // TOML
+  std::string config_source;         // for messages, e.g. "configs/paper.toml (built in)"
+  std::vector<std::string> figures;  // empty = all
+  int n_seeds = 0;                   // > 0: seeds 1..n instead of the config's
+  int jobs = 1;
+  int run_index = -1;  // >= 0: train only that planned run (a SLURM array task), no figures
+  std::filesystem::path emit_slurm;  // non-empty: write a SLURM job array there, train nothing
+  PlotOptions plot;
+  std::ostream* log = nullptr;
+  bool log_is_tty = false;
+  std::string lenlab_path = "lenlab";  // this program, for the SLURM script
+};
+
+// Plans the runs, trains the missing ones, then draws the figures and the report.
+int run_experiment(const ExperimentOptions& options);
+
+// Redraws figures, CSVs and report.md from an experiment folder's runs (`lenlab plot DIR`).
+int plot_experiment(const std::filesystem::path& dir, const PlotOptions& plot, std::ostream* log);
+
+}  // namespace lenlab

@@ -1,0 +1,186 @@
+#include "lab/experiment_config.hpp"
+
+#include <fmt/format.h>
+
+#include <toml++/toml.h>
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace lenlab {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A TOML scalar as JSON (the settings parser works on JSON); arrays and tables are refused by the
+// type check that follows, with the key named.
+Json scalar_to_json(const toml::node& node) {
+  if (auto v = node.as_string()) return v->get();
+  if (auto v = node.as_integer()) return v->get();
+  if (auto v = node.as_floating_point()) return v->get();
+  if (auto v = node.as_boolean()) return v->get();
+  if (node.is_array()) return Json::array();
+  return Json::object();
+}
+
+std::string where(const std::string& source, const toml::node& node, const std::string& table) {
+  return fmt::format("{}:{} [{}]", source, node.source().begin.line, table);
+}
+
+// The settings of a TOML table (skipping `skip` keys) applied on top of `base`.
+TrainSpec settings_from_table(const toml::table& table, const TrainSpec& base,
+                              const std::set<std::string>& skip, const std::string& source,
+                              const std::string& name) {
+  Json j = Json::object();
+  for (const auto& [key, node] : table) {
+    if (skip.count(std::string(key.str()))) continue;
+    j[std::string(key.str())] = scalar_to_json(node);
+  }
+  return spec_from_json(j, base, where(source, table, name));
+}
+
+std::string sanitize(const std::string& s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+}  // namespace
+
+TrainSpec FigureSpec::line_spec(size_t line, uint64_t seed) const {
+  Json j = Json::object();
+  j[vary] = values.at(line);
+  TrainSpec spec = spec_from_json(j, base, "figure " + name);
+  spec.seed = seed;
+  return spec;
+}
+
+std::string FigureSpec::line_label(size_t line) const {
+  const Json& v = values.at(line);
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+const FigureSpec* ExperimentConfig::find(const std::string& name) const {
+  for (const FigureSpec& f : figures)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<std::string> ExperimentConfig::figure_names() const {
+  std::vector<std::string> names;
+  for (const FigureSpec& f : figures) names.push_back(f.name);
+  return names;
+}
+
+ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw UsageError(fmt::format("{}:{}: {}", source, e.source().begin.line, e.description()));
+  }
+  ExperimentConfig config;
+  for (const auto& [key, node] : root) {
+    const std::string k(key.str());
+    if (k != "seeds" && k != "defaults" && k != "figures")
+      throw UsageError(fmt::format("{}:{}: unknown key '{}'; valid top-level keys: {}", source,
+                                   node.source().begin.line, k,
+                                   join_choices({"seeds", "defaults", "figures"})));
+  }
+  const toml::array* seeds = root["seeds"].as_array();
+  if (!seeds || seeds->empty())
+    throw UsageError(fmt::format("{}: 'seeds' must be a non-empty list of integers >= 0", source));
+  for (const toml::node& s : *seeds) {
+    const auto v = s.value<int64_t>();
+    if (!s.is_integer() || !v || *v < 0)
+      throw UsageError(
+          fmt::format("{}:{}: 'seeds' must hold integers >= 0", source, s.source().begin.line));
+    config.seeds.push_back(static_cast<uint64_t>(*v));
+  }
+
+  TrainSpec defaults;
+  if (const toml::node_view<toml::node> d = root["defaults"]; d) {
+    if (!d.is_table()) throw UsageError(fmt::format("{}: 'defaults' must be a table", source));
+    defaults = settings_from_table(*d.as_table(), defaults, {}, source, "defaults");
+  }
+
+  const toml::table* figures = root["figures"].as_table();
+  if (!figures || figures->empty())
+    throw UsageError(fmt::format("{}: no [figures.NAME] tables", source));
+  for (const auto& [key, node] : *figures) {
+    const std::string name(key.str());
+    const std::string at = "figures." + name;
+    const toml::table* t = node.as_table();
+    if (!t) throw UsageError(fmt::format("{}: '{}' must be a table", source, at));
+    FigureSpec fig;
+    fig.name = name;
+    fig.title = t->get_as<std::string>("title") ? t->get_as<std::string>("title")->get() : name;
+    const auto* vary = t->get_as<std::string>("vary");
+    const toml::array* values = (*t)["values"].as_array();
+    if (!vary || !values || values->empty())
+      throw UsageError(
+          fmt::format("{}: [{}] needs 'vary' (a setting name) and a non-empty "
+                      "'values' list, one value per line of the figure",
+                      where(source, *t, at), at));
+    fig.vary = vary->get();
+    fig.base = settings_from_table(*t, defaults, {"title", "vary", "values"}, source, at);
+    for (const toml::node& v : *values) fig.values.push_back(scalar_to_json(v));
+    // Apply every value once now, so a wrong key or type fails at load time, not mid-sweep.
+    for (size_t i = 0; i < fig.values.size(); ++i) {
+      Json j = Json::object();
+      j[fig.vary] = fig.values[i];
+      spec_from_json(j, fig.base, where(source, *t, at) + " values");
+    }
+    config.figures.push_back(std::move(fig));
+  }
+  std::sort(config.figures.begin(), config.figures.end(),
+            [](const FigureSpec& a, const FigureSpec& b) { return a.name < b.name; });
+  return config;
+}
+
+ExperimentConfig load_experiment_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(fmt::format("cannot read config file '{}'", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_experiment_config(text.str(), path);
+}
+
+std::string run_id(const TrainSpec& s) {
+  return fmt::format("{}-{}-{}-L{}-s{}-{:016x}", s.task, s.pe, sanitize(s.reparam), s.l_train,
+                     s.seed, fnv1a(canonical_spec_text(s)));
+}
+
+std::vector<PlannedRun> plan_runs(const ExperimentConfig& config,
+                                  const std::vector<std::string>& figures,
+                                  const std::vector<uint64_t>& seeds) {
+  for (const std::string& name : figures)
+    if (!config.find(name))
+      throw UsageError(fmt::format("unknown figure '{}'; valid figures: {}", name,
+                                   join_choices(config.figure_names())));
+  std::vector<PlannedRun> runs;
+  std::set<std::string> seen;
+  for (const FigureSpec& fig : config.figures) {
+    if (!figures.empty() && std::find(figures.begin(), figures.end(), fig.name) == figures.end())
+      continue;
+    for (size_t line = 0; line < fig.values.size(); ++line)
+      for (uint64_t seed : seeds) {
+        TrainSpec spec = fig.line_spec(line, seed);
+        std::string id = run_id(spec);
+        if (seen.insert(id).second) runs.push_back({std::move(id), std::move(spec)});
+      }
+  }
+  return runs;
+}
+
+}  // namespace lenlab

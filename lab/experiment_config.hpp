@@ -1,0 +1,57 @@
+#pragma once
+// An experiment config (TOML): the settings of every run of a set of figures, e.g.
+// configs/paper.toml for `lenlab reproduce`. Layout:
+//
+//   seeds = [1, 2, 3]                 # every line of every figure is run once per seed
+//   [defaults]                        # any `lenlab train` setting, flag name with '_' (l_train,
+//   lr…) steps = 1000 [figures.1a]                      # one table per figure title = "Mean
+//   prediction" task = "mean"                     # settings that differ from [defaults] for this
+//   figure vary = "pe"                       # the setting that differs between the figure's lines
+//   values = ["nope", "learned", "alibi", "rope"]
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "lab/train_spec.hpp"
+
+namespace lenlab {
+
+struct FigureSpec {
+  std::string name;  // the table's key, e.g. "1a"
+  std::string title;
+  std::string vary;                            // a setting key
+  std::vector<nlohmann::ordered_json> values;  // one per line, in the order given
+  TrainSpec base;                              // [defaults] with the figure's own settings applied
+  // The settings of line i (base with vary = values[i]) for a seed.
+  TrainSpec line_spec(size_t line, uint64_t seed) const;
+  std::string line_label(size_t line) const;  // the value as text, e.g. "rope" or "15"
+};
+
+struct ExperimentConfig {
+  std::vector<uint64_t> seeds;
+  std::vector<FigureSpec> figures;  // sorted by name
+  const FigureSpec* find(const std::string& name) const;
+  std::vector<std::string> figure_names() const;
+};
+
+// Parses TOML text; every mistake (syntax, unknown key, wrong type, unknown figure field, a vary
+// key that is not a setting, an empty values list) is a UsageError naming `source` and the key.
+ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source);
+ExperimentConfig load_experiment_config(const std::string& path);
+
+// One training run of an experiment: its settings and a stable id (readable prefix + hash of
+// every setting), so the same run shared by two figures is trained once and found again on disk.
+struct PlannedRun {
+  std::string id;
+  TrainSpec spec;
+};
+std::string run_id(const TrainSpec& spec);
+
+// The runs of the selected figures (all when `figures` is empty) and seeds, without duplicates,
+// in a deterministic order. Unknown figure names are a UsageError listing the valid ones.
+std::vector<PlannedRun> plan_runs(const ExperimentConfig& config,
+                                  const std::vector<std::string>& figures,
+                                  const std::vector<uint64_t>& seeds);
+
+}  // namespace lenlab

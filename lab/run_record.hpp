@@ -1,0 +1,31 @@
+#pragma once
+// A finished run read back from its folder (see lab/run_train.hpp for what a folder holds).
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lab/evaluate.hpp"
+#include "lab/train_spec.hpp"
+
+namespace lenlab {
+
+struct RunRecord {
+  std::string id;  // the folder's name
+  TrainSpec spec;
+  std::string status;  // "running", "completed" or "diverged"
+  double final_train_loss = 0;
+  double wall_seconds = 0;
+  double train_seconds = 0;
+  double eval_seconds = 0;
+  std::vector<LengthResult> results;  // empty unless completed
+};
+
+// The run in `dir`; nullopt when there is no manifest. A manifest or results file that cannot be
+// parsed is a UsageError naming the file.
+std::optional<RunRecord> load_run(const std::filesystem::path& dir);
+
+// results.csv as written by run_train.
+std::vector<LengthResult> parse_results_csv(const std::string& text, const std::string& where);
+
+}  // namespace lenlab

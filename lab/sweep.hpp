@@ -1,0 +1,33 @@
+#pragma once
+// Runs many independent training runs side by side, one per worker thread (for models this small,
+// one run per core beats one run spread over cores), each into runs_dir/<run id>/. A run whose
+// folder already holds a finished run (completed or diverged) with the same settings is skipped,
+// so a killed sweep resumes where it stopped; results are identical to an uninterrupted sweep
+// because every run is deterministic in its settings.
+#include <filesystem>
+#include <iosfwd>
+#include <vector>
+
+#include "lab/experiment_config.hpp"
+
+namespace lenlab {
+
+struct SweepOptions {
+  int jobs = 1;                 // worker threads
+  std::ostream* log = nullptr;  // one overall progress bar with ETA; null = silent
+  bool log_is_tty = false;
+};
+
+struct SweepOutcome {
+  int ran = 0;       // trained now
+  int skipped = 0;   // already on disk
+  int diverged = 0;  // among all, finished as diverged
+  double seconds = 0;
+};
+
+// Throws UsageError if a folder holds a finished run with different settings, or when a run's
+// settings are invalid (checked for every run before any starts).
+SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesystem::path& runs_dir,
+                       const SweepOptions& options);
+
+}  // namespace lenlab

@@ -1,0 +1,230 @@
+// Experiment configs, run planning, sweeps that resume, experiment folders.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/error.hpp"
+#include "lab/experiment.hpp"
+#include "lab/experiment_config.hpp"
+#include "lab/run_record.hpp"
+
+using namespace lenlab;
+namespace fs = std::filesystem;
+
+extern char** environ;
+
+namespace {
+
+// Two tiny figures that share one line (length / nope / identity): 3 distinct runs per seed.
+const char* kTinyConfig = R"(
+seeds = [1, 2]
+[defaults]
+task = "length"
+l_train = 3
+l_test = 6
+steps = 150
+warmup_steps = 5
+d_model = 16
+n_head = 2
+d_ff = 32
+n_layer = 1
+eval_samples = 16
+[figures.p]
+title = "length × pe"
+vary = "pe"
+values = ["nope", "alibi"]
+[figures.r]
+title = "length × reparam"
+vary = "reparam"
+values = ["identity", "sqrt"]
+)";
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::path(LENLAB_TEST_TMP) / "experiment" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir.parent_path());
+  return dir;
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+ExperimentOptions tiny_options(const fs::path& out) {
+  ExperimentOptions o;
+  o.out = out;
+  o.config_text = kTinyConfig;
+  o.config_source = "tiny.toml";
+  o.jobs = 2;
+  o.plot.gnuplot = "/nonexistent/gnuplot";  // figures' data only: rendering is tested elsewhere
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("experiment config: figures expand to the right runs, shared runs once") {
+  const ExperimentConfig c = parse_experiment_config(kTinyConfig, "tiny.toml");
+  REQUIRE(c.figures.size() == 2);
+  CHECK(c.figures[0].name == "p");
+  CHECK(c.figures[0].base.steps == 150);
+  CHECK(c.figures[0].line_spec(1, 7).pe == "alibi");
+  CHECK(c.figures[0].line_spec(1, 7).seed == 7);
+  const auto runs = plan_runs(c, {}, c.seeds);
+  CHECK(runs.size() == 6);  // (nope, alibi, sqrt) × 2 seeds; identity/nope is shared
+  const auto only_r = plan_runs(c, {"r"}, {1, 2, 3});
+  CHECK(only_r.size() == 6);
+  for (const auto& r : only_r) CHECK(r.spec.pe == "nope");
+  // The id is stable and names the run.
+  CHECK(runs[0].id == run_id(runs[0].spec));
+  CHECK(runs[0].id.rfind("length-nope-identity-L3-s1-", 0) == 0);
+}
+
+TEST_CASE("the built-in paper config has every figure of the paper") {
+  const ExperimentConfig c = parse_experiment_config(paper_config_text(), "paper.toml");
+  CHECK(c.figure_names() ==
+        std::vector<std::string>{"1a", "1b", "1c", "3a", "3b", "4a", "4b", "5"});
+  CHECK(c.seeds == std::vector<uint64_t>{1, 2, 3});
+  for (const PlannedRun& r : plan_runs(c, {}, c.seeds)) CHECK_NOTHROW(resolve(r.spec));
+  CHECK(c.find("4b")->line_spec(2, 1).reparam == "log");
+  CHECK(c.find("4b")->line_spec(2, 1).reparam_shift == 1.0);
+  CHECK(c.find("3a")->line_spec(3, 1).l_train == 20);
+}
+
+TEST_CASE("experiment config: mistakes are named") {
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_experiment_config(text, "bad.toml");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string head = "seeds = [1]\n[figures.x]\nvary = \"pe\"\nvalues = [\"nope\"]\n";
+  CHECK(error_of(head + "stepz = 3\n").find("unknown setting 'stepz'") != std::string::npos);
+  CHECK(error_of(head + "steps = \"many\"\n").find("'steps' must be an integer") !=
+        std::string::npos);
+  CHECK(error_of(head + "lr = \"fast\"\n").find("'lr' must be a number") != std::string::npos);
+  CHECK(error_of("seeds = [1]\ncolour = 3\n" + head.substr(12)).find("unknown key 'colour'") !=
+        std::string::npos);
+  CHECK(error_of("seeds = [1]\n[figures.x]\nvary = \"pez\"\nvalues = [\"nope\"]\n")
+            .find("unknown setting 'pez'") != std::string::npos);
+  CHECK(error_of("seeds = [1]\n[figures.x]\nvalues = [1]\n").find("needs 'vary'") !=
+        std::string::npos);
+  CHECK(error_of("seeds = [1\n").find("bad.toml:") != std::string::npos);
+  CHECK(error_of("[figures.x]\nvary = \"pe\"\nvalues = [\"nope\"]\n").find("'seeds'") !=
+        std::string::npos);
+  const ExperimentConfig c = parse_experiment_config(kTinyConfig, "tiny.toml");
+  CHECK_THROWS_WITH_AS(plan_runs(c, {"9z"}, {1}), doctest::Contains("unknown figure '9z'"),
+                       UsageError);
+}
+
+TEST_CASE(
+    "an experiment trains each run once, writes figure CSVs and a report, and skips "
+    "finished runs when run again") {
+  const fs::path out = fresh_dir("basic");
+  REQUIRE(run_experiment(tiny_options(out)) == 0);
+  for (const char* f : {"config.toml", "selection.json", "figp.csv", "figr.csv", "results.csv",
+                        "report.md", "figp.dat", "figp.gp"})
+    CHECK_MESSAGE(fs::exists(out / f), f);
+  int n_runs = 0;
+  for (const auto& e : fs::directory_iterator(out / "runs")) {
+    const auto rec = load_run(e.path());
+    REQUIRE(rec);
+    CHECK(rec->status == "completed");
+    ++n_runs;
+  }
+  CHECK(n_runs == 6);
+  // figp.csv: 2 lines × 2 seeds × 6 lengths, plus the header.
+  const std::string csv = read_file(out / "figp.csv");
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 2 * 6);
+  CHECK(csv.rfind("figure,line,run_id,task,pe,reparam,reparam_shift,l_train,l_test,steps,seed,"
+                  "length,mse,",
+                  0) == 0);
+  const auto before = fs::last_write_time(
+      out / "runs" / run_id(plan_runs(parse_experiment_config(kTinyConfig, "t"), {}, {1})[0].spec) /
+      "results.csv");
+  REQUIRE(run_experiment(tiny_options(out)) == 0);  // everything is on disk: nothing retrained
+  const auto after = fs::last_write_time(
+      out / "runs" / run_id(plan_runs(parse_experiment_config(kTinyConfig, "t"), {}, {1})[0].spec) /
+      "results.csv");
+  CHECK(before == after);
+}
+
+TEST_CASE("an output folder holding results of a different config is refused") {
+  const fs::path out = fresh_dir("other-config");
+  ExperimentOptions o = tiny_options(out);
+  o.figures = {"p"};
+  o.n_seeds = 1;
+  REQUIRE(run_experiment(o) == 0);
+  std::string changed = kTinyConfig;
+  changed.replace(changed.find("steps = 150"), 11, "steps = 151");
+  o.config_text = changed;
+  CHECK_THROWS_WITH_AS(run_experiment(o),
+                       doctest::Contains("holds results from a different config"), UsageError);
+}
+
+TEST_CASE("a killed sweep resumes and gives the same results as an uninterrupted one") {
+  const fs::path whole = fresh_dir("whole"), killed = fresh_dir("killed");
+  fs::create_directories(killed);
+  const fs::path config = killed.parent_path() / "tiny.toml";
+  std::ofstream(config) << kTinyConfig;
+  auto args = [&](const fs::path& out) {
+    return std::vector<std::string>{LENLAB_BINARY, "run",        config.string(),
+                                    "--out",       out.string(), "--jobs",
+                                    "1",           "--gnuplot",  "/nonexistent/gnuplot"};
+  };
+  auto spawn = [](const std::vector<std::string>& a) {
+    std::vector<char*> argv;
+    for (const auto& s : a) argv.push_back(const_cast<char*>(s.c_str()));
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    REQUIRE(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+  };
+  auto wait_ok = [](pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  };
+  REQUIRE(wait_ok(spawn(args(whole))));
+
+  // Kill the second sweep as soon as its first run has finished, mid-way through the next one.
+  const pid_t pid = spawn(args(killed));
+  auto completed = [&] {
+    int n = 0;
+    if (fs::exists(killed / "runs"))
+      for (const auto& e : fs::directory_iterator(killed / "runs"))
+        if (auto r = load_run(e.path()); r && r->status == "completed") ++n;
+    return n;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (completed() < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const int done_before_kill = completed();
+  CHECK(done_before_kill >= 1);
+  CHECK(done_before_kill < 6);  // it really was interrupted
+  CHECK_FALSE(fs::exists(killed / "results.csv"));
+
+  REQUIRE(wait_ok(spawn(args(killed))));
+  for (const char* f : {"results.csv", "figp.csv", "figr.csv"})
+    CHECK_MESSAGE(read_file(whole / f) == read_file(killed / f), f);
+}
