@@ -1,0 +1,431 @@
+#include "plots/gnuplot.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+
+extern char** environ;
+
+namespace lenlab {
+namespace fs = std::filesystem;
+
+namespace {
+
+// A log axis cannot show 0 (a run that is exactly right at some length): values below this floor
+// are drawn at it. It sits orders of magnitude under the MSEs the paper's figures compare, and
+// the .dat and .gp both say so.
+constexpr double kMseFloor = 1e-12;
+
+// Distinct and colour-blind friendly (matplotlib's tab10 without its grey, which the theory
+// curves use); repeats after 9 lines.
+constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                    "#8c564b", "#e377c2", "#bcbd22", "#17becf"};
+constexpr const char* kTheoryColours[] = {"#000000", "#606060", "#a0a0a0"};
+constexpr const char* kTrainShade = "#e6e6e6";
+
+const char* line_colour(size_t i) {
+  return kPalette[i % std::size(kPalette)];
+}
+
+// Text that goes into a comment of the .gp or .dat: one line, and no trailing backslash, which
+// gnuplot would read as "the comment continues on the next line".
+std::string comment_text(std::string s) {
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  while (!s.empty() && s.back() == '\\') s.pop_back();
+  return s;
+}
+
+// What both the .dat and the .gp need to agree on: which data block holds which curve, and the
+// axis ranges (computed here, not by gnuplot, so the y axis always spans whole decades and its
+// 10^n labels are exact).
+struct Layout {
+  std::vector<int> line_block;    // per FigureLine: its index in the .dat, -1 when it has no point
+  std::vector<int> theory_block;  // per TheoryCurve, the same
+  std::string dat;                // the .dat's data blocks
+  int x_max = 2;
+  int y_lo = -6, y_hi = 0;  // decades: the y axis spans 10^y_lo .. 10^y_hi
+  bool any_point = false;
+};
+
+class BlockWriter {
+ public:
+  explicit BlockWriter(Layout& layout) : layout_(layout) {}
+
+  // A block per curve: begin, row…, end, which returns its index (-1 when it got no row).
+  void begin(const std::string& header) {
+    header_ = header;
+    rows_ = 0;
+    gap_ = false;
+  }
+  // A row of length and values (all drawn on the log axis); a non-finite value skips the row and
+  // breaks the curve there (one blank line) rather than joining its neighbours across the gap.
+  void row(int length, std::initializer_list<double> values) {
+    for (double v : values)
+      if (!std::isfinite(v)) {
+        gap_ = true;
+        return;
+      }
+    if (rows_ == 0) {
+      if (block_ > 0) layout_.dat += "\n\n";
+      layout_.dat += "# " + comment_text(header_) + "\n";
+    } else if (gap_) {
+      layout_.dat += "\n";
+    }
+    gap_ = false;
+    layout_.dat += fmt::format("{}", length);
+    for (double v : values) {
+      v = std::max(v, kMseFloor);
+      layout_.dat += fmt::format(" {:.9g}", v);
+      lo_ = std::min(lo_, v);
+      hi_ = std::max(hi_, v);
+    }
+    layout_.dat += "\n";
+    layout_.x_max = std::max(layout_.x_max, length);
+    ++rows_;
+  }
+  int end() { return rows_ > 0 ? block_++ : -1; }
+
+  void finish() {
+    layout_.any_point = block_ > 0;
+    if (!layout_.any_point) return;
+    layout_.y_lo = static_cast<int>(std::floor(std::log10(lo_)));
+    layout_.y_hi = static_cast<int>(std::ceil(std::log10(hi_)));
+    if (layout_.y_hi <= layout_.y_lo) layout_.y_hi = layout_.y_lo + 1;
+  }
+
+ private:
+  Layout& layout_;
+  std::string header_;
+  int rows_ = 0, block_ = 0;
+  bool gap_ = false;
+  double lo_ = std::numeric_limits<double>::infinity(), hi_ = 0;
+};
+
+const FigureSpec& spec_of(const FigureSummary& fig) {
+  if (!fig.spec) throw std::invalid_argument("render_figure: FigureSummary without a FigureSpec");
+  return *fig.spec;
+}
+
+std::string line_title(const FigureSpec& spec, const FigureLine& line) {
+  return spec.vary + " = " + line.label;
+}
+
+Layout make_layout(const FigureSummary& fig, const std::vector<TheoryCurve>& theory) {
+  const FigureSpec& spec = spec_of(fig);
+  Layout layout;
+  BlockWriter w(layout);
+  for (const FigureLine& line : fig.lines) {
+    layout.x_max = std::max(layout.x_max, line.spec.l_test);
+    w.begin(fmt::format("{} (l_train {}): length mean min max", line_title(spec, line),
+                        line.spec.l_train));
+    const size_t n = std::min(
+        {line.lengths.size(), line.mse_mean.size(), line.mse_min.size(), line.mse_max.size()});
+    for (size_t k = 0; k < n; ++k)
+      w.row(line.lengths[k], {line.mse_mean[k], line.mse_min[k], line.mse_max[k]});
+    layout.line_block.push_back(w.end());
+  }
+  for (const TheoryCurve& curve : theory) {
+    w.begin(fmt::format("theory: {}: length mse", curve.label));
+    const size_t n = std::min(curve.lengths.size(), curve.mse.size());
+    for (size_t k = 0; k < n; ++k) w.row(curve.lengths[k], {curve.mse[k]});
+    layout.theory_block.push_back(w.end());
+  }
+  w.finish();
+  return layout;
+}
+
+std::string dat_name(const FigureSpec& spec) {
+  return "fig" + spec.name + ".dat";
+}
+
+// The training range: shaded from 1 to l_train. When the lines were trained on different ranges
+// (figure 3 varies l_train) the shade stops at the smallest and each line's own l_train is a
+// dashed vertical line in its colour.
+// Appends the key entries that explain the shading to `key`.
+std::string training_range(const FigureSummary& fig, const Layout& layout,
+                           std::vector<std::string>* key) {
+  if (fig.lines.empty()) return "";
+  int lo = fig.lines.front().spec.l_train, hi = lo;
+  for (const FigureLine& line : fig.lines) {
+    lo = std::min(lo, line.spec.l_train);
+    hi = std::max(hi, line.spec.l_train);
+  }
+  std::string out = fmt::format(
+      "set object 1 rectangle from first 1, graph 0 to first {}, graph 1 behind "
+      "fillcolor rgb '{}' fillstyle solid 1.0 noborder\n",
+      std::clamp(lo, 1, layout.x_max), kTrainShade);
+  key->push_back(fmt::format(
+      "keyentry with boxes fillcolor rgb '{}' fillstyle solid 1.0 noborder title {}", kTrainShade,
+      gnuplot_quote(lo == hi ? "training lengths" : "training lengths (all lines)")));
+  if (lo == hi) return out;
+  for (size_t i = 0; i < fig.lines.size(); ++i)
+    out += fmt::format(
+        "set arrow {} from first {}, graph 0 to first {}, graph 1 nohead back dashtype 2 "
+        "linewidth 1.5 linecolor rgb '{}'\n",
+        i + 1, fig.lines[i].spec.l_train, fig.lines[i].spec.l_train, line_colour(i));
+  key->push_back(
+      fmt::format("keyentry with lines dashtype 2 linewidth 1.5 linecolor rgb '#404040' title {}",
+                  gnuplot_quote("l_train of each line")));
+  return out;
+}
+
+std::string y_axis(const Layout& layout) {
+  // At most ~8 labelled decades; with more, label every 2nd (3rd…) and keep a minor tic per decade.
+  const int decades = layout.y_hi - layout.y_lo;
+  const int step = std::max(1, (decades + 7) / 8);
+  std::string out = fmt::format("set yrange [1e{}:1e{}]\n", layout.y_lo, layout.y_hi);
+  out += fmt::format("set ytics 1e{}, 1e{}, 1e{}\n", layout.y_lo, step, layout.y_hi);
+  out += step == 1 ? "set mytics 10\n" : fmt::format("set mytics {}\n", step);
+  return out;
+}
+
+std::string plot_command(const FigureSummary& fig, const std::vector<TheoryCurve>& theory,
+                         const Layout& layout, const std::vector<std::string>& key) {
+  const FigureSpec& spec = spec_of(fig);
+  const std::string data = gnuplot_quote(dat_name(spec));
+  std::vector<std::string> parts;
+  // Bands first so every mean line is drawn over every band.
+  for (size_t i = 0; i < fig.lines.size(); ++i)
+    if (layout.line_block[i] >= 0)
+      parts.push_back(
+          fmt::format("{} index {} using 1:3:4 with filledcurves fillcolor rgb '{}' "
+                      "fillstyle transparent solid 0.18 noborder notitle",
+                      data, layout.line_block[i], line_colour(i)));
+  for (size_t i = 0; i < fig.lines.size(); ++i) {
+    const std::string title = gnuplot_quote(line_title(spec, fig.lines[i]));
+    if (layout.line_block[i] >= 0)
+      parts.push_back(
+          fmt::format("{} index {} using 1:2 with lines linewidth 2 linecolor rgb '{}' title {}",
+                      data, layout.line_block[i], line_colour(i), title));
+    else  // no completed run: still in the key, so a missing line is visibly missing
+      parts.push_back(fmt::format("keyentry with lines linewidth 2 linecolor rgb '{}' title {}",
+                                  line_colour(i),
+                                  gnuplot_quote(line_title(spec, fig.lines[i]) + " (no data)")));
+  }
+  for (size_t j = 0; j < theory.size(); ++j) {
+    if (layout.theory_block[j] < 0) continue;
+    parts.push_back(fmt::format(
+        "{} index {} using 1:2 with lines dashtype {} linewidth 1.5 linecolor rgb '{}' title {}",
+        data, layout.theory_block[j], 2 + j % 3, kTheoryColours[j % std::size(kTheoryColours)],
+        gnuplot_quote(theory[j].label)));
+  }
+  parts.insert(parts.end(), key.begin(), key.end());
+  if (parts.empty()) parts.push_back("NaN notitle");
+  std::string out = "plot ";
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", \\\n     " : "") + parts[i];
+  return out + "\n";
+}
+
+std::optional<fs::path> find_program(const std::string& program) {
+  const auto executable = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (program.empty()) return std::nullopt;
+  if (program.find('/') != std::string::npos) {
+    if (!executable(program)) return std::nullopt;
+    return fs::absolute(program);  // the child runs in the figure's folder
+  }
+  const char* path_env = std::getenv("PATH");
+  const std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= path.size()) {
+    const size_t end = std::min(path.find(':', start), path.size());
+    const fs::path dir = end == start ? fs::path(".") : fs::path(path.substr(start, end - start));
+    if (executable(dir / program)) return fs::absolute(dir / program);
+    start = end + 1;
+  }
+  return std::nullopt;
+}
+
+// The line of gnuplot's error output that says what went wrong: gnuplot echoes the failing
+// command and a caret first, then `"fig1a.gp" line 12: <message>`.
+std::string error_line(const std::string& err) {
+  std::string first;
+  size_t start = 0;
+  while (start < err.size()) {
+    const size_t end = std::min(err.find('\n', start), err.size());
+    std::string line = err.substr(start, end - start);
+    start = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (line.front() == '"' && line.find("\" line ") != std::string::npos) return line;
+    if (first.empty()) first = line;
+  }
+  return first.empty() ? "no error message" : first;
+}
+
+// Runs `program --default-settings script` in `dir`, without a shell; returns its status and
+// stderr. --default-settings: a user's ~/.gnuplot must not restyle the figures.
+std::pair<int, std::string> run_in(const fs::path& program, const fs::path& dir,
+                                   const std::string& script) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw UsageError(fmt::format("cannot run {}: {}", program.string(), std::strerror(errno)));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  std::string arg0 = program.string(), arg1 = "--default-settings", arg2 = script;
+  char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    throw UsageError(fmt::format("cannot run {}: {}", program.string(), std::strerror(rc)));
+  }
+  std::string err;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0)
+      err.append(buf, static_cast<size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return {status, err};
+}
+
+}  // namespace
+
+std::string gnuplot_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'')
+      out += "''";  // the only escape inside gnuplot single quotes
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      out += ' ';  // one line per command
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+std::string figure_dat(const FigureSummary& fig, const std::vector<TheoryCurve>& theory) {
+  const FigureSpec& spec = spec_of(fig);
+  const Layout layout = make_layout(fig, theory);
+  std::string out =
+      fmt::format("# lenlab figure {}: {}\n", comment_text(spec.name), comment_text(spec.title));
+  out +=
+      "# One block per curve (gnuplot `index`, in this order), two blank lines between blocks.\n";
+  out += "# Lines: length, mean test MSE over seeds, min and max over seeds (the band).\n";
+  out += "# Theory curves: length, test MSE.\n";
+  out += fmt::format("# Values below {:g} are written as {:g} (a log axis cannot show 0);\n",
+                     kMseFloor, kMseFloor);
+  out += "# non-finite values are left out, with a blank line where the curve breaks.\n";
+  for (size_t i = 0; i < fig.lines.size(); ++i)
+    if (layout.line_block[i] < 0)
+      out += fmt::format("# {}: no data, no block\n", comment_text(line_title(spec, fig.lines[i])));
+  return out + "\n" + layout.dat;
+}
+
+std::string figure_gnuplot_script(const FigureSummary& fig,
+                                  const std::vector<TheoryCurve>& theory) {
+  const FigureSpec& spec = spec_of(fig);
+  const Layout layout = make_layout(fig, theory);
+  const std::string base = "fig" + spec.name;
+  std::vector<std::string> key;
+  const std::string train = training_range(fig, layout, &key);
+
+  std::string s =
+      fmt::format("# lenlab figure {}: {}\n", comment_text(spec.name), comment_text(spec.title));
+  s += fmt::format(
+      "# Redraw from this folder with `gnuplot {0}.gp`: reads {0}.dat, writes {0}.png and "
+      "{0}.svg.\n",
+      comment_text(base));
+  s += fmt::format(
+      "# Test MSE is on a log axis: values below {:g} (exact zeros) are drawn at {:g}, and\n"
+      "# non-finite values are not in the .dat (the curve breaks there).\n",
+      kMseFloor, kMseFloor);
+  s += "set encoding utf8\n";
+  // Enhanced text for the 10^{n} tic labels only; every user-written text is `noenhanced`, so an
+  // '_' in "l_train" stays an underscore instead of a subscript.
+  s += fmt::format("set title {} noenhanced font ',12'\n",
+                   gnuplot_quote(spec.title.empty() ? "Figure " + spec.name : spec.title));
+  s += "set xlabel 'test length' offset 0,0.3\nset ylabel 'test MSE'\n";
+  s += fmt::format("set xrange [1:{}]\n", layout.x_max);
+  s += "set logscale y 10\nset format y '10^{%T}'\n" + y_axis(layout);
+  s += "set border 3 linewidth 1.0\nset tics nomirror out scale 0.6\n";
+  s += "set grid xtics ytics back linetype 1 linecolor rgb '#d8d8d8' linewidth 0.8\n";
+  // Below the plot: whatever the curves do, the key never covers them.
+  s += "set key outside below center horizontal Left reverse noenhanced samplen 2.5 spacing 1.1 "
+       "width 2 height 0.6\n";
+  s += "set style fill transparent solid 0.18 noborder\n";
+  s += train;
+  if (!layout.any_point)
+    s += "set label 1 'no data: no completed run' at graph 0.5, graph 0.5 center "
+         "textcolor rgb '#808080'\n";
+  const std::string plot = plot_command(fig, theory, layout, key);
+  s += fmt::format("\nset terminal pngcairo size 800,560 enhanced font 'sans,11'\n");
+  s += fmt::format("set output {}\n", gnuplot_quote(base + ".png"));
+  s += plot;
+  s += "\nset terminal svg size 800,560 enhanced font 'sans,11' background rgb 'white'\n";
+  s += fmt::format("set output {}\n", gnuplot_quote(base + ".svg"));
+  s += "replot\nset output\n";
+  return s;
+}
+
+bool gnuplot_available(const PlotOptions& opt) {
+  return find_program(opt.gnuplot).has_value();
+}
+
+std::string gnuplot_missing_message(const fs::path& dir) {
+  return fmt::format(
+      "gnuplot not found: wrote the figures' .dat and .gp files but no images; install it "
+      "(sudo apt-get install gnuplot-nox) and redraw them with: lenlab plot {}",
+      dir.string());
+}
+
+bool render_figure(const FigureSummary& fig, const fs::path& dir, const PlotOptions& opt,
+                   const std::vector<TheoryCurve>& theory) {
+  const std::string base = "fig" + spec_of(fig).name;
+  const fs::path png = dir / (base + ".png"), svg = dir / (base + ".svg");
+  write_file_atomic(dir / (base + ".dat"), figure_dat(fig, theory));
+  write_file_atomic(dir / (base + ".gp"), figure_gnuplot_script(fig, theory));
+  // Images of an earlier render would no longer match the .dat.
+  std::error_code ec;
+  fs::remove(png, ec);
+  fs::remove(svg, ec);
+
+  const std::optional<fs::path> program = find_program(opt.gnuplot);
+  if (!program) return false;
+  const auto [status, err] = run_in(*program, dir, base + ".gp");
+  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const auto written = [](const fs::path& p) {
+    std::error_code e;
+    return fs::is_regular_file(p, e) && fs::file_size(p, e) > 0;
+  };
+  if (ok && written(png) && written(svg)) return true;
+  fs::remove(png, ec);
+  fs::remove(svg, ec);
+  const std::string why =
+      WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status)) : error_line(err);
+  throw UsageError(fmt::format("gnuplot ({}) failed on {}: {}", program->string(),
+                               (dir / (base + ".gp")).string(), why));
+}
+
+}  // namespace lenlab
