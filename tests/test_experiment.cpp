@@ -228,3 +228,52 @@ TEST_CASE("a killed sweep resumes and gives the same results as an uninterrupted
   for (const char* f : {"results.csv", "figp.csv", "figr.csv"})
     CHECK_MESSAGE(read_file(whole / f) == read_file(killed / f), f);
 }
+
+TEST_CASE("lenlab plot redraws an experiment folder; figures are drawn when gnuplot is present") {
+  const fs::path out = fresh_dir("plot");
+  ExperimentOptions o = tiny_options(out);
+  o.figures = {"p"};
+  o.n_seeds = 1;
+  REQUIRE(run_experiment(o) == 0);
+  CHECK_FALSE(fs::exists(out / "figp.png"));  // gnuplot was "missing" for the run
+  std::ostringstream log;
+  REQUIRE(plot_experiment(out, PlotOptions{"/nonexistent/gnuplot"}, &log) == 0);
+  CHECK(log.str().find("apt-get install gnuplot-nox") != std::string::npos);
+  CHECK(read_file(out / "figp.csv").find("p,alibi,") != std::string::npos);
+  if (!gnuplot_available(PlotOptions{})) {
+    MESSAGE("skipping the drawing half: gnuplot is not installed (apt-get install gnuplot-nox)");
+    return;
+  }
+  REQUIRE(plot_experiment(out, PlotOptions{}, nullptr) == 0);
+  CHECK(fs::file_size(out / "figp.png") > 1000);
+  CHECK(read_file(out / "figp.svg").find("<svg") != std::string::npos);
+  CHECK(read_file(out / "report.md").find("![figure p](figp.png)") != std::string::npos);
+  CHECK_THROWS_WITH_AS(plot_experiment(out / "runs", PlotOptions{}, nullptr),
+                       doctest::Contains("is not an experiment folder"), UsageError);
+}
+
+TEST_CASE("--emit-slurm writes a job array with one task per run, and --run-index runs one") {
+  const fs::path out = fresh_dir("slurm");
+  ExperimentOptions o = tiny_options(out);
+  o.emit_slurm = out / "slurm";
+  o.lenlab_path = "/opt/lenlab";
+  REQUIRE(run_experiment(o) == 0);
+  const std::string script = read_file(out / "slurm" / "lenlab.sbatch");
+  CHECK(script.find("#SBATCH --array=0-5\n") != std::string::npos);  // 6 runs
+  CHECK(script.find("/opt/lenlab run " + fs::absolute(out).string() + "/config.toml --out " +
+                    fs::absolute(out).string() + " --run-index \"$SLURM_ARRAY_TASK_ID\"") !=
+        std::string::npos);
+  CHECK_FALSE(fs::exists(out / "runs" / "x"));
+  // What one array task does: train run 4 of the plan, nothing else.
+  o.emit_slurm.clear();
+  o.run_index = 4;
+  REQUIRE(run_experiment(o) == 0);
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(out / "runs")) ++n;
+  CHECK(n == 1);
+  const auto planned = plan_runs(parse_experiment_config(kTinyConfig, "t"), {}, {1, 2});
+  CHECK(fs::exists(out / "runs" / planned[4].id / "results.csv"));
+  o.run_index = 6;
+  CHECK_THROWS_WITH_AS(run_experiment(o), doctest::Contains("--run-index 6 is out of range"),
+                       UsageError);
+}
