@@ -2,14 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <sstream>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/text_file.hpp"
 #include "lab/report.hpp"
 #include "lab/run_record.hpp"
 #include "lab/run_train.hpp"
@@ -22,14 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("cannot read {}", path.string()));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // What a figure's runs are: its lines' settings. Two configs agree on a figure when this matches.
 std::string figure_fingerprint(const FigureSpec& f) {
@@ -146,7 +137,7 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
   const ExperimentConfig config = load_experiment_config((dir / "config.toml").string());
   Json selection;
   try {
-    selection = Json::parse(read_text(dir / "selection.json"));
+    selection = Json::parse(read_text_file(dir / "selection.json"));
   } catch (const Json::exception& e) {
     throw UsageError(
         fmt::format("{}: not valid JSON ({})", (dir / "selection.json").string(), e.what()));

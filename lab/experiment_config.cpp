@@ -4,11 +4,10 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "core/error.hpp"
+#include "core/text_file.hpp"
 
 namespace lenlab {
 
@@ -149,11 +148,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
 }
 
 ExperimentConfig load_experiment_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("cannot read config file '{}'", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_experiment_config(text.str(), path);
+  return parse_experiment_config(read_text_file(path), path);
 }
 
 std::string run_id(const TrainSpec& s) {

@@ -2,25 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/text_file.hpp"
 
 namespace lenlab {
-
-namespace {
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError(fmt::format("cannot read {}", path.string()));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-}  // namespace
 
 std::vector<LengthResult> parse_results_csv(const std::string& text, const std::string& where) {
   std::istringstream in(text);
@@ -63,7 +51,7 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(manifest_path)) return std::nullopt;
   nlohmann::ordered_json m;
   try {
-    m = nlohmann::ordered_json::parse(read_text(manifest_path));
+    m = nlohmann::ordered_json::parse(read_text_file(manifest_path));
   } catch (const nlohmann::json::exception& e) {
     throw UsageError(fmt::format("{}: not valid JSON ({})", manifest_path.string(), e.what()));
   }
@@ -77,7 +65,8 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir) {
   r.train_seconds = m.value("train_seconds", 0.0);
   r.eval_seconds = m.value("eval_seconds", 0.0);
   if (r.status == "completed")
-    r.results = parse_results_csv(read_text(dir / "results.csv"), (dir / "results.csv").string());
+    r.results =
+        parse_results_csv(read_text_file(dir / "results.csv"), (dir / "results.csv").string());
   return r;
 }
 
