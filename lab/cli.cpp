@@ -15,6 +15,7 @@
 #include "core/text_file.hpp"
 #include "lab/experiment.hpp"
 #include "lab/run_train.hpp"
+#include "lab/theory_command.hpp"
 #include "reparam/reparam.hpp"
 
 namespace lenlab {
@@ -172,6 +173,8 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
       ->required();
   plot->add_option("--gnuplot", plot_options.gnuplot, "The gnuplot program")->capture_default_str();
 
+  TheoryCommand theory(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -179,12 +182,16 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e, out, err);
   } catch (const CLI::ParseError& e) {
-    err << "lenlab: error: " << e.what() << " (see lenlab " << (train->parsed() ? "train " : "")
-        << "--help)\n";
+    std::string sub;
+    for (const CLI::App* c : {train, reproduce, run_cmd, plot})
+      if (c->parsed()) sub = c->get_name() + " ";
+    if (theory.parsed()) sub = "theory ";
+    err << "lenlab: error: " << e.what() << " (see lenlab " << sub << "--help)\n";
     return kExitUsage;
   }
 
   try {
+    if (theory.parsed()) return theory.run(out);
     if (plot->parsed()) return plot_experiment(plot_dir, plot_options, &err);
     if (reproduce->parsed() || run_cmd->parsed()) {
       if (config_path.empty()) {

@@ -13,6 +13,7 @@
 #include "lab/run_record.hpp"
 #include "lab/run_train.hpp"
 #include "lab/sweep.hpp"
+#include "lab/theory_overlay.hpp"
 #include "plots/figure_data.hpp"
 
 namespace lenlab {
@@ -157,7 +158,7 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
     const std::string csv = figure_csv(fig);
     write_file_atomic(dir / ("fig" + name + ".csv"), csv);
     all_rows += all_rows.empty() ? csv : csv.substr(csv.find('\n') + 1);
-    drawn = render_figure(fig, dir, plot) && drawn;
+    drawn = render_figure(fig, dir, plot, theory_curves(fig)) && drawn;
     if (log && fig.missing_runs > 0)
       *log << fmt::format("figure {}: {} run(s) missing or diverged\n", name, fig.missing_runs);
     summaries.push_back(fig);

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "core/git_revision.hpp"
+#include "theory/paper_closed_form.hpp"
 
 namespace lenlab {
 
@@ -58,13 +60,15 @@ bool complete(const FigureSummary& f) {
 std::string stats_table(const FigureSummary& f) {
   std::string out = fmt::format(
       "| {} | seeds | train loss (on f(y)) | test MSE 1..l_train | test MSE beyond l_train | "
-      "test MSE at l_test | trend beyond (Spearman) |\n|---|---|---|---|---|---|---|\n",
+      "test MSE at l_test | trend beyond (Spearman) | growth exponent p |\n"
+      "|---|---|---|---|---|---|---|---|\n",
       f.spec->vary);
   for (const FigureLine& l : f.lines) {
     const LineStats s = line_stats(l);
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {:.2f} |\n", l.label, s.n_seeds,
-                       num(s.train_loss), num(s.mse_within), num(s.mse_beyond),
-                       num(s.mse_at_l_test), s.beyond_trend);
+    out += fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {:.2f} | {} |\n", l.label, s.n_seeds, num(s.train_loss),
+        num(s.mse_within), num(s.mse_beyond), num(s.mse_at_l_test), s.beyond_trend,
+        s.growth.ok() ? fmt::format("{:.2f} (a = {:.1f})", s.growth.p, s.growth.a) : "—");
   }
   return out;
 }
@@ -155,6 +159,40 @@ std::string claim_l_train(const FigureSummary& f, const std::string& task) {
       task, f.spec->name, detail.substr(0, detail.size() - 2), verdict(helps), verdict(trend));
 }
 
+// Theorem 2 (Appendix B.1): the error past l_train grows as (l − a)² for length and sum, stays
+// O(1) for mean. Judged on the exponent p of c·(l − a)^p fitted to each line's mean MSE beyond
+// l_train: within [1.5, 2.5] for length/sum, |p| < 0.5 for mean; and, for NoPE on length/sum,
+// set beside the closed form's prediction at l_test.
+std::string claim_growth(const FigureSummary& f, bool quadratic) {
+  bool all = true;
+  std::string detail;
+  for (const FigureLine& l : f.lines) {
+    if (l.runs.empty()) continue;
+    const LineStats s = line_stats(l);
+    const bool ok = s.growth.ok() && (quadratic ? (s.growth.p >= 1.5 && s.growth.p <= 2.5)
+                                                : std::abs(s.growth.p) < 0.5);
+    all = all && ok;
+    detail += s.growth.ok() ? fmt::format("{} p = {:.2f}; ", l.label, s.growth.p)
+                            : fmt::format("{} (no fit); ", l.label);
+  }
+  std::string theory;
+  if (quadratic)
+    if (const FigureLine* nope = line_of(f, "nope"); nope && !nope->runs.empty()) {
+      const TrainSpec& s = nope->spec;
+      const double predicted = s.task == "length" ? paper_length_error(s.l_train, s.l_test)
+                                                  : paper_sum_error(s.l_train, s.l_test);
+      theory =
+          fmt::format(" The closed form predicts an MSE of {} at l_test = {}; NoPE measured {}.",
+                      num(predicted), s.l_test, num(line_stats(*nope).mse_at_l_test));
+    }
+  return fmt::format(
+      "- *Theorem 2: the {} error grows {} past l_train* (figure {}): exponent p of c·(l − a)^p "
+      "fitted ({}) to the mean MSE beyond l_train: {}. Criterion: {} on every line: {}.{}\n",
+      f.lines.front().spec.task, quadratic ? "as (l − a)²" : "no faster than O(1)", f.spec->name,
+      quadratic ? "a too" : "a = l_train", detail.substr(0, detail.size() - 2),
+      quadratic ? "1.5 <= p <= 2.5" : "|p| < 0.5", verdict(all), theory);
+}
+
 }  // namespace
 
 LineStats line_stats(const FigureLine& line) {
@@ -181,6 +219,11 @@ LineStats line_stats(const FigureLine& line) {
   if (n_out) s.mse_beyond /= n_out;
   if (!line.mse_mean.empty()) s.mse_at_l_test = line.mse_mean.back();
   s.beyond_trend = spearman(lens, errs);
+  // Length and sum: a fitted too, as Theorem 2's error is (l − Γ*)² with Γ* inside the training
+  // range. Mean: a = l_train fixed, since a nearly flat, noisy curve leaves a undetermined (a free
+  // fit then returns any exponent at all).
+  const bool grows = line.spec.task == "length" || line.spec.task == "sum";
+  s.growth = fit_power_law(lens, errs, grows ? std::nullopt : std::optional<double>(l_train));
   return s;
 }
 
@@ -212,6 +255,9 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
   if (auto f = find(figures, "4b"); f && complete(*f)) claims += claim_reparam(*f, "sum");
   if (auto f = find(figures, "3b"); f && complete(*f)) claims += claim_l_train(*f, "length");
   if (auto f = find(figures, "3a"); f && complete(*f)) claims += claim_l_train(*f, "sum");
+  if (auto f = find(figures, "1b"); f && complete(*f)) claims += claim_growth(*f, true);
+  if (auto f = find(figures, "4a"); f && complete(*f)) claims += claim_growth(*f, true);
+  if (auto f = find(figures, "1a"); f && complete(*f)) claims += claim_growth(*f, false);
   out += claims.empty() ? "No figure of the paper with all its runs is in this folder.\n" : claims;
 
   out += "\n## Figures\n";

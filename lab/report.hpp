@@ -7,6 +7,7 @@
 
 #include "lab/run_record.hpp"
 #include "plots/figure_data.hpp"
+#include "theory/power_law.hpp"
 
 namespace lenlab {
 
@@ -18,6 +19,7 @@ struct LineStats {
   double mse_max_beyond = 0;
   double mse_at_l_test = 0;
   double beyond_trend = 0;  // Spearman rank correlation of MSE with length beyond l_train
+  PowerLawFit growth;       // c·(l − a)^p fitted to the mean MSE beyond l_train
   int n_seeds = 0;
 };
 LineStats line_stats(const FigureLine& line);

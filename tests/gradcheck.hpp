@@ -26,9 +26,8 @@ inline double dot(const std::vector<double>& a, const std::vector<double>& b) {
 // Compares `analytic` with central differences of loss() with respect to x[i] for every i.
 // loss() must read x. The relative error max|a − n| / max|n| is printed and must be <= tol.
 template <class Vector, class Loss>
-double check_gradient(const std::string& what, Vector& x,
-                      const std::vector<double>& analytic, Loss&& loss, double tol = 1e-6,
-                      double h = 1e-5) {
+double check_gradient(const std::string& what, Vector& x, const std::vector<double>& analytic,
+                      Loss&& loss, double tol = 1e-6, double h = 1e-5) {
   REQUIRE(analytic.size() == x.size());
   double max_diff = 0, max_ref = 0;
   for (size_t i = 0; i < x.size(); ++i) {

@@ -1,0 +1,14 @@
+#pragma once
+// The linear-attention theory drawn over a figure: for every line that predicts length or sum
+// with identity targets (Theorem 2's setting), the paper's closed-form test error (its Γ* form,
+// with the corrected (l+1)/(4l) constant for sum), one dashed curve per distinct l_train.
+#include <vector>
+
+#include "plots/figure_data.hpp"
+#include "plots/gnuplot.hpp"
+
+namespace lenlab {
+
+std::vector<TheoryCurve> theory_curves(const FigureSummary& figure);
+
+}  // namespace lenlab
