@@ -16,6 +16,7 @@
 #include "lab/experiment.hpp"
 #include "lab/experiment_config.hpp"
 #include "lab/run_record.hpp"
+#include "test_support.hpp"
 
 using namespace lenlab;
 namespace fs = std::filesystem;
@@ -23,6 +24,11 @@ namespace fs = std::filesystem;
 extern char** environ;
 
 namespace {
+
+using lenlab::test::read_text;
+fs::path fresh_dir(const std::string& name) {
+  return lenlab::test::fresh_dir("experiment", name);
+}
 
 // Two tiny figures that share one line (length / nope / identity): 3 distinct runs per seed.
 const char* kTinyConfig = R"(
@@ -47,20 +53,6 @@ title = "length × reparam"
 vary = "reparam"
 values = ["identity", "sqrt"]
 )";
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(LENLAB_TEST_TMP) / "experiment" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir.parent_path());
-  return dir;
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 ExperimentOptions tiny_options(const fs::path& out) {
   ExperimentOptions o;
@@ -147,7 +139,7 @@ TEST_CASE(
   }
   CHECK(n_runs == 6);
   // figp.csv: 2 lines × 2 seeds × 6 lengths, plus the header.
-  const std::string csv = read_file(out / "figp.csv");
+  const std::string csv = read_text(out / "figp.csv");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 2 * 6);
   CHECK(csv.rfind("figure,line,run_id,task,pe,reparam,reparam_shift,l_train,l_test,steps,seed,"
                   "length,mse,",
@@ -226,7 +218,7 @@ TEST_CASE("a killed sweep resumes and gives the same results as an uninterrupted
 
   REQUIRE(wait_ok(spawn(args(killed))));
   for (const char* f : {"results.csv", "figp.csv", "figr.csv"})
-    CHECK_MESSAGE(read_file(whole / f) == read_file(killed / f), f);
+    CHECK_MESSAGE(read_text(whole / f) == read_text(killed / f), f);
 }
 
 TEST_CASE("lenlab plot redraws an experiment folder; figures are drawn when gnuplot is present") {
@@ -239,15 +231,15 @@ TEST_CASE("lenlab plot redraws an experiment folder; figures are drawn when gnup
   std::ostringstream log;
   REQUIRE(plot_experiment(out, PlotOptions{"/nonexistent/gnuplot"}, &log) == 0);
   CHECK(log.str().find("apt-get install gnuplot-nox") != std::string::npos);
-  CHECK(read_file(out / "figp.csv").find("p,alibi,") != std::string::npos);
+  CHECK(read_text(out / "figp.csv").find("p,alibi,") != std::string::npos);
   if (!gnuplot_available(PlotOptions{})) {
     MESSAGE("skipping the drawing half: gnuplot is not installed (apt-get install gnuplot-nox)");
     return;
   }
   REQUIRE(plot_experiment(out, PlotOptions{}, nullptr) == 0);
   CHECK(fs::file_size(out / "figp.png") > 1000);
-  CHECK(read_file(out / "figp.svg").find("<svg") != std::string::npos);
-  CHECK(read_file(out / "report.md").find("![figure p](figp.png)") != std::string::npos);
+  CHECK(read_text(out / "figp.svg").find("<svg") != std::string::npos);
+  CHECK(read_text(out / "report.md").find("![figure p](figp.png)") != std::string::npos);
   CHECK_THROWS_WITH_AS(plot_experiment(out / "runs", PlotOptions{}, nullptr),
                        doctest::Contains("is not an experiment folder"), UsageError);
 }
@@ -258,7 +250,7 @@ TEST_CASE("--emit-slurm writes a job array with one task per run, and --run-inde
   o.emit_slurm = out / "slurm";
   o.lenlab_path = "/opt/lenlab";
   REQUIRE(run_experiment(o) == 0);
-  const std::string script = read_file(out / "slurm" / "lenlab.sbatch");
+  const std::string script = read_text(out / "slurm" / "lenlab.sbatch");
   CHECK(script.find("#SBATCH --array=0-5\n") != std::string::npos);  // 6 runs
   CHECK(script.find("/opt/lenlab run " + fs::absolute(out).string() + "/config.toml --out " +
                     fs::absolute(out).string() + " --run-index \"$SLURM_ARRAY_TASK_ID\"") !=

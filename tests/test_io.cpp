@@ -17,11 +17,14 @@
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "models/safetensors.hpp"
+#include "test_support.hpp"
 
 namespace fs = std::filesystem;
 using namespace lenlab;
 
 namespace {
+
+using lenlab::test::contains;
 
 // A fresh directory per test case, removed afterwards.
 struct TempDir {
@@ -75,10 +78,6 @@ std::string usage_error(F&& f) {
     return e.what();
   }
   return "";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 }  // namespace

@@ -21,12 +21,18 @@
 #include "models/optimizer.hpp"
 #include "models/safetensors.hpp"
 #include "models/transformer.hpp"
+#include "test_support.hpp"
 
 using namespace lenlab;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 namespace {
+
+using lenlab::test::read_text;
+fs::path fresh_dir(const std::string& name) {
+  return lenlab::test::fresh_dir("lab", name);
+}
 
 struct CliResult {
   int rc;
@@ -42,20 +48,6 @@ CliResult run_cli(const std::vector<std::string>& args) {
 }
 
 // An empty folder of this test's own below LENLAB_TEST_TMP.
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(LENLAB_TEST_TMP) / "lab" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "cannot read " << p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> parts;

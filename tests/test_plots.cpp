@@ -13,25 +13,16 @@
 
 #include "core/error.hpp"
 #include "plots/gnuplot.hpp"
+#include "test_support.hpp"
 
 using namespace lenlab;
 namespace fs = std::filesystem;
 
 namespace {
 
+using lenlab::test::read_text;
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(LENLAB_TEST_TMP) / "plots" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "cannot read " << p.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return lenlab::test::fresh_dir("plots", name);
 }
 
 // The .dat's data: rows per block, blocks being separated by two blank lines (a single blank

@@ -11,22 +11,13 @@
 #include "core/error.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
+#include "test_support.hpp"
 
 namespace lenlab {
 namespace {
 
-std::string usage_message(auto&& fn) {
-  try {
-    fn();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "<no UsageError>";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
-}
+using lenlab::test::contains;
+using lenlab::test::usage_message;
 
 // |a - b| <= rel |b| + abs.
 bool close(double a, double b, double rel, double abs = 0.0) {

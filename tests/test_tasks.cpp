@@ -12,9 +12,13 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "tasks/task.hpp"
+#include "test_support.hpp"
 
 namespace lenlab {
 namespace {
+
+using lenlab::test::contains;
+using lenlab::test::usage_message;
 
 const std::vector<TaskKind> kAllTasks = {TaskKind::kMean, TaskKind::kLength, TaskKind::kSum,
                                          TaskKind::kMeanUniform};
@@ -53,19 +57,6 @@ uint64_t fnv1a(const std::vector<int32_t>& tokens) {
     h *= 1099511628211ULL;
   }
   return h;
-}
-
-std::string usage_message(auto&& fn) {
-  try {
-    fn();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "<no UsageError>";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "lab/theory_command.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
+#include "test_support.hpp"
 #include "theory/exact_optimum.hpp"
 #include "theory/gradient_descent.hpp"
 #include "theory/linear_attention.hpp"
@@ -37,6 +38,12 @@ using namespace lenlab;
 namespace fs = std::filesystem;
 
 namespace {
+
+using lenlab::test::contains;
+using lenlab::test::usage_message;
+fs::path fresh_dir(const std::string& name) {
+  return lenlab::test::fresh_dir("theory", name);
+}
 
 constexpr TaskKind kAllTasks[] = {TaskKind::kMean, TaskKind::kLength, TaskKind::kSum,
                                   TaskKind::kMeanUniform};
@@ -193,19 +200,6 @@ Reparam checked_reparam(TaskKind task, const std::string& spec, double shift, in
   Reparam f = Reparam::make(spec, "", shift);
   f.check_domain(task_target_values(task, 1, l_max), task_name(task));
   return f;
-}
-
-std::string usage_message(auto&& fn) {
-  try {
-    fn();
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "<no UsageError>";
-}
-
-bool contains(const std::string& s, const std::string& part) {
-  return s.find(part) != std::string::npos;
 }
 
 }  // namespace
@@ -536,13 +530,6 @@ void fake_run(const fs::path& dir, const std::string& task, int l_train, const s
   std::string csv = "length,mse,mean_prediction,mean_target\n";
   for (int l = 1; l <= l_test; ++l) csv += fmt::format("{},{},0,0\n", l, scale * l);
   write_text(dir / "results.csv", csv);
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(LENLAB_TEST_TMP) / "theory" / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
 }
 
 struct CliResult {
