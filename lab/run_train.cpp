@@ -69,8 +69,10 @@ int run_train(const TrainSpec& spec, const RunOptions& options) {
   for (const char* stale : {"results.csv", "loss.csv", "model.safetensors", "manifest.json"})
     fs::remove(options.out / stale);
 
-  omp_set_num_threads(spec.threads);
-  Eigen::setNbThreads(spec.threads);
+  omp_set_num_threads(spec.threads);  // this thread's OpenMP team size (attention)
+  // Eigen's thread count is process-wide: only write it when it changes, so that runs side by side
+  // in a sweep (which sets it once, before starting them) never write it concurrently.
+  if (Eigen::nbThreads() != spec.threads) Eigen::setNbThreads(spec.threads);
   const auto wall_start = std::chrono::steady_clock::now();
 
   Transformer<float> model(resolved.model);

@@ -1,6 +1,7 @@
 #include "lab/sweep.hpp"
 
 #include <fmt/format.h>
+#include <Eigen/Core>
 
 #include <atomic>
 #include <chrono>
@@ -65,6 +66,9 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
     }
   };
   const int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
+  // Sweep runs use one thread each (threads = 1 in configs/paper.toml): set Eigen's process-wide
+  // count once here, so that run_train finds it set and never writes it from several threads.
+  Eigen::setNbThreads(1);
   std::vector<std::thread> threads;
   for (int j = 0; j < jobs && !todo.empty(); ++j) threads.emplace_back(worker);
 
