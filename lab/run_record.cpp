@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -10,43 +13,69 @@
 
 namespace lenlab {
 
+namespace {
+constexpr const char* kResultsHeader =
+    "length,mse,mean_prediction,mean_target,mse_reparam,n_sequences,exact,n_clamped,n_nonfinite";
+}  // namespace
+
+std::string results_csv_text(const std::vector<LengthResult>& rows) {
+  std::string out = std::string(kResultsHeader) + "\n";
+  for (const LengthResult& r : rows)
+    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", r.length, r.mse,
+                       r.mean_prediction, r.mean_target, r.mse_reparam, r.n_sequences,
+                       r.exact ? 1 : 0, r.n_clamped, r.n_nonfinite);
+  return out;
+}
+
 std::vector<LengthResult> parse_results_csv(const std::string& text, const std::string& where) {
   std::istringstream in(text);
   std::string line;
   std::getline(in, line);
-  if (line.rfind("length,mse,mean_prediction,mean_target,mse_reparam,n_sequences,exact", 0) != 0)
+  if (line != kResultsHeader)
     throw UsageError(fmt::format("{}: not a lenlab results file (header '{}')", where, line));
   std::vector<LengthResult> rows;
-  while (std::getline(in, line)) {
+  for (int n = 2; std::getline(in, line); ++n) {
     if (line.empty()) continue;
-    LengthResult r;
-    int exact = 0;
-    // std::strtod reads "inf" too, which is how an infinite mse is written.
+    std::vector<std::string> cells;
     std::istringstream fields(line);
-    std::string f[9];
-    int n = 0;
-    while (n < 9 && std::getline(fields, f[n], ',')) ++n;
-    if (n != 9) throw UsageError(fmt::format("{}: malformed row '{}'", where, line));
-    try {
-      r.length = std::stoi(f[0]);
-      r.mse = std::strtod(f[1].c_str(), nullptr);
-      r.mean_prediction = std::strtod(f[2].c_str(), nullptr);
-      r.mean_target = std::strtod(f[3].c_str(), nullptr);
-      r.mse_reparam = std::strtod(f[4].c_str(), nullptr);
-      r.n_sequences = std::stoi(f[5]);
-      exact = std::stoi(f[6]);
-      r.n_clamped = std::stoi(f[7]);
-      r.n_nonfinite = std::stoi(f[8]);
-    } catch (const std::exception&) {
-      throw UsageError(fmt::format("{}: malformed row '{}'", where, line));
-    }
-    r.exact = exact != 0;
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    if (cells.size() != 9)
+      throw UsageError(fmt::format("{}:{}: expected 9 cells, got {}", where, n, cells.size()));
+    // The whole cell must be a number; strtod also reads "inf", how an infinite mse is written.
+    auto number = [&](size_t i) {
+      char* end = nullptr;
+      const double v = std::strtod(cells[i].c_str(), &end);
+      if (cells[i].empty() || end != cells[i].c_str() + cells[i].size())
+        throw UsageError(fmt::format("{}:{}: '{}' is not a number", where, n, cells[i]));
+      return v;
+    };
+    auto integer = [&](size_t i) {
+      const double v = number(i);
+      if (v != std::floor(v) || std::abs(v) > 1e9)
+        throw UsageError(fmt::format("{}:{}: '{}' is not an integer", where, n, cells[i]));
+      return static_cast<int>(v);
+    };
+    LengthResult r;
+    r.length = integer(0);
+    r.mse = number(1);
+    r.mean_prediction = number(2);
+    r.mean_target = number(3);
+    r.mse_reparam = number(4);
+    r.n_sequences = integer(5);
+    r.exact = integer(6) != 0;
+    r.n_clamped = integer(7);
+    r.n_nonfinite = integer(8);
     rows.push_back(r);
   }
   return rows;
 }
 
-std::optional<RunRecord> load_run(const std::filesystem::path& dir) {
+std::vector<LengthResult> load_results(const std::filesystem::path& dir) {
+  const auto path = dir / "results.csv";
+  return parse_results_csv(read_text_file(path), path.string());
+}
+
+std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_results) {
   const auto manifest_path = dir / "manifest.json";
   if (!std::filesystem::exists(manifest_path)) return std::nullopt;
   nlohmann::ordered_json m;
@@ -64,9 +93,7 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir) {
   r.wall_seconds = m.value("wall_seconds", 0.0);
   r.train_seconds = m.value("train_seconds", 0.0);
   r.eval_seconds = m.value("eval_seconds", 0.0);
-  if (r.status == "completed")
-    r.results =
-        parse_results_csv(read_text_file(dir / "results.csv"), (dir / "results.csv").string());
+  if (with_results && r.status == "completed") r.results = load_results(dir);
   return r;
 }
 

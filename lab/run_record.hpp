@@ -22,10 +22,14 @@ struct RunRecord {
 };
 
 // The run in `dir`; nullopt when there is no manifest. A manifest or results file that cannot be
-// parsed is a UsageError naming the file.
-std::optional<RunRecord> load_run(const std::filesystem::path& dir);
+// parsed is a UsageError naming the file. with_results = false reads the manifest only.
+std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_results = true);
+// dir/results.csv (UsageError naming the file if missing or malformed).
+std::vector<LengthResult> load_results(const std::filesystem::path& dir);
 
-// results.csv as written by run_train.
+// results.csv: one row per test length, and its reader (UsageError naming `where` on any
+// malformed row). The two directions live together so the format cannot drift.
+std::string results_csv_text(const std::vector<LengthResult>& rows);
 std::vector<LengthResult> parse_results_csv(const std::string& text, const std::string& where);
 
 }  // namespace lenlab

@@ -16,6 +16,7 @@
 #include "core/progress.hpp"
 #include "lab/checkpoint.hpp"
 #include "lab/evaluate.hpp"
+#include "lab/run_record.hpp"
 #include "lab/trainer.hpp"
 
 namespace lenlab {
@@ -27,17 +28,6 @@ using Json = nlohmann::ordered_json;
 
 std::string utc_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
-}
-
-std::string results_csv(const std::vector<LengthResult>& rows) {
-  std::string out =
-      "length,mse,mean_prediction,mean_target,mse_reparam,n_sequences,exact,n_clamped,n_"
-      "nonfinite\n";
-  for (const LengthResult& r : rows)
-    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", r.length, r.mse,
-                       r.mean_prediction, r.mean_target, r.mse_reparam, r.n_sequences,
-                       r.exact ? 1 : 0, r.n_clamped, r.n_nonfinite);
-  return out;
 }
 
 std::string loss_csv(const std::vector<StepLog>& log) {
@@ -130,7 +120,7 @@ int run_train(const TrainSpec& spec, const RunOptions& options) {
   if (bar) bar->finish();
   const double eval_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - eval_start).count();
-  write_file_atomic(options.out / "results.csv", results_csv(results));
+  write_file_atomic(options.out / "results.csv", results_csv_text(results));
 
   std::map<std::string, std::string> meta = {
       {"format", "lenlab"}, {"config", to_json(spec).dump()}, {"git_revision", git_revision()}};

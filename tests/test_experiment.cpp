@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -268,4 +269,30 @@ TEST_CASE("--emit-slurm writes a job array with one task per run, and --run-inde
   o.run_index = 6;
   CHECK_THROWS_WITH_AS(run_experiment(o), doctest::Contains("--run-index 6 is out of range"),
                        UsageError);
+}
+
+TEST_CASE("results.csv round-trips through its writer and reader, and bad cells are named") {
+  LengthResult a;
+  a.length = 3;
+  a.mse = 0.125;
+  a.mean_prediction = 2.5;
+  a.mean_target = 3;
+  a.exact = true;
+  a.n_sequences = 8;
+  LengthResult b = a;
+  b.length = 4;
+  b.mse = std::numeric_limits<double>::infinity();
+  b.n_nonfinite = 2;
+  const auto back = parse_results_csv(results_csv_text({a, b}), "r.csv");
+  REQUIRE(back.size() == 2);
+  CHECK(back[0].mse == 0.125);
+  CHECK(back[0].exact);
+  CHECK(back[1].mse == std::numeric_limits<double>::infinity());
+  CHECK(back[1].n_nonfinite == 2);
+  std::string bad = results_csv_text({a});
+  bad.replace(bad.find("0.125"), 5, "0.1x5");
+  CHECK_THROWS_WITH_AS(parse_results_csv(bad, "r.csv"), doctest::Contains("r.csv:2: '0.1x5'"),
+                       UsageError);
+  CHECK_THROWS_WITH_AS(parse_results_csv("length,mse\n", "r.csv"),
+                       doctest::Contains("not a lenlab results file"), UsageError);
 }

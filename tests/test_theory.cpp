@@ -20,6 +20,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "lab/run_record.hpp"
 #include "lab/theory_command.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
@@ -522,14 +523,24 @@ void write_text(const fs::path& p, const std::string& s) {
 // A fake run: manifest with the given config and status, results.csv with mse = scale · l.
 void fake_run(const fs::path& dir, const std::string& task, int l_train, const std::string& reparam,
               const std::string& pe, const std::string& status, double scale, int l_test = 12) {
+  TrainSpec spec;
+  spec.task = task;
+  spec.pe = pe;
+  spec.reparam = reparam;
+  spec.l_train = l_train;
+  spec.l_test = l_test;
   nlohmann::json m;
   m["status"] = status;
-  m["config"] = {{"task", task},         {"pe", pe},           {"reparam", reparam},
-                 {"reparam_shift", 0.0}, {"l_train", l_train}, {"l_test", l_test}};
+  m["config"] = to_json(spec);
   write_text(dir / "manifest.json", m.dump(2));
-  std::string csv = "length,mse,mean_prediction,mean_target\n";
-  for (int l = 1; l <= l_test; ++l) csv += fmt::format("{},{},0,0\n", l, scale * l);
-  write_text(dir / "results.csv", csv);
+  std::vector<LengthResult> rows;
+  for (int l = 1; l <= l_test; ++l) {
+    LengthResult r;
+    r.length = l;
+    r.mse = scale * l;
+    rows.push_back(r);
+  }
+  write_text(dir / "results.csv", results_csv_text(rows));
 }
 
 struct CliResult {
@@ -583,7 +594,9 @@ TEST_CASE("theory: measured runs are found recursively, filtered and averaged") 
   // The run folder itself may be given.
   CHECK(average_runs(dir / "a" / "seed1", {"length", 10, "identity", 0.0, ""}).runs.size() == 1);
 
-  write_text(dir / "a" / "seed1" / "results.csv", "length,mse\n1,oops\n");
+  std::string broken = results_csv_text({});
+  broken += "1,oops,0,0,0,1,1,0,0\n";
+  write_text(dir / "a" / "seed1" / "results.csv", broken);
   const std::string msg = usage_message([&] {
     average_runs(dir, {"length", 10, "identity", 0.0, ""});
   });

@@ -19,16 +19,17 @@ struct RunFilter {
 struct MeasuredErrors {
   std::vector<std::filesystem::path> runs;  // matching run folders, sorted
   std::vector<std::string> pe_values;       // distinct "pe" among them, sorted
-  int n_unreadable = 0;  // manifest.json files that are not a lenlab manifest (skipped)
+  int n_unreadable = 0;  // manifest.json files that are not a readable lenlab run (skipped)
   // Per length, ascending, every length some matching run reports:
   std::vector<int> lengths;
   std::vector<double> mean_mse;  // mean over the runs reporting that length (inf if any is inf)
   std::vector<int> n_runs;       // how many runs report that length
 };
 
-// Searches dir and every folder below it for manifest.json with "status": "completed" and a
-// matching config, and averages the "mse" column of their results.csv per "length". Throws
-// UsageError when dir is not a folder or a matching run's results.csv is missing or malformed
+// Searches dir and every folder below it for run folders (lab/run_record.hpp) with status
+// "completed" and matching settings, and averages their results' mse per length. A manifest.json
+// that is not a readable lenlab manifest is skipped and counted in n_unreadable. Throws
+// UsageError when dir is not a folder, or a matching run's results.csv is missing or malformed
 // (the message names the file).
 MeasuredErrors average_runs(const std::filesystem::path& dir, const RunFilter& filter);
 
