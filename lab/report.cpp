@@ -219,11 +219,7 @@ LineStats line_stats(const FigureLine& line) {
   if (n_out) s.mse_beyond /= n_out;
   if (!line.mse_mean.empty()) s.mse_at_l_test = line.mse_mean.back();
   s.beyond_trend = spearman(lens, errs);
-  // Length and sum: a fitted too, as Theorem 2's error is (l − Γ*)² with Γ* inside the training
-  // range. Mean: a = l_train fixed, since a nearly flat, noisy curve leaves a undetermined (a free
-  // fit then returns any exponent at all).
-  const bool grows = line.spec.task == "length" || line.spec.task == "sum";
-  s.growth = fit_power_law(lens, errs, grows ? std::nullopt : std::optional<double>(l_train));
+  s.growth = fit_error_growth(line.spec.task, l_train, line.lengths, line.mse_mean);
   return s;
 }
 

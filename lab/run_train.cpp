@@ -18,6 +18,7 @@
 #include "lab/evaluate.hpp"
 #include "lab/run_record.hpp"
 #include "lab/trainer.hpp"
+#include "theory/power_law.hpp"
 
 namespace lenlab {
 
@@ -129,12 +130,21 @@ int run_train(const TrainSpec& spec, const RunOptions& options) {
   double in_range = 0, beyond = 0;
   for (const LengthResult& r : results) (r.length <= spec.l_train ? in_range : beyond) += r.mse;
   const int n_beyond = spec.l_test - spec.l_train;
+  std::vector<int> lengths;
+  std::vector<double> mse;
+  for (const LengthResult& r : results) {
+    lengths.push_back(r.length);
+    mse.push_back(r.mse);
+  }
+  const PowerLawFit growth = fit_error_growth(spec.task, spec.l_train, lengths, mse);
   manifest["status"] = "completed";
   manifest["final_train_loss"] = outcome.final_loss();
   manifest["last_step_loss"] = outcome.log.back().loss;
   manifest["eval_seconds"] = eval_seconds;
   manifest["mean_test_mse_within_l_train"] = in_range / spec.l_train;
   if (n_beyond > 0) manifest["mean_test_mse_beyond_l_train"] = beyond / n_beyond;
+  if (growth.ok())  // how the test error grows past l_train: c·(l − a)^p (theory/power_law.hpp)
+    manifest["error_growth_fit"] = {{"p", growth.p}, {"a", growth.a}, {"c", growth.c}};
   manifest["wall_seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   manifest["files"] = {"manifest.json", "loss.csv", "results.csv", "model.safetensors"};

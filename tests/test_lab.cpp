@@ -400,6 +400,9 @@ TEST_CASE("a tiny run writes a complete, consistent set of files") {
   CHECK(m.at("train_seconds").get<double>() > 0);
   CHECK(std::isfinite(m.at("final_train_loss").get<double>()));
   CHECK(m.at("final_train_loss").get<double>() > 0);
+  // How the error grows past l_train, fitted per run (mean task: a = l_train).
+  CHECK(m.at("error_growth_fit").at("a").get<double>() == 4.0);
+  CHECK(std::isfinite(m.at("error_growth_fit").at("p").get<double>()));
   const Json& c = m.at("config");
   CHECK(c.at("task") == "mean");
   CHECK(c.at("pe") == "nope");

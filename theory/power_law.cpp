@@ -85,4 +85,16 @@ PowerLawFit fit_power_law(const std::vector<double>& l, const std::vector<double
   return fit;
 }
 
+PowerLawFit fit_error_growth(const std::string& task, int l_train, const std::vector<int>& lengths,
+                             const std::vector<double>& mse) {
+  std::vector<double> l, err;
+  for (size_t i = 0; i < lengths.size(); ++i)
+    if (lengths[i] > l_train) {
+      l.push_back(lengths[i]);
+      err.push_back(mse[i]);
+    }
+  const bool grows = task == "length" || task == "sum";
+  return fit_power_law(l, err, grows ? std::nullopt : std::optional<double>(l_train));
+}
+
 }  // namespace lenlab

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace lenlab {
@@ -33,5 +34,12 @@ struct PowerLawFit {
 // or when all usable l are equal.
 PowerLawFit fit_power_law(const std::vector<double>& l, const std::vector<double>& err,
                           std::optional<double> fixed_a = std::nullopt);
+
+// How a trained model's test error grows past l_train: fit_power_law on the lengths > l_train.
+// Length and sum: a fitted too, as Theorem 2's error is (l − Γ*)² with Γ* inside the training
+// range. Other tasks (mean): a = l_train fixed, since a nearly flat, noisy curve leaves a
+// undetermined (a free fit then returns any exponent at all).
+PowerLawFit fit_error_growth(const std::string& task, int l_train, const std::vector<int>& lengths,
+                             const std::vector<double>& mse);
 
 }  // namespace lenlab
