@@ -6,13 +6,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <ostream>
-#include <regex>
 #include <thread>
-#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
 #include "core/text_file.hpp"
+#include "lab/cli_options.hpp"
 #include "lab/experiment.hpp"
 #include "lab/run_train.hpp"
 #include "lab/theory_command.hpp"
@@ -21,27 +20,6 @@
 namespace lenlab {
 
 namespace {
-
-// CLI11 2.1 reads integers with base detection: "010" would be 8 and "0x10" 16. Every integer
-// flag of lenlab is decimal: this validator accepts only decimal digits and drops leading zeros.
-const CLI::Validator kDecimal(
-    [](std::string& text) -> std::string {
-      static const std::regex decimal("[+-]?[0-9]+");
-      if (!std::regex_match(text, decimal)) return "'" + text + "' is not a decimal integer";
-      const size_t digits = text.find_first_not_of("+-");
-      const size_t first = text.find_first_not_of('0', digits);
-      text = text.substr(0, digits) + (first == std::string::npos ? "0" : text.substr(first));
-      return "";
-    },
-    "", "decimal");
-
-// add_option, with the decimal rule for integer settings.
-template <class T>
-CLI::Option* add(CLI::App& cmd, const std::string& name, T& value, const std::string& help) {
-  CLI::Option* opt = cmd.add_option(name, value, help);
-  if constexpr (std::is_integral_v<T>) opt->transform(kDecimal);
-  return opt;
-}
 
 void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.option_defaults()->always_capture_default();
@@ -58,32 +36,33 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
                  "bisection for expressions");
   cmd.add_option("--reparam-shift", s.reparam_shift,
                  "Train on f(y + c): makes log and invsqrt defined at target 0 (sum, mean tasks)");
-  add(cmd, "--l-train", s.l_train, "Longest training length (lengths uniform in 1..l-train)");
-  add(cmd, "--l-test", s.l_test, "Evaluate at every length 1..l-test");
-  add(cmd, "--steps", s.steps, "Training steps (one fresh batch each)");
-  add(cmd, "--batch", s.batch_size, "Sequences per training batch");
+  add_setting(cmd, "--l-train", s.l_train,
+              "Longest training length (lengths uniform in 1..l-train)");
+  add_setting(cmd, "--l-test", s.l_test, "Evaluate at every length 1..l-test");
+  add_setting(cmd, "--steps", s.steps, "Training steps (one fresh batch each)");
+  add_setting(cmd, "--batch", s.batch_size, "Sequences per training batch");
   // NonNegativeNumber: CLI11 would read "-1" into an unsigned seed as 2^64 - 1.
-  add(cmd, "--seed", s.seed, "Seed for the initial weights and the training data")
+  add_setting(cmd, "--seed", s.seed, "Seed for the initial weights and the training data")
       ->check(CLI::NonNegativeNumber);
-  add(cmd, "--n-layer", s.n_layer, "Transformer blocks");
-  add(cmd, "--d-model", s.d_model, "Hidden size");
-  add(cmd, "--n-head", s.n_head, "Attention heads (must divide --d-model)");
-  add(cmd, "--d-ff", s.d_ff, "MLP hidden size");
+  add_setting(cmd, "--n-layer", s.n_layer, "Transformer blocks");
+  add_setting(cmd, "--d-model", s.d_model, "Hidden size");
+  add_setting(cmd, "--n-head", s.n_head, "Attention heads (must divide --d-model)");
+  add_setting(cmd, "--d-ff", s.d_ff, "MLP hidden size");
   cmd.add_option("--lr", s.optimizer.lr, "Peak learning rate (AdamW)");
-  add(cmd, "--warmup", s.optimizer.warmup_steps, "Linear warm-up steps, then cosine decay");
+  add_setting(cmd, "--warmup", s.optimizer.warmup_steps, "Linear warm-up steps, then cosine decay");
   cmd.add_option("--min-lr-ratio", s.optimizer.min_lr_ratio,
                  "Cosine decays to lr times this at the last step");
   cmd.add_option("--weight-decay", s.optimizer.weight_decay,
                  "Decoupled weight decay on weight matrices");
   cmd.add_option("--clip", s.optimizer.clip_norm, "Clip gradients to this global norm (<= 0: off)");
-  add(cmd, "--eval-samples", s.eval_samples,
-      "Test sequences per length (all 2^l, exactly weighted, when that is fewer)");
-  add(cmd, "--eval-seed", s.eval_seed,
-      "Seed of the test sequences (fixed so that runs are comparable)")
+  add_setting(cmd, "--eval-samples", s.eval_samples,
+              "Test sequences per length (all 2^l, exactly weighted, when that is fewer)");
+  add_setting(cmd, "--eval-seed", s.eval_seed,
+              "Seed of the test sequences (fixed so that runs are comparable)")
       ->check(CLI::NonNegativeNumber);
-  add(cmd, "--threads", s.threads,
-      "CPU threads for this run (1 is fastest for default sizes; run several runs side "
-      "by side instead)");
+  add_setting(cmd, "--threads", s.threads,
+              "CPU threads for this run (1 is fastest for default sizes; run several runs side "
+              "by side instead)");
   cmd.add_option("--out", run.out,
                  "Folder to write manifest.json, results.csv, loss.csv and "
                  "model.safetensors into")
@@ -111,8 +90,8 @@ void add_experiment_options(CLI::App& cmd, ExperimentOptions& o, std::string& fi
   cmd.option_defaults()->always_capture_default();
   cmd.add_option("--out", o.out, "Folder for the runs, figures, CSVs and report.md")->required();
   cmd.add_option("--figures", figures, "Comma-separated figure names (default: all in the config)");
-  add(cmd, "--seeds", o.n_seeds, "Seeds 1..N for every line (default: the config's seeds)");
-  add(cmd, "--jobs", o.jobs, "Runs trained side by side (default: one per core)");
+  add_setting(cmd, "--seeds", o.n_seeds, "Seeds 1..N for every line (default: the config's seeds)");
+  add_setting(cmd, "--jobs", o.jobs, "Runs trained side by side (default: one per core)");
   cmd.add_option("--emit-slurm", o.emit_slurm,
                  "Write a SLURM job-array script into this folder instead of training (one array "
                  "task per run); draw the figures afterwards with lenlab plot");
@@ -162,8 +141,8 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
       "Run an experiment config (a copy of configs/paper.toml, edited): train, draw, report");
   run_cmd->add_option("config", config_path, "The experiment config (TOML)")->required();
   add_experiment_options(*run_cmd, exp, figures);
-  add(*run_cmd, "--run-index", exp.run_index,
-      "Train only this run of the plan (0-based; what a SLURM array task does)");
+  add_setting(*run_cmd, "--run-index", exp.run_index,
+              "Train only this run of the plan (0-based; what a SLURM array task does)");
 
   std::string plot_dir;
   PlotOptions plot_options;

@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "lab/cli_options.hpp"
 #include "reparam/reparam.hpp"
 
 namespace lenlab {
@@ -129,8 +130,9 @@ TheoryCommand::TheoryCommand(CLI::App& app) {
   cmd.option_defaults()->always_capture_default();
   TheoryOptions& o = options_;
   cmd.add_option("--task", o.task, "What to predict: " + join_choices(task_names()));
-  cmd.add_option("--l-train", o.l_train, "Longest training length (lengths uniform in 1..l-train)");
-  cmd.add_option("--l-test", o.l_test, "Report every length 1..l-test");
+  add_setting(cmd, "--l-train", o.l_train,
+              "Longest training length (lengths uniform in 1..l-train)");
+  add_setting(cmd, "--l-test", o.l_test, "Report every length 1..l-test");
   cmd.add_option("--reparam", o.reparam,
                  "Target map f (train on f(y), error on y): " +
                      join_choices(Reparam::builtin_names()) + ", or an expression in x");
