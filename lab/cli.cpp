@@ -12,6 +12,7 @@
 #include "core/git_revision.hpp"
 #include "core/text_file.hpp"
 #include "lab/cli_options.hpp"
+#include "lab/device.hpp"
 #include "lab/experiment.hpp"
 #include "lab/run_train.hpp"
 #include "lab/theory_command.hpp"
@@ -20,6 +21,13 @@
 namespace lenlab {
 
 namespace {
+
+void add_device_option(CLI::App& cmd, std::string& device) {
+  cmd.add_option("--device", device,
+                 "Where to train: auto (a GPU when this build has CUDA and one is present, else "
+                 "the CPU), cpu or cuda")
+      ->check(CLI::IsMember(device_names()));
+}
 
 void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.option_defaults()->always_capture_default();
@@ -68,6 +76,7 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
                  "model.safetensors into")
       ->required();
   cmd.add_flag("--overwrite", run.overwrite, "Replace a run already in --out");
+  add_device_option(cmd, run.device);
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -91,7 +100,9 @@ void add_experiment_options(CLI::App& cmd, ExperimentOptions& o, std::string& fi
   cmd.add_option("--out", o.out, "Folder for the runs, figures, CSVs and report.md")->required();
   cmd.add_option("--figures", figures, "Comma-separated figure names (default: all in the config)");
   add_setting(cmd, "--seeds", o.n_seeds, "Seeds 1..N for every line (default: the config's seeds)");
-  add_setting(cmd, "--jobs", o.jobs, "Runs trained side by side (default: one per core)");
+  add_setting(cmd, "--jobs", o.jobs,
+              "Runs trained side by side on the CPU (default: one per core)");
+  add_device_option(cmd, o.device);
   cmd.add_option("--emit-slurm", o.emit_slurm,
                  "Write a SLURM job-array script into this folder instead of training (one array "
                  "task per run); draw the figures afterwards with lenlab plot");

@@ -6,10 +6,7 @@
 
 namespace lenlab {
 
-namespace {
-
-// Sequences [begin, end) of `b` as a batch of their own.
-Batch slice(const Batch& b, int begin, int end) {
+Batch slice_batch(const Batch& b, int begin, int end) {
   Batch out;
   const int t0 = b.offsets[begin], t1 = b.offsets[end];
   out.tokens.assign(b.tokens.begin() + t0, b.tokens.begin() + t1);
@@ -18,7 +15,41 @@ Batch slice(const Batch& b, int begin, int end) {
   return out;
 }
 
-}  // namespace
+LengthScorer::LengthScorer(const Batch& batch, const Reparam& reparam, int length)
+    : batch_(batch), reparam_(reparam) {
+  r_.length = length;
+  r_.n_sequences = batch.n_seq();
+  r_.exact = !batch.weights.empty();
+}
+
+void LengthScorer::add(int s, double zs) {
+  const double w = r_.exact ? batch_.weights[s] : 1.0 / batch_.n_seq();
+  const double y = batch_.targets[s];
+  bool clamped = false;
+  const double y_hat = reparam_.inverse(zs, &clamped);
+  r_.n_clamped += clamped;
+  if (!std::isfinite(y_hat)) {
+    ++r_.n_nonfinite;
+  } else {
+    r_.mse += w * (y_hat - y) * (y_hat - y);
+    r_.mean_prediction += w * y_hat;
+    finite_weight_ += w;
+  }
+  const double fy = reparam_.forward(y);
+  r_.mse_reparam += w * (zs - fy) * (zs - fy);
+  r_.mean_target += w * y;
+}
+
+LengthResult LengthScorer::finish() const {
+  LengthResult r = r_;
+  if (r.n_nonfinite > 0) {
+    // Honest about it: one infinite prediction makes the mean squared error infinite.
+    r.mse = std::numeric_limits<double>::infinity();
+    r.mean_prediction = finite_weight_ > 0 ? r.mean_prediction / finite_weight_
+                                           : std::numeric_limits<double>::infinity();
+  }
+  return r;
+}
 
 std::vector<LengthResult> evaluate(Transformer<float>& model, TaskKind task, const Reparam& reparam,
                                    int l_max, int n_samples, uint64_t eval_seed,
@@ -26,39 +57,13 @@ std::vector<LengthResult> evaluate(Transformer<float>& model, TaskKind task, con
   std::vector<LengthResult> results;
   for (int l = 1; l <= l_max; ++l) {
     const Batch batch = eval_batch(task, l, n_samples, eval_seed);
-    LengthResult r;
-    r.length = l;
-    r.n_sequences = batch.n_seq();
-    r.exact = !batch.weights.empty();
-    double finite_weight = 0;
+    LengthScorer scorer(batch, reparam, l);
     for (int begin = 0; begin < batch.n_seq(); begin += chunk) {
       const int end = std::min(begin + chunk, batch.n_seq());
-      const cpu::Buffer<float>& z = model.forward(slice(batch, begin, end));
-      for (int s = begin; s < end; ++s) {
-        const double w = r.exact ? batch.weights[s] : 1.0 / batch.n_seq();
-        const double y = batch.targets[s], zs = z[s - begin];
-        bool clamped = false;
-        const double y_hat = reparam.inverse(zs, &clamped);
-        r.n_clamped += clamped;
-        if (!std::isfinite(y_hat)) {
-          ++r.n_nonfinite;
-        } else {
-          r.mse += w * (y_hat - y) * (y_hat - y);
-          r.mean_prediction += w * y_hat;
-          finite_weight += w;
-        }
-        const double fy = reparam.forward(y);
-        r.mse_reparam += w * (zs - fy) * (zs - fy);
-        r.mean_target += w * y;
-      }
+      const cpu::Buffer<float>& z = model.forward(slice_batch(batch, begin, end));
+      for (int s = begin; s < end; ++s) scorer.add(s, z[s - begin]);
     }
-    if (r.n_nonfinite > 0) {
-      // Honest about it: one infinite prediction makes the mean squared error infinite.
-      r.mse = std::numeric_limits<double>::infinity();
-      r.mean_prediction = finite_weight > 0 ? r.mean_prediction / finite_weight
-                                            : std::numeric_limits<double>::infinity();
-    }
-    results.push_back(r);
+    results.push_back(scorer.finish());
     if (on_length) on_length(l);
   }
   return results;

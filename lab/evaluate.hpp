@@ -23,6 +23,24 @@ struct LengthResult {
   int n_nonfinite = 0;         // f⁻¹(z) not finite (e.g. 1/z² at z = 0): mse is then +inf
 };
 
+// One length's result, accumulated from the model's outputs on that length's evaluation batch
+// (in any order, in chunks): add(s, z) for every sequence s, then finish().
+class LengthScorer {
+ public:
+  LengthScorer(const Batch& batch, const Reparam& reparam, int length);
+  void add(int s, double z);  // z: the model's output for sequence s of the batch
+  LengthResult finish() const;
+
+ private:
+  const Batch& batch_;
+  const Reparam& reparam_;
+  LengthResult r_;
+  double finite_weight_ = 0;
+};
+
+// Sequences [begin, end) of `b` as a batch of their own (tokens, offsets, targets; no weights).
+Batch slice_batch(const Batch& b, int begin, int end);
+
 // Lengths 1..l_max; calls on_length(done) after each. Runs in chunks of `chunk` sequences so memory
 // stays bounded at long lengths.
 std::vector<LengthResult> evaluate(Transformer<float>& model, TaskKind task, const Reparam& reparam,

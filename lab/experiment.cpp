@@ -9,6 +9,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/text_file.hpp"
+#include "lab/device.hpp"
 #include "lab/report.hpp"
 #include "lab/run_record.hpp"
 #include "lab/run_train.hpp"
@@ -84,7 +85,8 @@ int run_experiment(const ExperimentOptions& o) {
   const ExperimentConfig config = parse_experiment_config(o.config_text, o.config_source);
   const std::vector<uint64_t> seeds = chosen_seeds(config, o.n_seeds);
   const std::vector<PlannedRun> runs = plan_runs(config, o.figures, seeds);
-  for (const PlannedRun& r : runs) resolve(r.spec);  // every mistake before anything is written
+  for (const PlannedRun& r : runs) resolve(r.spec);    // every mistake before anything is written
+  if (o.emit_slurm.empty()) resolve_device(o.device);  // SLURM tasks choose on their own node
   if (o.run_index >= static_cast<int>(runs.size()))
     throw UsageError(
         fmt::format("--run-index {} is out of range: this experiment has {} runs "
@@ -114,6 +116,7 @@ int run_experiment(const ExperimentOptions& o) {
 
   SweepOptions so;
   so.jobs = o.jobs;
+  so.device = o.device;
   so.log = o.log;
   so.log_is_tty = o.log_is_tty;
   if (o.run_index >= 0) {

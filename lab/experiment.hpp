@@ -27,6 +27,7 @@ struct ExperimentOptions {
   std::vector<std::string> figures;  // empty = all
   int n_seeds = 0;                   // > 0: seeds 1..n instead of the config's
   int jobs = 1;
+  std::string device = "auto";  // --device (lab/device.hpp)
   int run_index = -1;  // >= 0: train only that planned run (a SLURM array task), no figures
   std::filesystem::path emit_slurm;  // non-empty: write a SLURM job array there, train nothing
   PlotOptions plot;

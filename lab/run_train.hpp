@@ -23,12 +23,14 @@ struct RunOptions {
   std::string command_line;     // recorded in the manifest
   std::ostream* log = nullptr;  // progress and summary; null = silent
   bool log_is_tty = false;
+  std::string device = "auto";  // --device: auto, cpu or cuda (lab/device.hpp)
   // Called once per training step and once per evaluated length (a run is steps + l_test units
   // of work): lets a sweep show one progress bar over many runs.
   std::function<void()> on_unit_done;
 };
 
 // Returns kExitOk or kExitDiverged; throws UsageError (before writing anything) on bad input.
+// On the GPU this is lab/gpu_runs.hpp's group of one.
 int run_train(const TrainSpec& spec, const RunOptions& options);
 
 }  // namespace lenlab

@@ -6,12 +6,15 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
 
 #include "core/error.hpp"
 #include "core/progress.hpp"
+#include "lab/device.hpp"
+#include "lab/gpu_runs.hpp"
 #include "lab/run_record.hpp"
 #include "lab/run_train.hpp"
 
@@ -40,6 +43,25 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
     total_units += run.spec.steps + run.spec.l_test;
   }
 
+  const ResolvedDevice device = resolve_device(options.device);
+  // Work items: one run each on the CPU; on the GPU, groups of runs that train together.
+  std::vector<std::vector<const PlannedRun*>> items;
+  if (device.cuda) {
+    std::map<std::string, size_t> group_of;
+    for (const PlannedRun* run : todo) {
+      const std::string key = gpu_group_key(run->spec);
+      auto it = group_of.find(key);
+      if (it == group_of.end() || items[it->second].size() >= kMaxModelsPerGroup) {
+        group_of[key] = items.size();
+        items.emplace_back();
+        it = group_of.find(key);
+      }
+      items[it->second].push_back(run);
+    }
+  } else {
+    for (const PlannedRun* run : todo) items.push_back({run});
+  }
+
   std::atomic<int64_t> units_done{0};
   std::atomic<size_t> next{0};
   std::atomic<int> finished{0}, diverged{0};
@@ -49,15 +71,27 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
   auto worker = [&] {
     while (!stop) {
       const size_t i = next++;
-      if (i >= todo.size()) return;
-      RunOptions ro;
-      ro.out = runs_dir / todo[i]->id;
-      ro.overwrite = true;  // a folder left by a killed run holds a "running" manifest
-      ro.command_line = "lenlab sweep run " + todo[i]->id;
-      ro.on_unit_done = [&] { ++units_done; };
+      if (i >= items.size()) return;
+      std::vector<GpuJob> group;
+      for (const PlannedRun* run : items[i]) {
+        RunOptions ro;
+        ro.out = runs_dir / run->id;
+        ro.overwrite = true;  // a folder left by a killed run holds a "running" manifest
+        ro.command_line = "lenlab sweep run " + run->id;
+        ro.on_unit_done = [&] { ++units_done; };
+        ro.device = device.cuda ? "cuda" : "cpu";
+        group.push_back({run->spec, ro});
+      }
       try {
-        if (run_train(todo[i]->spec, ro) == kExitDiverged) ++diverged;
-        ++finished;
+        std::vector<int> codes;
+#if LENLAB_WITH_CUDA
+        if (device.cuda) codes = run_train_gpu_group(group);
+#endif
+        if (!device.cuda) codes.push_back(run_train(group[0].spec, group[0].options));
+        for (int code : codes) {
+          diverged += code == kExitDiverged;
+          ++finished;
+        }
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();
@@ -65,7 +99,8 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
       }
     }
   };
-  const int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
+  const int jobs =
+      device.cuda ? 1 : std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
   // Sweep runs use one thread each (threads = 1 in configs/paper.toml): set Eigen's process-wide
   // count once here, so that run_train finds it set and never writes it from several threads.
   Eigen::setNbThreads(1);
@@ -74,8 +109,12 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
 
   std::optional<Progress> bar;
   if (options.log && !todo.empty()) {
-    *options.log << fmt::format("{} runs to train on {} worker(s); {} already on disk\n",
-                                todo.size(), jobs, outcome.skipped);
+    if (device.cuda)
+      *options.log << fmt::format("{} runs to train on {} in {} group(s); {} already on disk\n",
+                                  todo.size(), device.label, items.size(), outcome.skipped);
+    else
+      *options.log << fmt::format("{} runs to train on {} worker(s); {} already on disk\n",
+                                  todo.size(), jobs, outcome.skipped);
     bar.emplace("runs", total_units, *options.log, options.log_is_tty);
   }
   while (!stop && finished < static_cast<int>(todo.size())) {

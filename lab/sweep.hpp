@@ -4,8 +4,11 @@
 // folder already holds a finished run (completed or diverged) with the same settings is skipped,
 // so a killed sweep resumes where it stopped; results are identical to an uninterrupted sweep
 // because every run is deterministic in its settings.
+// On the GPU, the runs that share a model shape (lab/gpu_runs.hpp) train together, up to
+// kMaxModelsPerGroup at a time.
 #include <filesystem>
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "lab/experiment_config.hpp"
@@ -13,10 +16,13 @@
 namespace lenlab {
 
 struct SweepOptions {
-  int jobs = 1;                 // worker threads
+  int jobs = 1;                 // worker threads (CPU); the GPU trains one group at a time
+  std::string device = "auto";  // --device (lab/device.hpp)
   std::ostream* log = nullptr;  // one overall progress bar with ETA; null = silent
   bool log_is_tty = false;
 };
+
+inline constexpr int kMaxModelsPerGroup = 128;
 
 struct SweepOutcome {
   int ran = 0;       // trained now

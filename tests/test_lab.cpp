@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "lab/checkpoint.hpp"
 #include "lab/cli.hpp"
+#include "lab/device.hpp"
 #include "lab/evaluate.hpp"
 #include "lab/train_spec.hpp"
 #include "models/optimizer.hpp"
@@ -168,7 +169,8 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--eval-seed", "20240601"},
                                                                   {"--threads", "1"},
                                                                   {"--out", ""},
-                                                                  {"--overwrite", ""}};
+                                                                  {"--overwrite", ""},
+                                                                  {"--device", "auto"}};
   const std::vector<std::string> lines = split(help.out, '\n');
   for (const auto& [flag, default_value] : flags) {
     INFO(flag << " (default '" << default_value << "')");
@@ -224,6 +226,7 @@ TEST_CASE("bad input: exit 2, one error line naming the value, nothing written")
       {{"--frobnicate"}, {"--frobnicate"}},
       {{"--reparam", "log", "--task", "sum"}, {"'log'", "'sum'", "--reparam-shift"}},
       {{"--reparam", "x+*"}, {"'x+*'", "'identity'"}},
+      {{"--device", "tpu"}, {"--device", "tpu", "auto", "cpu", "cuda"}},
   };
   SUBCASE("each bad value") {
     for (const Case& c : cases) {
@@ -270,6 +273,28 @@ TEST_CASE("bad input: exit 2, one error line naming the value, nothing written")
   int n_entries = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++n_entries;
   CHECK(n_entries == 1);
+}
+
+TEST_CASE("--device cuda without a usable GPU is one clear error, and nothing is written") {
+  if (resolve_device("auto").cuda) {
+    MESSAGE("not checked: this machine has a usable GPU (tests/cuda covers it)");
+    return;
+  }
+  const fs::path dir = fresh_dir("no_gpu");
+  for (const std::vector<std::string>& cmd :
+       {tiny_args(dir / "run"), std::vector<std::string>{"reproduce", "--figures", "1a", "--out",
+                                                         (dir / "exp").string()}}) {
+    std::vector<std::string> args = cmd;
+    args.insert(args.end(), {"--device", "cuda"});
+    const CliResult r = run_cli(args);
+    INFO("err: " << r.err);
+    check_one_error_line(r);
+    CHECK(r.err.find("--device cuda") != std::string::npos);
+    CHECK(r.err.find(built_with_cuda() ? "no" : "without the CUDA backend") != std::string::npos);
+    CHECK(r.err.find("--device cpu") != std::string::npos);
+  }
+  CHECK(!fs::exists(dir / "run"));
+  CHECK(!fs::exists(dir / "exp" / "runs"));
 }
 
 TEST_CASE("a negative --seed or --eval-seed is rejected, not wrapped to 2^64 - 1") {

@@ -1,0 +1,96 @@
+// GPU training speed: group steps per second for K models trained at once (K = 1, 8, 32, 96), and
+// the wall time of the whole default reproduction (`lenlab reproduce`, 3 seeds) on the GPU.
+// Everything runs through the real code paths (lab/gpu_runs.hpp, lab/experiment.hpp) into a
+// temporary folder. Prints figures; never passes or fails on time.
+//   usage: lenlab_cuda_bench [steps per K (default 300)] [--no-reproduce]
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "core/text_file.hpp"
+#include "lab/experiment.hpp"
+#include "lab/gpu_runs.hpp"
+#include "models/cuda/device.hpp"
+
+using namespace lenlab;
+namespace fs = std::filesystem;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Trains K default models (length task, NoPE, l_train 10, seeds 1..K) together for `steps`
+// steps; returns the group's training steps per second as its manifests record it.
+double group_steps_per_second(int K, int steps, const fs::path& dir) {
+  std::vector<GpuJob> jobs;
+  for (int k = 0; k < K; ++k) {
+    GpuJob j;
+    j.spec.steps = steps;
+    j.spec.optimizer.warmup_steps = std::min(100, steps);
+    j.spec.seed = k + 1;
+    j.spec.l_test = j.spec.l_train;  // evaluation is not what is measured here
+    j.spec.eval_samples = 16;
+    j.options.out = dir / fmt::format("K{}-{}", K, k);
+    j.options.overwrite = true;
+    jobs.push_back(j);
+  }
+  run_train_gpu_group(jobs);
+  const auto manifest =
+      nlohmann::json::parse(read_text_file(jobs[0].options.out / "manifest.json"));
+  return manifest.at("steps_per_second").get<double>();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int steps = 300;
+  bool reproduce = true;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--no-reproduce") == 0)
+      reproduce = false;
+    else
+      steps = std::atoi(argv[i]);
+  }
+  const cuda::DeviceInfo& gpu = cuda::device_info();
+  if (!gpu.available) {
+    std::cout << "lenlab_cuda_bench: no GPU: " << gpu.reason << "\n";
+    return 0;
+  }
+  const fs::path dir = fs::temp_directory_path() / "lenlab_cuda_bench";
+  fs::remove_all(dir);
+  std::cout << fmt::format("device: {}, {} SMs, {:.0f} GiB\n", gpu.label(), gpu.multiprocessors,
+                           gpu.memory_gib);
+  std::cout << fmt::format(
+      "training, default model (2 layers, d 64), batch 64, l_train 10, {} "
+      "steps:\n",
+      steps);
+  group_steps_per_second(1, std::min(steps, 50), dir);  // warm up: context, cuBLAS handles
+  for (int K : {1, 8, 32, 96}) {
+    const double sps = group_steps_per_second(K, steps, dir);
+    std::cout << fmt::format("  K = {:3d} models at once: {:8.1f} steps/s  {:9.0f} model-steps/s\n",
+                             K, sps, sps * K);
+  }
+  if (reproduce) {
+    ExperimentOptions o;
+    o.out = dir / "reproduce";
+    o.config_text = paper_config_text();
+    o.config_source = "configs/paper.toml (built in)";
+    o.device = "cuda";
+    o.log = &std::cerr;
+    const auto start = std::chrono::steady_clock::now();
+    const int rc = run_experiment(o);
+    std::cout << fmt::format(
+        "whole default reproduction (lenlab reproduce, 3 seeds) on {}: "
+        "{:.1f} s wall (exit {})\n",
+        gpu.label(), seconds_since(start), rc);
+  }
+  fs::remove_all(dir);
+  return 0;
+}

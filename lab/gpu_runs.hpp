@@ -1,0 +1,30 @@
+#pragma once
+// Training on the GPU: runs that share a model shape train together, as one batched computation
+// over a model index (models/cuda/transformer_batch.hpp), each with its own seed, data, task,
+// reparam, training length and optimizer settings, and each written into its own folder exactly
+// as run_train writes a CPU run (lab/run_folder.hpp). Only built with the CUDA backend.
+#include <string>
+#include <vector>
+
+#include "lab/run_train.hpp"
+
+namespace lenlab {
+
+struct GpuJob {
+  TrainSpec spec;
+  RunOptions options;
+};
+
+// Runs with equal keys can train together: same model shape and positional encoding (and learned
+// table size), steps and batch size. Everything else may differ.
+std::string gpu_group_key(const TrainSpec& spec);
+
+// Trains and evaluates the jobs together and writes each one's folder; returns each job's exit
+// code (kExitOk or kExitDiverged, in job order). A manifest records the device and how many
+// models trained together; its train_seconds and eval_seconds are the whole group's.
+// Throws UsageError (before writing anything) on a bad spec or jobs with different keys, and
+// cuda::CudaError when the GPU fails (the folders then hold "running" manifests, which a resumed
+// sweep retrains).
+std::vector<int> run_train_gpu_group(const std::vector<GpuJob>& jobs);
+
+}  // namespace lenlab

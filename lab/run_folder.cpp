@@ -1,0 +1,142 @@
+#include "lab/run_folder.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <ctime>
+#include <ostream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/git_revision.hpp"
+#include "lab/checkpoint.hpp"
+#include "lab/run_record.hpp"
+#include "theory/power_law.hpp"
+
+namespace lenlab {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string utc_now() {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
+}
+
+std::string loss_csv(const std::vector<StepLog>& log) {
+  std::string out = "step,lr,loss,grad_norm\n";
+  for (const StepLog& s : log)
+    out += fmt::format("{},{:.6g},{:.9g},{:.6g}\n", s.step, s.lr, s.loss, s.grad_norm);
+  return out;
+}
+
+std::string inverse_kind(const Reparam& r) {
+  if (r.is_builtin()) return "closed form";
+  return r.uses_numerical_inverse() ? "numerical (bisection)" : "expression";
+}
+
+}  // namespace
+
+RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const RunOptions& options,
+                     const std::string& device, size_t n_parameters)
+    : spec_(spec), options_(options), start_(now_seconds()) {
+  const fs::path manifest_path = options.out / "manifest.json";
+  if (options.out.empty()) throw UsageError("--out is required: the folder to write the run into");
+  if (!options.overwrite && fs::exists(manifest_path))
+    throw UsageError(
+        fmt::format("{} already holds a run ({}); pass --overwrite to replace it, or "
+                    "choose another --out",
+                    options.out.string(), manifest_path.filename().string()));
+  ensure_writable_directory(options.out);
+  // A replaced run's outputs belong to other settings: none may survive beside the new manifest
+  // (a diverged run, say, writes no results.csv).
+  for (const char* stale : {"results.csv", "loss.csv", "model.safetensors", "manifest.json"})
+    fs::remove(options.out / stale);
+
+  manifest_["lenlab_version"] = "0.1.0";
+  manifest_["git_revision"] = git_revision();
+  manifest_["command_line"] = options.command_line;
+  manifest_["started_at"] = utc_now();
+  manifest_["status"] = "running";
+  manifest_["device"] = device;
+  manifest_["config"] = to_json(spec);
+  manifest_["derived"] = {
+      {"n_parameters", n_parameters},
+      {"learned_position_rows",
+       resolved.model.pe == PositionalEncoding::kLearned ? resolved.model.max_positions : 0},
+      {"reparam_inverse", inverse_kind(resolved.reparam)}};
+  write_file_atomic(manifest_path, manifest_.dump(2) + "\n");
+}
+
+double RunFolder::wall_seconds() const {
+  return now_seconds() - start_;
+}
+
+void RunFolder::write_diverged(const TrainOutcome& outcome) {
+  write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log));
+  manifest_["train_seconds"] = outcome.seconds;
+  manifest_["steps_per_second"] = outcome.log.size() / std::max(outcome.seconds, 1e-9);
+  manifest_["status"] = "diverged";
+  manifest_["diverged_at_step"] = outcome.diverged_step;
+  manifest_["error"] = fmt::format(
+      "the training loss or gradient became non-finite at step {}; try a smaller --lr or a "
+      "reparam with a narrower target range",
+      outcome.diverged_step);
+  manifest_["wall_seconds"] = wall_seconds();
+  write_file_atomic(options_.out / "manifest.json", manifest_.dump(2) + "\n");
+  if (options_.log)
+    *options_.log << "lenlab: error: " << manifest_["error"].get<std::string>() << "\n";
+}
+
+void RunFolder::write_completed(const TrainOutcome& outcome,
+                                const std::vector<LengthResult>& results, double eval_seconds,
+                                const Transformer<float>& model) {
+  write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log));
+  write_file_atomic(options_.out / "results.csv", results_csv_text(results));
+  const std::map<std::string, std::string> meta = {
+      {"format", "lenlab"}, {"config", to_json(spec_).dump()}, {"git_revision", git_revision()}};
+  save_checkpoint(options_.out / "model.safetensors", model, meta);
+
+  double in_range = 0, beyond = 0;
+  std::vector<int> lengths;
+  std::vector<double> mse;
+  for (const LengthResult& r : results) {
+    (r.length <= spec_.l_train ? in_range : beyond) += r.mse;
+    lengths.push_back(r.length);
+    mse.push_back(r.mse);
+  }
+  const int n_beyond = spec_.l_test - spec_.l_train;
+  const PowerLawFit growth = fit_error_growth(spec_.task, spec_.l_train, lengths, mse);
+  manifest_["train_seconds"] = outcome.seconds;
+  manifest_["steps_per_second"] = outcome.log.size() / std::max(outcome.seconds, 1e-9);
+  manifest_["status"] = "completed";
+  manifest_["final_train_loss"] = outcome.final_loss();
+  manifest_["last_step_loss"] = outcome.log.back().loss;
+  manifest_["eval_seconds"] = eval_seconds;
+  manifest_["mean_test_mse_within_l_train"] = in_range / spec_.l_train;
+  if (n_beyond > 0) manifest_["mean_test_mse_beyond_l_train"] = beyond / n_beyond;
+  if (growth.ok())  // how the test error grows past l_train: c·(l − a)^p (theory/power_law.hpp)
+    manifest_["error_growth_fit"] = {{"p", growth.p}, {"a", growth.a}, {"c", growth.c}};
+  manifest_["wall_seconds"] = wall_seconds();
+  manifest_["files"] = {"manifest.json", "loss.csv", "results.csv", "model.safetensors"};
+  write_file_atomic(options_.out / "manifest.json", manifest_.dump(2) + "\n");
+
+  if (std::ostream* log = options_.log) {
+    *log << fmt::format(
+        "final train loss (on f(y), last 100 steps) {:.3e}; test mse on y: {:.3e} "
+        "for lengths 1..{}",
+        outcome.final_loss(), in_range / spec_.l_train, spec_.l_train);
+    if (n_beyond > 0)
+      *log << fmt::format(", {:.3e} for {}..{}", beyond / n_beyond, spec_.l_train + 1,
+                          spec_.l_test);
+    *log << fmt::format("\nwrote {}/{{manifest.json, results.csv, loss.csv, model.safetensors}}\n",
+                        options_.out.string());
+  }
+}
+
+}  // namespace lenlab

@@ -1,0 +1,302 @@
+// The whole model and the training loop on the GPU against the CPU backend: forward and backward
+// for each positional encoding, K models at once against each model alone, 100 training steps
+// against the CPU's loss curve, and a group of runs against the same runs trained one by one.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "core/text_file.hpp"
+#include "lab/checkpoint.hpp"
+#include "lab/evaluate.hpp"
+#include "lab/gpu_runs.hpp"
+#include "lab/run_record.hpp"
+#include "lab/run_train.hpp"
+#include "lab/trainer.hpp"
+#include "models/cuda/transformer_batch.hpp"
+#include "models/transformer.hpp"
+#include "tasks/task.hpp"
+#include "tests/cuda/parity.hpp"
+
+namespace lenlab::test {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh(const std::string& name) {
+  const fs::path dir = fs::path(LENLAB_TEST_TMP) / "cuda" / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+ModelConfig config_for(PositionalEncoding pe) {
+  ModelConfig c;
+  c.pe = pe;
+  c.max_positions = pe == PositionalEncoding::kLearned ? 40 : 0;
+  return c;
+}
+
+// Per-tensor comparison of a model's parameter gradients: tolerance relative to the tensor's
+// largest entry, since sums of many float products are compared (cuBLAS and Eigen add in other
+// orders).
+void expect_grads_close(const std::string& what, const ModelConfig& c,
+                        const std::vector<float>& gpu, const std::vector<float>& cpu) {
+  for (const TensorInfo& t : parameter_layout(c)) {
+    const std::vector<float> g(gpu.begin() + t.offset, gpu.begin() + t.offset + t.size);
+    const std::vector<float> r(cpu.begin() + t.offset, cpu.begin() + t.offset + t.size);
+    float scale = 0;
+    for (float x : r) scale = std::max(scale, std::abs(x));
+    expect_close(what + " d" + t.name, g, r, 1e-7 + 2e-4 * scale, 1e-3);
+  }
+}
+
+std::vector<StepLog> read_loss_csv(const fs::path& dir) {
+  std::istringstream in(read_text_file(dir / "loss.csv"));
+  std::string line;
+  std::getline(in, line);  // header
+  std::vector<StepLog> log;
+  while (std::getline(in, line)) {
+    StepLog s{};
+    REQUIRE(std::sscanf(line.c_str(), "%d,%lf,%lf,%lf", &s.step, &s.lr, &s.loss, &s.grad_norm) ==
+            4);
+    log.push_back(s);
+  }
+  return log;
+}
+
+nlohmann::json read_manifest(const fs::path& dir) {
+  return nlohmann::json::parse(read_text_file(dir / "manifest.json"));
+}
+
+// How closely loss curve `a` follows `b`. Two runs that differ only in float rounding start equal
+// and drift apart as training amplifies the rounding (a chaotic map), so: the relative gap over
+// the first steps, where it must be tiny, and the relative gap of 10-step window means over the
+// whole run, where it must stay a small fraction.
+struct CurveGap {
+  double first = 0;    // max |a − b| / |b| over steps 1..5
+  double windows = 0;  // max over 10-step windows of |mean a − mean b| / mean b
+};
+
+CurveGap curve_gap(const std::vector<StepLog>& a, const std::vector<StepLog>& b) {
+  REQUIRE(a.size() == b.size());
+  REQUIRE(a.size() >= 10);
+  CurveGap gap;
+  for (size_t i = 0; i < a.size(); ++i) {
+    CHECK(a[i].step == b[i].step);
+    CHECK(a[i].lr == doctest::Approx(b[i].lr).epsilon(1e-6));
+    if (i < 5)
+      gap.first = std::max(gap.first, std::abs(a[i].loss - b[i].loss) / std::abs(b[i].loss));
+  }
+  for (size_t w = 0; w + 10 <= a.size(); w += 10) {
+    double ma = 0, mb = 0;
+    for (size_t i = w; i < w + 10; ++i) {
+      ma += a[i].loss;
+      mb += b[i].loss;
+    }
+    gap.windows = std::max(gap.windows, std::abs(ma - mb) / mb);
+  }
+  return gap;
+}
+
+}  // namespace
+
+TEST_CASE("the whole model on the GPU: forward and backward match the CPU for each PE") {
+  for (PositionalEncoding pe : {PositionalEncoding::kNope, PositionalEncoding::kLearned,
+                                PositionalEncoding::kAlibi, PositionalEncoding::kRope}) {
+    const std::string name = positional_encoding_name(pe);
+    CAPTURE(name);
+    const ModelConfig c = config_for(pe);
+    Transformer<float> cpu(c);
+    cpu.init(7);
+    cuda::TransformerBatch gpu(c, 1);
+    gpu.upload_parameters(0, cpu.params().data());
+    Rng rng(3);
+    const Batch b = sample_train_batch(TaskKind::kSum, 20, 24, rng);
+
+    const cpu::Buffer<float>& out = cpu.forward(b);
+    const std::vector<float> ref(out.begin(), out.end());
+    gpu.forward({&b});
+    expect_close(name + " predictions", gpu.download_predictions(), ref, 1e-5, 1e-4);
+
+    const std::vector<float> dpred = random_floats(b.n_seq(), 11);
+    cpu.zero_grad();
+    cpu.backward(b, dpred.data());
+    cuda::DeviceBuffer<float> dpred_gpu(dpred);
+    gpu.zero_grad();
+    gpu.backward(dpred_gpu.data());
+    const std::vector<float> cpu_grads(cpu.grads().begin(), cpu.grads().end());
+    expect_grads_close(name, c, gpu.download_gradients(0), cpu_grads);
+  }
+}
+
+TEST_CASE("K models at once: each equals its own CPU model (padding, other lengths and counts)") {
+  for (PositionalEncoding pe :
+       {PositionalEncoding::kNope, PositionalEncoding::kRope, PositionalEncoding::kLearned}) {
+    const std::string name = positional_encoding_name(pe);
+    CAPTURE(name);
+    const ModelConfig c = config_for(pe);
+    constexpr int K = 3;
+    Rng rng(5);
+    // Different token counts (padding rows), and a model with fewer sequences (empty slots).
+    const std::vector<Batch> batches = {sample_train_batch(TaskKind::kLength, 4, 16, rng),
+                                        sample_train_batch(TaskKind::kSum, 30, 16, rng),
+                                        sample_train_batch(TaskKind::kMean, 9, 5, rng)};
+    cuda::TransformerBatch gpu(c, K);
+    std::vector<const Batch*> ptrs;
+    std::vector<std::unique_ptr<Transformer<float>>> cpus;
+    for (int k = 0; k < K; ++k) {
+      cpus.push_back(std::make_unique<Transformer<float>>(c));
+      cpus[k]->init(100 + k);
+      gpu.upload_parameters(k, cpus[k]->params().data());
+      ptrs.push_back(&batches[k]);
+    }
+    gpu.forward(ptrs);
+    const std::vector<float> z = gpu.download_predictions();
+    const int S = gpu.batches().seq_slots;
+    REQUIRE(S == 16);
+    std::vector<float> dpred_all(static_cast<size_t>(K) * S, 0.0f);
+    for (int k = 0; k < K; ++k) {
+      const int n = batches[k].n_seq();
+      const cpu::Buffer<float>& out = cpus[k]->forward(batches[k]);
+      const std::vector<float> ref(out.begin(), out.end());
+      const std::vector<float> got(z.begin() + k * S, z.begin() + k * S + n);
+      expect_close(fmt::format("{} model {} predictions", name, k), got, ref, 1e-5, 1e-4);
+      const std::vector<float> dpred = random_floats(n, 20 + k);
+      std::copy(dpred.begin(), dpred.end(), dpred_all.begin() + k * S);
+      cpus[k]->zero_grad();
+      cpus[k]->backward(batches[k], dpred.data());
+    }
+    cuda::DeviceBuffer<float> dpred_gpu(dpred_all);
+    gpu.zero_grad();
+    gpu.backward(dpred_gpu.data());
+    for (int k = 0; k < K; ++k) {
+      const std::vector<float> ref(cpus[k]->grads().begin(), cpus[k]->grads().end());
+      expect_grads_close(fmt::format("{} model {}", name, k), c, gpu.download_gradients(k), ref);
+    }
+  }
+}
+
+TEST_CASE("100 training steps on the GPU track the CPU's loss curve, and its evaluation agrees") {
+  const fs::path dir = fresh("curve");
+  for (const char* pe : {"nope", "alibi"}) {
+    CAPTURE(pe);
+    TrainSpec spec;
+    spec.task = "sum";
+    spec.pe = pe;
+    spec.reparam = "sqrt";
+    spec.l_train = 8;
+    spec.l_test = 14;
+    spec.steps = 100;
+    spec.optimizer.warmup_steps = 20;
+    spec.eval_samples = 64;
+    RunOptions cpu_run, gpu_run;
+    cpu_run.out = dir / (std::string(pe) + "-cpu");
+    cpu_run.device = "cpu";
+    gpu_run.out = dir / (std::string(pe) + "-gpu");
+    gpu_run.device = "cuda";
+    REQUIRE(run_train(spec, cpu_run) == kExitOk);
+    REQUIRE(run_train(spec, gpu_run) == kExitOk);
+    CHECK(read_manifest(cpu_run.out)["device"] == "cpu");
+    CHECK(read_manifest(gpu_run.out)["device"].get<std::string>().rfind("cuda:0 (", 0) == 0);
+
+    const std::vector<StepLog> cpu_log = read_loss_csv(cpu_run.out);
+    const std::vector<StepLog> gpu_log = read_loss_csv(gpu_run.out);
+    const CurveGap gap = curve_gap(gpu_log, cpu_log);
+    std::printf(
+        "  %s: loss GPU vs CPU, steps 1..5 within %.2e relative; 10-step means within "
+        "%.2e (loss %.4g at step 1, %.4g at step 100)\n",
+        pe, gap.first, gap.windows, cpu_log.front().loss, cpu_log.back().loss);
+    CHECK(gap.first < 1e-5);
+    CHECK(gap.windows < 0.15);
+
+    // The GPU's evaluation of its trained model against the CPU's evaluation of the same weights.
+    const ResolvedSpec resolved = resolve(spec);
+    Transformer<float> trained(resolved.model);
+    load_checkpoint(gpu_run.out / "model.safetensors", trained);
+    const std::vector<LengthResult> cpu_res = evaluate(
+        trained, resolved.task, resolved.reparam, spec.l_test, spec.eval_samples, spec.eval_seed);
+    const std::vector<LengthResult> gpu_res = load_results(gpu_run.out);
+    REQUIRE(cpu_res.size() == gpu_res.size());
+    double worst_mse = 0;
+    for (size_t i = 0; i < cpu_res.size(); ++i) {
+      CHECK(cpu_res[i].n_sequences == gpu_res[i].n_sequences);
+      CHECK(cpu_res[i].mean_target == doctest::Approx(gpu_res[i].mean_target).epsilon(1e-9));
+      worst_mse = std::max(
+          worst_mse, std::abs(cpu_res[i].mse - gpu_res[i].mse) / (1e-9 + std::abs(cpu_res[i].mse)));
+    }
+    std::printf(
+        "  %s: test mse of the same weights, GPU vs CPU evaluation, lengths 1..14: "
+        "within %.2e relative\n",
+        pe, worst_mse);
+    CHECK(worst_mse < 1e-3);
+  }
+}
+
+TEST_CASE(
+    "a group of runs on the GPU trains each run as it trains alone, and divergence stays local") {
+  const fs::path dir = fresh("group");
+  std::vector<TrainSpec> specs(4);
+  specs[0].task = "length";
+  specs[0].l_train = 6;
+  specs[1].task = "sum";
+  specs[1].reparam = "sqrt";
+  specs[1].seed = 2;
+  specs[2].task = "mean-uniform";
+  specs[2].l_train = 12;
+  specs[2].optimizer.lr = 5e-4;
+  specs[2].seed = 3;
+  specs[3].task = "length";  // diverges: a huge learning rate, no clipping
+  specs[3].optimizer.lr = 1e30;
+  specs[3].optimizer.clip_norm = 0;
+  std::vector<GpuJob> group;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    specs[i].steps = 60;
+    specs[i].optimizer.warmup_steps = 10;
+    specs[i].l_test = 16;
+    specs[i].eval_samples = 32;
+    GpuJob j{specs[i], {}};
+    j.options.out = dir / fmt::format("together-{}", i);
+    group.push_back(j);
+  }
+  const std::vector<int> codes = run_train_gpu_group(group);
+  REQUIRE(codes.size() == specs.size());
+  CHECK(codes[3] == kExitDiverged);
+  CHECK(read_manifest(group[3].options.out)["status"] == "diverged");
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(codes[i] == kExitOk);
+    GpuJob alone = group[i];
+    alone.options.out = dir / fmt::format("alone-{}", i);
+    REQUIRE(run_train_gpu_group({alone}) == std::vector<int>{kExitOk});
+    CHECK(read_manifest(group[i].options.out)["models_trained_together"] == 4);
+    // Together, a model's batch is padded to the group's largest, so cuBLAS sees other sizes
+    // and may add in another order: equal up to rounding, amplified by training.
+    const CurveGap gap =
+        curve_gap(read_loss_csv(group[i].options.out), read_loss_csv(alone.options.out));
+    std::printf(
+        "  run %d (%s): loss together vs alone, steps 1..5 within %.2e relative; 10-step "
+        "means within %.2e\n",
+        i, specs[i].task.c_str(), gap.first, gap.windows);
+    CHECK(gap.first < 1e-5);
+    CHECK(gap.windows < 0.05);
+    const std::vector<LengthResult> a = load_results(group[i].options.out);
+    const std::vector<LengthResult> b = load_results(alone.options.out);
+    REQUIRE(a.size() == b.size());
+    double worst_mse = 0;
+    for (size_t l = 0; l < a.size(); ++l)
+      worst_mse = std::max(worst_mse, std::abs(a[l].mse - b[l].mse) / std::abs(b[l].mse));
+    std::printf("  run %d: test mse together vs alone within %.2e relative\n", i, worst_mse);
+    CHECK(worst_mse < 0.2);
+  }
+}
+
+}  // namespace lenlab::test
