@@ -1,0 +1,35 @@
+#pragma once
+// Device helpers shared by the CUDA backend's kernels (included by the .cu files only).
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+namespace lenlab::cuda::detail {
+
+inline constexpr int kThreads = 256;  // threads per block of the elementwise and row kernels
+
+// Blocks for n items at `threads` per block, capped (the kernels loop grid-stride past the cap).
+inline int blocks_for(size_t n, int threads = kThreads) {
+  const size_t b = (n + threads - 1) / threads;
+  return static_cast<int>(b == 0 ? 1 : (b < 65535 * 16 ? b : 65535 * 16));
+}
+
+// Sums / maxima over the 32 lanes of a warp; every lane gets the result. All lanes must call.
+__device__ inline float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ inline float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// The index of this thread in a 1-D grid, and the grid's size (for grid-stride loops).
+__device__ inline size_t global_thread() {
+  return blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+}
+__device__ inline size_t grid_threads() {
+  return static_cast<size_t>(gridDim.x) * blockDim.x;
+}
+
+}  // namespace lenlab::cuda::detail
