@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 #include <ostream>
 #include <thread>
@@ -129,8 +130,8 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   train->footer(
       "Example:\n  lenlab train --task length --pe nope --reparam invsqrt --l-train 10 --l-test 50 "
       "--steps 2000 --seed 1 --out runs/x\n"
-      "Exit status: 0 done, 2 bad input (nothing written), 3 training diverged (recorded in the "
-      "manifest).");
+      "Exit status: 0 done, 1 the machine failed (e.g. a GPU error), 2 bad input (nothing "
+      "written), 3 training diverged (recorded in the manifest).");
 
   ExperimentOptions exp;
   exp.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -206,6 +207,9 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   } catch (const UsageError& e) {
     err << "lenlab: error: " << e.what() << "\n";
     return kExitUsage;
+  } catch (const std::exception& e) {  // e.g. cuda::CudaError: the input was fine, the machine not
+    err << "lenlab: error: " << e.what() << "\n";
+    return kExitFailure;
   }
 }
 

@@ -15,7 +15,8 @@
 
 namespace lenlab {
 
-enum ExitCode : int { kExitOk = 0, kExitUsage = 2, kExitDiverged = 3 };
+// 1: the machine failed (a GPU error, say) although the input was fine.
+enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitDiverged = 3 };
 
 struct RunOptions {
   std::filesystem::path out;

@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <set>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -16,6 +18,7 @@
 #include "core/error.hpp"
 #include "lab/experiment.hpp"
 #include "lab/experiment_config.hpp"
+#include "lab/gpu_runs.hpp"
 #include "lab/run_record.hpp"
 #include "test_support.hpp"
 
@@ -93,6 +96,41 @@ TEST_CASE("the built-in paper config has every figure of the paper") {
   CHECK(c.find("4b")->line_spec(2, 1).reparam == "log");
   CHECK(c.find("4b")->line_spec(2, 1).reparam_shift == 1.0);
   CHECK(c.find("3a")->line_spec(3, 1).l_train == 20);
+}
+
+TEST_CASE("on the GPU, runs train together exactly when they share a model shape") {
+  // What may differ inside a group: everything a model of fixed shape can be trained on.
+  TrainSpec a;
+  TrainSpec b = a;
+  b.task = "sum";
+  b.reparam = "invsqrt";
+  b.reparam_shift = 1;
+  b.l_train = 20;
+  b.l_test = 80;  // NoPE has no position table
+  b.seed = 9;
+  b.optimizer.lr = 3e-4;
+  b.eval_samples = 100;
+  CHECK(gpu_group_key(a) == gpu_group_key(b));
+  // What may not: the parameter layout or the lockstep schedule.
+  for (auto change : std::vector<std::function<void(TrainSpec&)>>{
+           [](TrainSpec& s) { s.pe = "rope"; }, [](TrainSpec& s) { s.d_model = 32; },
+           [](TrainSpec& s) { s.n_layer = 3; }, [](TrainSpec& s) { s.n_head = 2; },
+           [](TrainSpec& s) { s.d_ff = 128; }, [](TrainSpec& s) { s.steps = 10; },
+           [](TrainSpec& s) { s.batch_size = 32; }}) {
+    TrainSpec c = a;
+    change(c);
+    CHECK(gpu_group_key(c) != gpu_group_key(a));
+  }
+  // A learned table has l_test + 2 rows: other l_test, other layout.
+  TrainSpec l1 = a, l2 = a;
+  l1.pe = l2.pe = "learned";
+  l2.l_test = 60;
+  CHECK(gpu_group_key(l1) != gpu_group_key(l2));
+  // The paper's reproduction: one group per positional encoding.
+  const ExperimentConfig config = parse_experiment_config(paper_config_text(), "paper");
+  std::set<std::string> keys;
+  for (const PlannedRun& r : plan_runs(config, {}, {1, 2, 3})) keys.insert(gpu_group_key(r.spec));
+  CHECK(keys.size() == 4);
 }
 
 TEST_CASE("experiment config: mistakes are named") {
