@@ -5,12 +5,14 @@
 //   usage: lenlab_cuda_bench [steps per K (default 300)] [--no-reproduce]
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/text_file.hpp"
 #include "lab/experiment.hpp"
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
     o.config_text = paper_config_text();
     o.config_source = "configs/paper.toml (built in)";
     o.device = "cuda";
+    o.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));  // as the CLI
     o.log = &std::cerr;
     const auto start = std::chrono::steady_clock::now();
     const int rc = run_experiment(o);

@@ -102,7 +102,8 @@ void add_experiment_options(CLI::App& cmd, ExperimentOptions& o, std::string& fi
   cmd.add_option("--figures", figures, "Comma-separated figure names (default: all in the config)");
   add_setting(cmd, "--seeds", o.n_seeds, "Seeds 1..N for every line (default: the config's seeds)");
   add_setting(cmd, "--jobs", o.jobs,
-              "Runs trained side by side on the CPU (default: one per core)");
+              "Runs trained side by side on the CPU, or groups of runs on the GPU (default: one "
+              "per core)");
   add_device_option(cmd, o.device);
   cmd.add_option("--emit-slurm", o.emit_slurm,
                  "Write a SLURM job-array script into this folder instead of training (one array "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -58,6 +59,9 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
       }
       items[it->second].push_back(run);
     }
+    // The largest groups first: with several workers, the longest work starts at once.
+    std::stable_sort(items.begin(), items.end(),
+                     [](const auto& a, const auto& b) { return a.size() > b.size(); });
   } else {
     for (const PlannedRun* run : todo) items.push_back({run});
   }
@@ -99,8 +103,8 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
       }
     }
   };
-  const int jobs =
-      device.cuda ? 1 : std::max(1, std::min<int>(options.jobs, static_cast<int>(todo.size())));
+  // On the GPU, each worker trains one group at a time on its own stream, so groups overlap.
+  const int jobs = std::max(1, std::min<int>(options.jobs, static_cast<int>(items.size())));
   // Sweep runs use one thread each (threads = 1 in configs/paper.toml): set Eigen's process-wide
   // count once here, so that run_train finds it set and never writes it from several threads.
   Eigen::setNbThreads(1);
@@ -110,8 +114,9 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
   std::optional<Progress> bar;
   if (options.log && !todo.empty()) {
     if (device.cuda)
-      *options.log << fmt::format("{} runs to train on {} in {} group(s); {} already on disk\n",
-                                  todo.size(), device.label, items.size(), outcome.skipped);
+      *options.log << fmt::format(
+          "{} runs to train on {} in {} group(s), {} at a time; {} already on disk\n", todo.size(),
+          device.label, items.size(), jobs, outcome.skipped);
     else
       *options.log << fmt::format("{} runs to train on {} worker(s); {} already on disk\n",
                                   todo.size(), jobs, outcome.skipped);

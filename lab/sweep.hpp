@@ -5,7 +5,7 @@
 // so a killed sweep resumes where it stopped; results are identical to an uninterrupted sweep
 // because every run is deterministic in its settings.
 // On the GPU, the runs that share a model shape (lab/gpu_runs.hpp) train together, up to
-// kMaxModelsPerGroup at a time.
+// kMaxModelsPerGroup in one group, and `jobs` groups train at once, each on its own stream.
 #include <filesystem>
 #include <iosfwd>
 #include <string>
@@ -16,7 +16,7 @@
 namespace lenlab {
 
 struct SweepOptions {
-  int jobs = 1;                 // worker threads (CPU); the GPU trains one group at a time
+  int jobs = 1;                 // worker threads: runs (CPU) or groups of runs (GPU) at a time
   std::string device = "auto";  // --device (lab/device.hpp)
   std::ostream* log = nullptr;  // one overall progress bar with ETA; null = silent
   bool log_is_tty = false;

@@ -9,6 +9,8 @@ cublasHandle_t blas_handle() {
   thread_local cublasHandle_t handle = [] {
     cublasHandle_t h = nullptr;
     LENLAB_CUBLAS_CHECK(cublasCreate(&h));
+    // The thread's own default stream, where its kernels go (CUDA_API_PER_THREAD_DEFAULT_STREAM).
+    LENLAB_CUBLAS_CHECK(cublasSetStream(h, cudaStreamPerThread));
     return h;
   }();
   return handle;

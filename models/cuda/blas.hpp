@@ -1,5 +1,6 @@
 #pragma once
-// The cuBLAS handle of the calling thread (created on first use, checked, on the default stream).
+// The cuBLAS handle of the calling thread: created on first use, checked, and bound to the
+// thread's default stream like every kernel launch.
 #include <cublas_v2.h>
 
 namespace lenlab::cuda {

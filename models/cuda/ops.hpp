@@ -20,7 +20,7 @@
 // outputs (dinp, dw, db, ...), so callers zero them first; none assigns.
 //
 // All pointers are device pointers unless a comment says otherwise. Every launch is checked
-// (models/cuda/check.hpp); all work goes to the default stream, in order.
+// (models/cuda/check.hpp); all work goes to the calling thread's default stream, in order.
 #include <cstddef>
 #include <cstdint>
 
