@@ -27,9 +27,10 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// Rows (tokens, over all models) per evaluation forward: bounds activation memory (~6 KB per row
-// and layer at the default sizes) while keeping the GPU busy.
-constexpr size_t kEvalRowBudget = size_t{1} << 19;
+// Rows (tokens, over all models) per evaluation forward: bounds activation memory while keeping
+// the GPU busy. At the default sizes a row holds ~6 KB per layer, plus the attention
+// probabilities (n_head·L floats per layer): about 3.5 GB per group at l_test 50.
+constexpr size_t kEvalRowBudget = size_t{1} << 18;
 
 // Training state shared by the group: AdamW's moments and the per-step buffers.
 struct GroupOptimizer {
