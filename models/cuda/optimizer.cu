@@ -6,10 +6,7 @@
 
 namespace lenlab::cuda {
 
-using detail::blocks_for;
-using detail::global_thread;
-using detail::grid_threads;
-using detail::kThreads;
+using namespace detail;  // kernel_util.cuh
 
 namespace {
 
