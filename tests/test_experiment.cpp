@@ -8,10 +8,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
-#include <set>
 #include <fstream>
+#include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <thread>
 
