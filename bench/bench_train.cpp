@@ -13,8 +13,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "lab/train_spec.hpp"
-#include "lab/trainer.hpp"
+#include "train/train_spec.hpp"
+#include "train/trainer.hpp"
 #include "models/transformer.hpp"
 #include "tasks/task.hpp"
 

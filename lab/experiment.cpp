@@ -11,7 +11,7 @@
 #include "core/text_file.hpp"
 #include "lab/device.hpp"
 #include "lab/report.hpp"
-#include "lab/run_record.hpp"
+#include "results/run_record.hpp"
 #include "lab/run_train.hpp"
 #include "lab/sweep.hpp"
 #include "lab/theory_overlay.hpp"

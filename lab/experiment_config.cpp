@@ -42,44 +42,7 @@ TrainSpec settings_from_table(const toml::table& table, const TrainSpec& base,
   return spec_from_json(j, base, where(source, table, name));
 }
 
-std::string sanitize(const std::string& s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return out;
-}
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ULL;
-  return h;
-}
-
 }  // namespace
-
-TrainSpec FigureSpec::line_spec(size_t line, uint64_t seed) const {
-  Json j = Json::object();
-  j[vary] = values.at(line);
-  TrainSpec spec = spec_from_json(j, base, "figure " + name);
-  spec.seed = seed;
-  return spec;
-}
-
-std::string FigureSpec::line_label(size_t line) const {
-  const Json& v = values.at(line);
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-const FigureSpec* ExperimentConfig::find(const std::string& name) const {
-  for (const FigureSpec& f : figures)
-    if (f.name == name) return &f;
-  return nullptr;
-}
-
-std::vector<std::string> ExperimentConfig::figure_names() const {
-  std::vector<std::string> names;
-  for (const FigureSpec& f : figures) names.push_back(f.name);
-  return names;
-}
 
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source) {
   toml::table root;
@@ -149,11 +112,6 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
 
 ExperimentConfig load_experiment_config(const std::string& path) {
   return parse_experiment_config(read_text_file(path), path);
-}
-
-std::string run_id(const TrainSpec& s) {
-  return fmt::format("{}-{}-{}-L{}-s{}-{:016x}", s.task, s.pe, sanitize(s.reparam), s.l_train,
-                     s.seed, fnv1a(canonical_spec_text(s)));
 }
 
 std::vector<PlannedRun> plan_runs(const ExperimentConfig& config,

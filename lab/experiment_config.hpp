@@ -13,27 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "lab/train_spec.hpp"
+#include "results/figure_spec.hpp"
+#include "train/train_spec.hpp"
 
 namespace lenlab {
-
-struct FigureSpec {
-  std::string name;  // the table's key, e.g. "1a"
-  std::string title;
-  std::string vary;                            // a setting key
-  std::vector<nlohmann::ordered_json> values;  // one per line, in the order given
-  TrainSpec base;                              // [defaults] with the figure's own settings applied
-  // The settings of line i (base with vary = values[i]) for a seed.
-  TrainSpec line_spec(size_t line, uint64_t seed) const;
-  std::string line_label(size_t line) const;  // the value as text, e.g. "rope" or "15"
-};
-
-struct ExperimentConfig {
-  std::vector<uint64_t> seeds;
-  std::vector<FigureSpec> figures;  // sorted by name
-  const FigureSpec* find(const std::string& name) const;
-  std::vector<std::string> figure_names() const;
-};
 
 // Parses TOML text; every mistake (syntax, unknown key, wrong type, unknown figure field, a vary
 // key that is not a setting, an empty values list) is a UsageError naming `source` and the key.
@@ -46,7 +29,6 @@ struct PlannedRun {
   std::string id;
   TrainSpec spec;
 };
-std::string run_id(const TrainSpec& spec);
 
 // The runs of the selected figures (all when `figures` is empty) and seeds, without duplicates,
 // in a deterministic order. Unknown figure names are a UsageError listing the valid ones.

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "lab/run_record.hpp"
+#include "results/run_record.hpp"
 #include "plots/figure_data.hpp"
 #include "theory/power_law.hpp"
 

@@ -10,8 +10,8 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
-#include "lab/checkpoint.hpp"
-#include "lab/run_record.hpp"
+#include "models/checkpoint.hpp"
+#include "results/run_record.hpp"
 #include "theory/power_law.hpp"
 
 namespace lenlab {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "lab/evaluate.hpp"
+#include "train/evaluate.hpp"
 #include "lab/run_train.hpp"
-#include "lab/trainer.hpp"
+#include "train/trainer.hpp"
 
 namespace lenlab {
 

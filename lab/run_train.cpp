@@ -10,10 +10,10 @@
 
 #include "core/progress.hpp"
 #include "lab/device.hpp"
-#include "lab/evaluate.hpp"
+#include "train/evaluate.hpp"
 #include "lab/gpu_runs.hpp"
 #include "lab/run_folder.hpp"
-#include "lab/trainer.hpp"
+#include "train/trainer.hpp"
 
 namespace lenlab {
 

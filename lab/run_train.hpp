@@ -2,7 +2,7 @@
 // One run, end to end, into an output folder:
 //   manifest.json      every setting (defaults included), seed, git revision, timings, status
 //   loss.csv           step, lr, train loss (on f(y)), gradient norm before clipping
-//   results.csv        one row per test length 1..l_test (see lab/evaluate.hpp for the columns)
+//   results.csv        one row per test length 1..l_test (see train/evaluate.hpp for the columns)
 //   model.safetensors  the trained weights
 // The manifest is written first with status "running" and last with "completed" (or "diverged"),
 // each time atomically, so a folder whose manifest says "completed" holds a whole run.
@@ -11,7 +11,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "lab/train_spec.hpp"
+#include "train/train_spec.hpp"
 
 namespace lenlab {
 

@@ -16,7 +16,7 @@
 #include "core/progress.hpp"
 #include "lab/device.hpp"
 #include "lab/gpu_runs.hpp"
-#include "lab/run_record.hpp"
+#include "results/run_record.hpp"
 #include "lab/run_train.hpp"
 
 namespace lenlab {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "lab/experiment_config.hpp"
-#include "lab/run_record.hpp"
+#include "results/figure_spec.hpp"
+#include "results/run_record.hpp"
 
 namespace lenlab {
 

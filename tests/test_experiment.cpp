@@ -19,7 +19,7 @@
 #include "lab/experiment.hpp"
 #include "lab/experiment_config.hpp"
 #include "lab/gpu_runs.hpp"
-#include "lab/run_record.hpp"
+#include "results/run_record.hpp"
 #include "test_support.hpp"
 
 using namespace lenlab;

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "lab/checkpoint.hpp"
+#include "models/checkpoint.hpp"
 #include "lab/cli.hpp"
 #include "lab/device.hpp"
-#include "lab/evaluate.hpp"
-#include "lab/train_spec.hpp"
+#include "train/evaluate.hpp"
+#include "train/train_spec.hpp"
 #include "models/optimizer.hpp"
 #include "models/safetensors.hpp"
 #include "models/transformer.hpp"

@@ -20,7 +20,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "lab/run_record.hpp"
+#include "results/run_record.hpp"
 #include "lab/theory_command.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "lab/run_record.hpp"
+#include "results/run_record.hpp"
 
 namespace lenlab {
 namespace fs = std::filesystem;

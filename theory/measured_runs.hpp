@@ -26,7 +26,7 @@ struct MeasuredErrors {
   std::vector<int> n_runs;       // how many runs report that length
 };
 
-// Searches dir and every folder below it for run folders (lab/run_record.hpp) with status
+// Searches dir and every folder below it for run folders (results/run_record.hpp) with status
 // "completed" and matching settings, and averages their results' mse per length. A manifest.json
 // that is not a readable lenlab manifest is skipped and counted in n_unreadable. Throws
 // UsageError when dir is not a folder, or a matching run's results.csv is missing or malformed

@@ -4,7 +4,7 @@
 #include <functional>
 #include <vector>
 
-#include "lab/train_spec.hpp"
+#include "train/train_spec.hpp"
 #include "models/transformer.hpp"
 
 namespace lenlab {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "lab/evaluate.hpp"
-#include "lab/train_spec.hpp"
+#include "train/evaluate.hpp"
+#include "train/train_spec.hpp"
 
 namespace lenlab {
 

@@ -1,4 +1,4 @@
-#include "lab/evaluate.hpp"
+#include "train/evaluate.hpp"
 
 #include <algorithm>
 #include <cmath>

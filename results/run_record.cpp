@@ -1,4 +1,4 @@
-#include "lab/run_record.hpp"
+#include "results/run_record.hpp"
 
 #include <fmt/format.h>
 

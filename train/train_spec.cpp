@@ -1,4 +1,4 @@
-#include "lab/train_spec.hpp"
+#include "train/train_spec.hpp"
 
 #include <fmt/format.h>
 

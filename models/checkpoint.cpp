@@ -1,4 +1,4 @@
-#include "lab/checkpoint.hpp"
+#include "models/checkpoint.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

@@ -1,4 +1,4 @@
-#include "lab/trainer.hpp"
+#include "train/trainer.hpp"
 
 #include <chrono>
 #include <cmath>

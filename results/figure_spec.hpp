@@ -1,0 +1,36 @@
+#pragma once
+// The figures of an experiment, as its config defines them (lab/experiment_config.hpp parses the
+// TOML): which setting each figure varies, its lines, and the settings of every line. plots/ and
+// lab/ both read these, so they live below both.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "train/train_spec.hpp"
+
+namespace lenlab {
+
+struct FigureSpec {
+  std::string name;  // the table's key, e.g. "1a"
+  std::string title;
+  std::string vary;                            // a setting key
+  std::vector<nlohmann::ordered_json> values;  // one per line, in the order given
+  TrainSpec base;                              // [defaults] with the figure's own settings applied
+  // The settings of line i (base with vary = values[i]) for a seed.
+  TrainSpec line_spec(size_t line, uint64_t seed) const;
+  std::string line_label(size_t line) const;  // the value as text, e.g. "rope" or "15"
+};
+
+struct ExperimentConfig {
+  std::vector<uint64_t> seeds;
+  std::vector<FigureSpec> figures;  // sorted by name
+  const FigureSpec* find(const std::string& name) const;
+  std::vector<std::string> figure_names() const;
+};
+
+// A run's stable id: a readable prefix (task, pe, reparam, l_train, seed) and a hash of every
+// setting, so the same run shared by two figures is trained once and found again on disk.
+std::string run_id(const TrainSpec& spec);
+
+}  // namespace lenlab
