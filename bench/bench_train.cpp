@@ -15,7 +15,8 @@
 
 #include "train/train_spec.hpp"
 #include "train/trainer.hpp"
-#include "models/transformer.hpp"
+#include "models/backend.hpp"
+#include "models/model.hpp"
 #include "tasks/task.hpp"
 
 using namespace lenlab;
@@ -80,7 +81,7 @@ int main(int argc, char** argv) {
   double best_seconds = 1e30;
   for (int pass = 0; pass < 3; ++pass) {
     model.init(spec.seed);
-    best_seconds = std::min(best_seconds, train(model, spec, resolved).seconds);
+    best_seconds = std::min(best_seconds, train(model, {{&spec, &resolved}})[0].seconds);
   }
   const double train_gflops = flops / best_seconds * 1e-9;
   const double peak = gemm_gflops(512);

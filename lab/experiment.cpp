@@ -11,11 +11,11 @@
 #include "core/text_file.hpp"
 #include "lab/device.hpp"
 #include "lab/report.hpp"
-#include "results/run_record.hpp"
 #include "lab/run_train.hpp"
 #include "lab/sweep.hpp"
 #include "lab/theory_overlay.hpp"
 #include "plots/figure_data.hpp"
+#include "results/run_record.hpp"
 
 namespace lenlab {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "results/run_record.hpp"
 #include "plots/figure_data.hpp"
+#include "results/run_record.hpp"
 #include "theory/power_law.hpp"
 
 namespace lenlab {

@@ -44,7 +44,7 @@ std::string inverse_kind(const Reparam& r) {
 
 RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const RunOptions& options,
                      const std::string& device, size_t n_parameters)
-    : spec_(spec), options_(options), start_(now_seconds()) {
+    : spec_(spec), model_(resolved.model), options_(options), start_(now_seconds()) {
   const fs::path manifest_path = options.out / "manifest.json";
   if (options.out.empty()) throw UsageError("--out is required: the folder to write the run into");
   if (!options.overwrite && fs::exists(manifest_path))
@@ -95,12 +95,12 @@ void RunFolder::write_diverged(const TrainOutcome& outcome) {
 
 void RunFolder::write_completed(const TrainOutcome& outcome,
                                 const std::vector<LengthResult>& results, double eval_seconds,
-                                const Transformer<float>& model) {
+                                const std::vector<float>& params) {
   write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log));
   write_file_atomic(options_.out / "results.csv", results_csv_text(results));
   const std::map<std::string, std::string> meta = {
       {"format", "lenlab"}, {"config", to_json(spec_).dump()}, {"git_revision", git_revision()}};
-  save_checkpoint(options_.out / "model.safetensors", model, meta);
+  save_checkpoint(options_.out / "model.safetensors", model_, params.data(), meta);
 
   double in_range = 0, beyond = 0;
   std::vector<int> lengths;

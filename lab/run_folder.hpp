@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "train/evaluate.hpp"
 #include "lab/run_train.hpp"
+#include "train/evaluate.hpp"
 #include "train/trainer.hpp"
 
 namespace lenlab {
@@ -28,11 +28,12 @@ class RunFolder {
   // A finished run: loss.csv, results.csv, model.safetensors, the "completed" manifest, and the
   // summary line on options.log.
   void write_completed(const TrainOutcome& outcome, const std::vector<LengthResult>& results,
-                       double eval_seconds, const Transformer<float>& model);
+                       double eval_seconds, const std::vector<float>& params);
 
  private:
   double wall_seconds() const;
   TrainSpec spec_;
+  ModelConfig model_;
   RunOptions options_;
   nlohmann::ordered_json manifest_;
   double start_ = 0;  // steady clock, seconds

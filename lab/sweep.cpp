@@ -16,8 +16,8 @@
 #include "core/progress.hpp"
 #include "lab/device.hpp"
 #include "lab/gpu_runs.hpp"
-#include "results/run_record.hpp"
 #include "lab/run_train.hpp"
+#include "results/run_record.hpp"
 
 namespace lenlab {
 

@@ -6,15 +6,16 @@
 #include <map>
 #include <string>
 
-#include "models/transformer.hpp"
+#include "models/config.hpp"
 
 namespace lenlab {
 
-void save_checkpoint(const std::filesystem::path& path, const Transformer<float>& model,
-                     const std::map<std::string, std::string>& metadata);
+// params [parameter_count(config)]: one model's flat parameter buffer, on the host.
+void save_checkpoint(const std::filesystem::path& path, const ModelConfig& config,
+                     const float* params, const std::map<std::string, std::string>& metadata);
 
-// Fills `model`'s parameters from `path`; every tensor must be present with the model's shape
-// (a UsageError names the first mismatch).
-void load_checkpoint(const std::filesystem::path& path, Transformer<float>& model);
+// Fills params [parameter_count(config)] from `path`; every tensor must be present with the
+// config's shape (a UsageError names the first mismatch).
+void load_checkpoint(const std::filesystem::path& path, const ModelConfig& config, float* params);
 
 }  // namespace lenlab

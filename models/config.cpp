@@ -53,6 +53,9 @@ void ModelConfig::validate() const {
                     d_model, n_head, head_dim()));
   if (pe == PositionalEncoding::kLearned && max_positions <= 0)
     throw UsageError(fmt::format("learned positions need a table size > 0, got {}", max_positions));
+  positive("the vocabulary size", vocab_size);
+  if (!scalar_head && !token_head)
+    throw UsageError("a model needs a head: the scalar head, the token head or both");
   if (!(rope_base > 1.0)) throw UsageError(fmt::format("rope base must be > 1, got {}", rope_base));
 }
 

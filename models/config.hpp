@@ -26,10 +26,16 @@ struct ModelConfig {
   // ever see; only used (and required > 0) for kLearned. Sized for l_test at training time.
   int max_positions = 0;
   double rope_base = 10000.0;
+  // The vocabulary (rows of the token embedding, columns of the token head): the task's.
+  int vocab_size = 4;
+  // Which heads the model has (models/heads.hpp): the scalar regression head, the token head
+  // (vocabulary-sized logits), or both. A head's parameters exist only when it does.
+  bool scalar_head = true;
+  bool token_head = false;
 
   int head_dim() const { return d_model / n_head; }
   // Throws UsageError naming the bad value: non-positive sizes, d_model not divisible by n_head,
-  // odd head_dim with RoPE (it rotates pairs), learned PE without a table size.
+  // odd head_dim with RoPE (it rotates pairs), learned PE without a table size, no head.
   void validate() const;
 };
 

@@ -38,39 +38,18 @@ double scheduled_lr(const OptimizerConfig& oc, int step, int total_steps) {
   return oc.lr * (oc.min_lr_ratio + (1.0 - oc.min_lr_ratio) * cosine);
 }
 
-template <class T>
-double clip_grad_norm(T* grads, size_t n, double max_norm) {
-  Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>> g(grads, static_cast<Eigen::Index>(n));
-  // Eigen's vectorised reduction sums in 16 independent lanes, so a float sum over ~10⁵ squares
-  // keeps ~1e-6 relative accuracy: plenty for a clipping threshold.
-  const double norm = std::sqrt(static_cast<double>(g.square().sum()));
-  if (max_norm > 0 && norm > max_norm) g *= static_cast<T>(max_norm / (norm + 1e-6));
-  return norm;
-}
-
-template <class T>
-AdamW<T>::AdamW(const OptimizerConfig& oc, const ModelConfig& model)
-    : oc_(oc),
-      decay_mask_(weight_decay_mask<T>(model)),
-      m_(Eigen::Array<T, Eigen::Dynamic, 1>::Zero(decay_mask_.size())),
-      v_(Eigen::Array<T, Eigen::Dynamic, 1>::Zero(decay_mask_.size())) {}
-
-template <class T>
-void AdamW<T>::step(T* params, const T* grads, double lr) {
-  ++t_;
-  const T b1 = static_cast<T>(oc_.beta1), b2 = static_cast<T>(oc_.beta2);
-  const T c1 = static_cast<T>(1.0 / (1.0 - std::pow(oc_.beta1, t_)));
-  const T c2 = static_cast<T>(1.0 / (1.0 - std::pow(oc_.beta2, t_)));
-  const T lr_t = static_cast<T>(lr), eps = static_cast<T>(oc_.eps);
-  using Array = Eigen::Array<T, Eigen::Dynamic, 1>;
-  const Eigen::Index n = decay_mask_.size();
-  Eigen::Map<Array> p(params, n), m(m_.data(), n), v(v_.data(), n);
-  Eigen::Map<const Array> g(grads, n);
-  // Decoupled weight decay first (p ← p − lr·λ·p on matrices), then the Adam step.
-  if (oc_.weight_decay > 0) p -= static_cast<T>(lr * oc_.weight_decay) * p * decay_mask_;
-  m = b1 * m + (T(1) - b1) * g;
-  v = b2 * v + (T(1) - b2) * g.square();
-  p -= lr_t * (m * c1) / ((v * c2).sqrt() + eps);
+ops::AdamWStep adamw_settings(const OptimizerConfig& oc, double lr, int step) {
+  const int t = step + 1;  // Adam counts steps from 1 for the bias correction
+  ops::AdamWStep s;
+  s.lr = lr;
+  s.beta1 = oc.beta1;
+  s.beta2 = oc.beta2;
+  s.eps = oc.eps;
+  s.decay = oc.weight_decay > 0 ? lr * oc.weight_decay : 0.0;
+  s.c1 = 1.0 / (1.0 - std::pow(oc.beta1, t));
+  s.c2 = 1.0 / (1.0 - std::pow(oc.beta2, t));
+  s.clip_norm = oc.clip_norm;
+  return s;
 }
 
 template <class T>
@@ -85,10 +64,5 @@ Eigen::Array<T, Eigen::Dynamic, 1> weight_decay_mask(const ModelConfig& c) {
 
 template Eigen::Array<float, Eigen::Dynamic, 1> weight_decay_mask<float>(const ModelConfig&);
 template Eigen::Array<double, Eigen::Dynamic, 1> weight_decay_mask<double>(const ModelConfig&);
-
-template double clip_grad_norm<float>(float*, size_t, double);
-template double clip_grad_norm<double>(double*, size_t, double);
-template class AdamW<float>;
-template class AdamW<double>;
 
 }  // namespace lenlab

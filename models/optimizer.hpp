@@ -1,11 +1,13 @@
 #pragma once
-// AdamW (Loshchilov & Hutter) over the flat parameter buffer, the learning-rate schedule (linear
-// warm-up, then cosine decay to a floor) and gradient clipping by global norm.
+// AdamW (Loshchilov & Hutter) settings, the learning-rate schedule (linear warm-up, then cosine
+// decay to a floor) and clipping by global norm; the update itself is a backend operation
+// (ops::adamw_step) over the flat parameter buffer.
 #include <Eigen/Core>
 #include <cstddef>
 #include <vector>
 
 #include "models/config.hpp"
+#include "models/ops/args.hpp"
 
 namespace lenlab {
 
@@ -25,32 +27,12 @@ struct OptimizerConfig {
 // lr·(min + (1 − min)·(1 + cos(π·progress))/2) with progress going 0 → 1 over the rest.
 double scheduled_lr(const OptimizerConfig& oc, int step, int total_steps);
 
-// Scales grads [n] so their global L2 norm is at most max_norm; returns the norm before
-// clipping. (Pass 64-byte-aligned storage, cpu::Buffer, for run-to-run bit-identical results.)
-template <class T>
-double clip_grad_norm(T* grads, size_t n, double max_norm);
-
-template <class T>
-class AdamW {
- public:
-  AdamW(const OptimizerConfig& oc, const ModelConfig& model);
-  // One update with learning rate lr; t counts steps from 1 for the bias correction.
-  // params and grads [n_params], in the layout of the model the optimizer was made for.
-  void step(T* params, const T* grads, double lr);
-  int steps_taken() const { return t_; }
-
- private:
-  OptimizerConfig oc_;
-  Eigen::Array<T, Eigen::Dynamic, 1> decay_mask_;  // [n_params] 1 where weight decay applies
-  Eigen::Array<T, Eigen::Dynamic, 1> m_, v_;       // first and second moments, parameter layout
-  int t_ = 0;
-};
+// One model's AdamW settings for step `step` (0-based) at learning rate lr: what
+// ops::adamw_step (models/cpu/optimizer.hpp, models/cuda/) applies, bias corrections included.
+ops::AdamWStep adamw_settings(const OptimizerConfig& oc, double lr, int step);
 
 // 1 for every element of a weight matrix (rank-2 tensors except the embeddings), 0 elsewhere.
 template <class T>
 Eigen::Array<T, Eigen::Dynamic, 1> weight_decay_mask(const ModelConfig& c);
-
-extern template class AdamW<float>;
-extern template class AdamW<double>;
 
 }  // namespace lenlab

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "models/config.hpp"
-#include "tasks/batch.hpp"
 
 namespace lenlab {
 
@@ -28,15 +27,17 @@ struct ParameterTensors {
     T* w_proj;  // [d_ff, d]
     T* b_proj;  // [d]
   };
-  T* wte = nullptr;  // [vocab, d] token embedding over {0, 1, BOS, EOS}
+  T* wte = nullptr;  // [vocab, d] token embedding
   T* wpe = nullptr;  // [max_positions, d] learned positions only, else nullptr
   std::vector<Layer> layers;
   T* lnf_g = nullptr;    // [d] final layer norm
   T* lnf_b = nullptr;    // [d]
-  T* head_w1 = nullptr;  // [d, d] regression head on the EOS token: GELU(z·W1 + b1)·w2 + b2
+  T* head_w1 = nullptr;  // [d, d] scalar head on its rows: GELU(z·W1 + b1)·w2 + b2 (if present)
   T* head_b1 = nullptr;  // [d]
   T* head_w2 = nullptr;  // [d, 1]
   T* head_b2 = nullptr;  // [1]
+  T* lm_w = nullptr;     // [d, vocab] token head: logits = z·W + b (if present)
+  T* lm_b = nullptr;     // [vocab]
 };
 
 enum class InitKind { kOne, kZero, kNormal002, kNormalResidual, kFanIn };
@@ -47,7 +48,7 @@ template <class T, class Visit>
 void visit_parameters(const ModelConfig& c, ParameterTensors<T>& p, Visit&& visit) {
   using Shape = std::vector<int>;
   const int d = c.d_model, f = c.d_ff;
-  visit("wte", Shape{kVocabSize, d}, p.wte, InitKind::kNormal002);
+  visit("wte", Shape{c.vocab_size, d}, p.wte, InitKind::kNormal002);
   if (c.pe == PositionalEncoding::kLearned)
     visit("wpe", Shape{c.max_positions, d}, p.wpe, InitKind::kNormal002);
   p.layers.resize(c.n_layer);
@@ -69,10 +70,17 @@ void visit_parameters(const ModelConfig& c, ParameterTensors<T>& p, Visit&& visi
   }
   visit("ln_f.weight", Shape{d}, p.lnf_g, InitKind::kOne);
   visit("ln_f.bias", Shape{d}, p.lnf_b, InitKind::kZero);
-  visit("head.fc1.weight", Shape{d, d}, p.head_w1, InitKind::kFanIn);
-  visit("head.fc1.bias", Shape{d}, p.head_b1, InitKind::kZero);
-  visit("head.fc2.weight", Shape{d, 1}, p.head_w2, InitKind::kFanIn);
-  visit("head.fc2.bias", Shape{1}, p.head_b2, InitKind::kZero);
+  // Heads last, each only when the model has it, so adding a head never moves another tensor.
+  if (c.scalar_head) {
+    visit("head.fc1.weight", Shape{d, d}, p.head_w1, InitKind::kFanIn);
+    visit("head.fc1.bias", Shape{d}, p.head_b1, InitKind::kZero);
+    visit("head.fc2.weight", Shape{d, 1}, p.head_w2, InitKind::kFanIn);
+    visit("head.fc2.bias", Shape{1}, p.head_b2, InitKind::kZero);
+  }
+  if (c.token_head) {
+    visit("lm_head.weight", Shape{d, c.vocab_size}, p.lm_w, InitKind::kNormal002);
+    visit("lm_head.bias", Shape{c.vocab_size}, p.lm_b, InitKind::kZero);
+  }
 }
 
 struct TensorInfo {

@@ -1,30 +1,92 @@
 #pragma once
-// A packed batch: variable-length sequences stored back to back, no padding.
-// Sequence s occupies tokens[offsets[s] .. offsets[s+1]) and reads [BOS, b_1 .. b_l, EOS],
-// so it has l + 2 tokens. The model's linear layers run on all n_tokens() rows at once;
-// attention runs per sequence.
+// A step's input, as data: a packed batch of variable-length sequences stored back to back (no
+// padding), each token's position, what attention may look at, and which rows each head reads
+// with what target and loss weight. Every method this lab compares differs only in these fields.
+// Sequence s occupies rows offsets[s] .. offsets[s+1]; the synthetic tasks' sequences read
+// [BOS, b_1 .. b_l, EOS] (l + 2 tokens) and the scalar head reads the EOS row.
 #include <cstdint>
 #include <vector>
 
 namespace lenlab {
 
 enum Token : int32_t { kZero = 0, kOne = 1, kBos = 2, kEos = 3 };
-inline constexpr int kVocabSize = 4;
+inline constexpr int kVocabSize = 4;  // the synthetic tasks' vocabulary
+
+// What attention may look at (models/ops/args.hpp has the formula). The default is plain causal
+// attention, the training setting of every task.
+struct AttentionSpec {
+  int n_global = 0;          // with n_local > 0: query i sees key j only when j < n_global or
+  int n_local = 0;           //   i − j < n_local (LM-Infinite's Λ-shaped mask)
+  int max_distance = 0;      // > 0: the relative distance pos_i − pos_j is capped (ALiBi, RoPE)
+  double logit_scale = 1.0;  // multiplies every logit: 1/temperature
+  // Optional extra multiplier by sequence length in tokens: entry L for a sequence of L tokens
+  // (the last entry for longer ones). Empty: none.
+  std::vector<double> logit_scale_by_length;
+
+  bool is_default() const {
+    return n_local == 0 && max_distance == 0 && logit_scale == 1.0 && logit_scale_by_length.empty();
+  }
+  // The multiplier of a sequence of `tokens` tokens.
+  double scale_for(int tokens) const {
+    if (logit_scale_by_length.empty()) return logit_scale;
+    const size_t i = static_cast<size_t>(tokens) < logit_scale_by_length.size()
+                         ? static_cast<size_t>(tokens)
+                         : logit_scale_by_length.size() - 1;
+    return logit_scale * logit_scale_by_length[i];
+  }
+};
+
+// The token head's readout: logits at `rows`, cross-entropy against `labels`, weighted.
+struct TokenReadout {
+  std::vector<int32_t> rows;    // [R] rows of the batch
+  std::vector<int32_t> labels;  // [R] target token ids
+  std::vector<double> weights;  // [R] loss weights
+  int size() const { return static_cast<int>(rows.size()); }
+};
 
 struct Batch {
-  std::vector<int32_t> tokens;   // [n_tokens]
-  std::vector<int32_t> offsets;  // [n_seq + 1], offsets[0] = 0, offsets[n_seq] = n_tokens
-  std::vector<double> targets;   // [n_seq] y, in the task's original space (before any reparam)
-  std::vector<double> weights;   // [n_seq] probability of each sequence; empty = equal weights
+  std::vector<int32_t> tokens;     // [n_tokens]
+  std::vector<int32_t> positions;  // [n_tokens] position ids; 0, 1, … within each sequence
+  std::vector<int32_t> offsets;    // [n_seq + 1], offsets[0] = 0, offsets[n_seq] = n_tokens
+  // The scalar head's readout: row read_rows[r] has target y_r (in the task's original space,
+  // before any reparam) and weight w_r, the row's probability or loss weight; empty weights =
+  // equal weights 1/R.
+  std::vector<int32_t> read_rows;  // [R]
+  std::vector<double> targets;     // [R]
+  std::vector<double> weights;     // [R] or empty
+  TokenReadout token;              // the token head's readout (empty: no token loss)
+  AttentionSpec attention;
 
-  int n_seq() const { return static_cast<int>(targets.size()); }
+  int n_seq() const { return offsets.empty() ? 0 : static_cast<int>(offsets.size()) - 1; }
   int n_tokens() const { return static_cast<int>(tokens.size()); }
+  int n_read() const { return static_cast<int>(read_rows.size()); }
   int seq_len(int s) const { return offsets[s + 1] - offsets[s]; }  // tokens incl. BOS and EOS
   int max_seq_len() const {
     int m = 0;
     for (int s = 0; s < n_seq(); ++s) m = seq_len(s) > m ? seq_len(s) : m;
     return m;
   }
+  // The weight of scalar readout r: weights[r], or 1/R when weights is empty.
+  double weight(int r) const {
+    return weights.empty() ? 1.0 / static_cast<double>(n_read()) : weights[r];
+  }
 };
+
+// Appends one sequence of tokens at positions 0, 1, …; its last row is read by the scalar head
+// with target y.
+inline void append_sequence(Batch& b, const std::vector<int32_t>& tokens, double target) {
+  if (b.offsets.empty()) b.offsets.push_back(0);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    b.tokens.push_back(tokens[i]);
+    b.positions.push_back(static_cast<int32_t>(i));
+  }
+  b.offsets.push_back(static_cast<int32_t>(b.tokens.size()));
+  b.read_rows.push_back(b.offsets.back() - 1);
+  b.targets.push_back(target);
+}
+
+// Sequences [begin, end) of `b` as a batch of their own: tokens, positions, offsets, attention,
+// and the readouts (scalar and token) whose rows fall in them, renumbered.
+Batch slice_batch(const Batch& b, int begin, int end);
 
 }  // namespace lenlab

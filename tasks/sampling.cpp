@@ -42,17 +42,18 @@ void draw_bits(TaskKind task, int length, Rng& rng, std::vector<int32_t>& bits) 
   }
 }
 
-// Appends [BOS, bits.., EOS] and its target.
-void append_sequence(TaskKind task, const std::vector<int32_t>& bits, Batch& batch) {
+// Appends [BOS, bits.., EOS] and its target (read at the EOS row).
+void append_task_sequence(TaskKind task, const std::vector<int32_t>& bits, Batch& batch,
+                          std::vector<int32_t>& scratch) {
   int n_ones = 0;
-  batch.tokens.push_back(kBos);
+  scratch.clear();
+  scratch.push_back(kBos);
   for (const int32_t b : bits) {
-    batch.tokens.push_back(b);
+    scratch.push_back(b);
     n_ones += b;
   }
-  batch.tokens.push_back(kEos);
-  batch.offsets.push_back(static_cast<int32_t>(batch.tokens.size()));
-  batch.targets.push_back(task_target(task, static_cast<int>(bits.size()), n_ones));
+  scratch.push_back(kEos);
+  append_sequence(batch, scratch, task_target(task, static_cast<int>(bits.size()), n_ones));
 }
 
 void check_length(int length, const char* what) {
@@ -79,12 +80,13 @@ Batch sample_train_batch(TaskKind task, int l_train, int n_seq, Rng& rng) {
   Batch batch;
   batch.offsets.reserve(n_seq + 1);
   batch.targets.reserve(n_seq);
+  batch.read_rows.reserve(n_seq);
   batch.offsets.push_back(0);
-  std::vector<int32_t> bits;
+  std::vector<int32_t> bits, tokens;
   for (int s = 0; s < n_seq; ++s) {
     const int length = static_cast<int>(rng.uniform_int(1, l_train));
     draw_bits(task, length, rng, bits);
-    append_sequence(task, bits, batch);
+    append_task_sequence(task, bits, batch, tokens);
   }
   return batch;
 }
@@ -101,8 +103,9 @@ Batch eval_batch(TaskKind task, int length, int n_samples, uint64_t eval_seed) {
   batch.tokens.reserve(static_cast<size_t>(n_seq) * (length + 2));
   batch.offsets.reserve(n_seq + 1);
   batch.targets.reserve(n_seq);
+  batch.read_rows.reserve(n_seq);
   batch.offsets.push_back(0);
-  std::vector<int32_t> bits(length);
+  std::vector<int32_t> bits(length), tokens;
   if (enumerate) {
     const uint64_t count = uint64_t{1} << length;
     const double uniform_weight = 1.0 / static_cast<double>(count);
@@ -113,7 +116,7 @@ Batch eval_batch(TaskKind task, int length, int n_samples, uint64_t eval_seed) {
         bits[j] = static_cast<int32_t>((i >> j) & 1);
         n_ones += bits[j];
       }
-      append_sequence(task, bits, batch);
+      append_task_sequence(task, bits, batch, tokens);
       // mean-uniform: P(k ones) = 1/(l+1), spread evenly over the C(l, k) arrangements.
       batch.weights.push_back(task == TaskKind::kMeanUniform
                                   ? 1.0 / (static_cast<double>(length + 1) *
@@ -125,9 +128,31 @@ Batch eval_batch(TaskKind task, int length, int n_samples, uint64_t eval_seed) {
   Rng rng = Rng::stream(eval_seed, static_cast<uint64_t>(length));
   for (int s = 0; s < n_samples; ++s) {
     draw_bits(task, length, rng, bits);
-    append_sequence(task, bits, batch);
+    append_task_sequence(task, bits, batch, tokens);
   }
   return batch;
+}
+
+Batch slice_batch(const Batch& b, int begin, int end) {
+  Batch out;
+  const int t0 = b.offsets[begin], t1 = b.offsets[end];
+  out.tokens.assign(b.tokens.begin() + t0, b.tokens.begin() + t1);
+  out.positions.assign(b.positions.begin() + t0, b.positions.begin() + t1);
+  for (int s = begin; s <= end; ++s) out.offsets.push_back(b.offsets[s] - t0);
+  for (int r = 0; r < b.n_read(); ++r)
+    if (b.read_rows[r] >= t0 && b.read_rows[r] < t1) {
+      out.read_rows.push_back(b.read_rows[r] - t0);
+      out.targets.push_back(b.targets[r]);
+      if (!b.weights.empty()) out.weights.push_back(b.weights[r]);
+    }
+  for (int r = 0; r < b.token.size(); ++r)
+    if (b.token.rows[r] >= t0 && b.token.rows[r] < t1) {
+      out.token.rows.push_back(b.token.rows[r] - t0);
+      out.token.labels.push_back(b.token.labels[r]);
+      out.token.weights.push_back(b.token.weights[r]);
+    }
+  out.attention = b.attention;
+  return out;
 }
 
 }  // namespace lenlab

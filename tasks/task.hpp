@@ -23,6 +23,11 @@ TaskKind parse_task(const std::string& name);
 std::string task_name(TaskKind task);
 std::vector<std::string> task_names();  // in the order of TaskKind
 
+// The task's vocabulary size (the model's embedding rows): {0, 1, BOS, EOS} for these tasks.
+inline int task_vocab_size(TaskKind) {
+  return kVocabSize;
+}
+
 // The target of a sequence of `length` bits with `n_ones` ones (0 <= n_ones <= length).
 double task_target(TaskKind task, int length, int n_ones);
 

@@ -14,15 +14,16 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "models/checkpoint.hpp"
 #include "lab/cli.hpp"
 #include "lab/device.hpp"
-#include "train/evaluate.hpp"
-#include "train/train_spec.hpp"
+#include "models/backend.hpp"
+#include "models/checkpoint.hpp"
+#include "models/model.hpp"
 #include "models/optimizer.hpp"
 #include "models/safetensors.hpp"
-#include "models/transformer.hpp"
 #include "test_support.hpp"
+#include "train/evaluate.hpp"
+#include "train/train_spec.hpp"
 
 using namespace lenlab;
 namespace fs = std::filesystem;
@@ -466,13 +467,14 @@ TEST_CASE("a tiny run writes a complete, consistent set of files") {
   CHECK(st.metadata.at("format") == "lenlab");
   CHECK(Json::parse(st.metadata.at("config")) == c);
   Transformer<float> model(resolved.model);
-  load_checkpoint(out / "model.safetensors", model);
-  const std::vector<LengthResult> again =
-      evaluate(model, resolved.task, resolved.reparam, kTinyLTest, kTinyEvalSamples, 20240601);
+  load_checkpoint(out / "model.safetensors", resolved.model, model.params());
+  const std::vector<LengthResult> again = evaluate(
+      model, {{resolved.task, &resolved.reparam, kTinyLTest, kTinyEvalSamples, 20240601, {}}})[0];
   Transformer<float> untrained(resolved.model);
   untrained.init(1);
   const std::vector<LengthResult> before =
-      evaluate(untrained, resolved.task, resolved.reparam, kTinyLTest, kTinyEvalSamples, 20240601);
+      evaluate(untrained,
+               {{resolved.task, &resolved.reparam, kTinyLTest, kTinyEvalSamples, 20240601, {}}})[0];
   REQUIRE(again.size() == rows.size());
   double max_change = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -575,8 +577,9 @@ TEST_CASE("evaluate refuses lengths past a learned position table") {
   Transformer<float> model(c);
   model.init(3);
   const Reparam identity = Reparam::make("identity");
-  const std::vector<LengthResult> ok = evaluate(model, TaskKind::kMean, identity, 4, 8, 1);
+  const std::vector<LengthResult> ok =
+      evaluate(model, {{TaskKind::kMean, &identity, 4, 8, 1, {}}})[0];
   CHECK(ok.size() == 4);
-  CHECK_THROWS_WITH_AS(evaluate(model, TaskKind::kMean, identity, 5, 8, 1),
+  CHECK_THROWS_WITH_AS(evaluate(model, {{TaskKind::kMean, &identity, 5, 8, 1, {}}}),
                        doctest::Contains("learned position table"), UsageError);
 }

@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "models/cpu/optimizer.hpp"
 #include "models/optimizer.hpp"
 #include "models/parameters.hpp"
 
@@ -41,6 +42,39 @@ double norm_of(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x * x;
   return std::sqrt(s);
+}
+
+// The optimizer as the trainer drives it for one model: settings from adamw_settings, the norm
+// from ops::grad_norm, the update from ops::adamw_step (CPU backend, double).
+template <class T>
+class AdamW {
+ public:
+  AdamW(const OptimizerConfig& oc, const ModelConfig& c)
+      : oc_(oc),
+        mask_(weight_decay_mask<T>(c)),
+        m_(static_cast<size_t>(mask_.size()), T(0)),
+        v_(static_cast<size_t>(mask_.size()), T(0)) {}
+  // Returns the gradient norm before clipping (clipping as oc.clip_norm says).
+  double step(T* params, const T* grads, double lr) {
+    const ops::AdamWStep s = adamw_settings(oc_, lr, t_++);
+    double norm = 0;
+    cpu::grad_norm(&norm, grads, m_.size());
+    cpu::adamw_step(params, grads, m_.data(), v_.data(), mask_.data(), &s, &norm,
+                    static_cast<const double*>(nullptr), m_.size());
+    return norm;
+  }
+  int steps_taken() const { return t_; }
+
+ private:
+  OptimizerConfig oc_;
+  Eigen::Array<T, Eigen::Dynamic, 1> mask_;
+  std::vector<T> m_, v_;
+  int t_ = 0;
+};
+
+OptimizerConfig no_clip(OptimizerConfig oc) {
+  oc.clip_norm = 0;
+  return oc;
 }
 
 }  // namespace
@@ -81,43 +115,80 @@ TEST_CASE("scheduled_lr without warm-up starts at the peak and decays to the flo
           doctest::Approx(long_warmup.lr * (s + 1) / 20).epsilon(1e-15));
 }
 
-TEST_CASE("clip_grad_norm returns the norm before clipping and scales down to max_norm") {
-  SUBCASE("above the threshold: scaled to max_norm, direction kept") {
-    std::vector<double> g = {3.0, -4.0, 0.0};
-    CHECK(clip_grad_norm(g.data(), g.size(), 1.0) == doctest::Approx(5.0).epsilon(1e-15));
-    // The scale is max_norm / (norm + 1e-6), so "exactly" means to ~1e-6 relative.
-    CHECK(norm_of(g) == doctest::Approx(1.0).epsilon(1e-6));
-    CHECK(g[0] / g[1] == doctest::Approx(-0.75).epsilon(1e-15));
-    CHECK(g[2] == 0.0);
+TEST_CASE("grad_norm is the L2 norm of each model's gradients (float to ~1e-6 relative)") {
+  const std::vector<double> g = {3.0, -4.0, 0.0, 30.0, 40.0, 0.0};
+  double norms[2];
+  cpu::grad_norm(norms, g.data(), 3, ops::Models{2, 3});
+  CHECK(norms[0] == doctest::Approx(5.0).epsilon(1e-15));
+  CHECK(norms[1] == doctest::Approx(50.0).epsilon(1e-15));
+  Rng rng(11);
+  std::vector<float> f(100000);
+  double sum_sq = 0;
+  for (float& x : f) {
+    x = static_cast<float>(rng.normal());
+    sum_sq += static_cast<double>(x) * x;
   }
-  SUBCASE("below the threshold: untouched") {
-    std::vector<double> g = {0.3, -0.4};
-    const std::vector<double> before = g;
-    CHECK(clip_grad_norm(g.data(), g.size(), 1.0) == doctest::Approx(0.5).epsilon(1e-15));
-    CHECK(g == before);
+  double norm = 0;
+  cpu::grad_norm(&norm, f.data(), f.size());
+  CHECK(norm == doctest::Approx(std::sqrt(sum_sq)).epsilon(1e-5));
+}
+
+TEST_CASE(
+    "adamw_step clips by global norm: the step on g equals the unclipped step on g scaled "
+    "to the clip norm, and the gradients are left unchanged") {
+  const ModelConfig c = tiny_model();
+  const size_t n = parameter_count(c);
+  Rng rng(4);
+  std::vector<double> p(n), g(n);
+  for (size_t i = 0; i < n; ++i) {
+    p[i] = rng.normal();
+    g[i] = 3.0 * rng.normal();
   }
-  SUBCASE("max_norm <= 0 disables clipping") {
-    for (double max_norm : {0.0, -1.0}) {
-      std::vector<double> g = {30.0, 40.0};
-      const std::vector<double> before = g;
-      CHECK(clip_grad_norm(g.data(), g.size(), max_norm) == doctest::Approx(50.0).epsilon(1e-15));
-      CHECK(g == before);
-    }
+  const double norm = norm_of(g);
+  REQUIRE(norm > 2.0);
+  OptimizerConfig oc;
+  oc.clip_norm = 2.0;
+  AdamW<double> clipped(oc, c), plain(no_clip(oc), c);
+  std::vector<double> p_clipped = p, p_plain = p, g_scaled = g;
+  for (double& x : g_scaled) x *= 2.0 / (norm + 1e-6);
+  const std::vector<double> g_before = g;
+  CHECK(clipped.step(p_clipped.data(), g.data(), 0.01) == doctest::Approx(norm).epsilon(1e-14));
+  plain.step(p_plain.data(), g_scaled.data(), 0.01);
+  CHECK(g == g_before);
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(p_clipped[i] - p_plain[i]));
+  CHECK(worst < 1e-15);
+  CHECK(p_clipped != p);
+
+  // Below the threshold, or with clipping off (<= 0), the gradient is used as it is.
+  for (double clip : {0.0, -1.0, 10.0 * norm}) {
+    OptimizerConfig o = oc;
+    o.clip_norm = clip;
+    AdamW<double> a(o, c), b(no_clip(o), c);
+    std::vector<double> pa = p, pb = p;
+    a.step(pa.data(), g.data(), 0.01);
+    b.step(pb.data(), g.data(), 0.01);
+    CHECK(pa == pb);
   }
-  SUBCASE("float, a model-sized buffer: the norm to ~1e-6 relative") {
-    Rng rng(11);
-    std::vector<float> g(100000);
-    double sum_sq = 0;
-    for (float& x : g) {
-      x = static_cast<float>(rng.normal());
-      sum_sq += static_cast<double>(x) * x;
-    }
-    const double reference = std::sqrt(sum_sq);
-    CHECK(clip_grad_norm(g.data(), g.size(), 2.0) == doctest::Approx(reference).epsilon(1e-5));
-    double after = 0;
-    for (float x : g) after += static_cast<double>(x) * x;
-    CHECK(std::sqrt(after) == doctest::Approx(2.0).epsilon(1e-5));
-  }
+}
+
+TEST_CASE("adamw_step leaves a model with a non-finite gradient norm or loss untouched") {
+  const ModelConfig c = tiny_model();
+  const size_t n = parameter_count(c);
+  std::vector<double> p(2 * n, 1.0), g(2 * n, 0.5), m1(2 * n, 0.0), m2(2 * n, 0.0);
+  const auto mask = weight_decay_mask<double>(c);
+  const ops::AdamWStep s = adamw_settings(OptimizerConfig{}, 0.01, 0);
+  const ops::AdamWStep steps[2] = {s, s};
+  const double norms[2] = {1.0, std::numeric_limits<double>::infinity()};
+  const double losses[2] = {std::numeric_limits<double>::quiet_NaN(), 1.0};
+  cpu::adamw_step(p.data(), g.data(), m1.data(), m2.data(), mask.data(), steps, norms, losses, n,
+                  ops::Models{2, n});
+  CHECK(std::all_of(p.begin(), p.end(), [](double x) { return x == 1.0; }));
+  const double ok_losses[2] = {1.0, 1.0};
+  cpu::adamw_step(p.data(), g.data(), m1.data(), m2.data(), mask.data(), steps, norms, ok_losses, n,
+                  ops::Models{2, n});
+  CHECK(p[0] != 1.0);  // model 0: finite norm and loss
+  CHECK(p[n] == 1.0);  // model 1: infinite norm
 }
 
 TEST_CASE("AdamW matches the textbook update over two steps (bias correction, eps, decay)") {
@@ -128,7 +199,7 @@ TEST_CASE("AdamW matches the textbook update over two steps (bias correction, ep
   oc.beta2 = 0.95;
   oc.eps = 1e-3;  // large enough to matter in the comparison
   oc.weight_decay = 0.1;
-  AdamW<double> opt(oc, c);
+  AdamW<double> opt(no_clip(oc), c);
 
   // Which elements are decayed, from the names alone (independent of weight_decay_mask).
   std::vector<double> decayed(n, 0.0);
@@ -169,7 +240,7 @@ TEST_CASE("AdamW matches the textbook update over two steps (bias correction, ep
   }
 
   // One element worked by hand: first step, no decay on a bias, g = 0.2 → p − lr·0.2/(0.2 + eps).
-  AdamW<double> single(oc, c);
+  AdamW<double> single(no_clip(oc), c);
   std::vector<double> q(n, 0.0), h(n, 0.0);
   const size_t bias = parameter_layout(c)[3].offset;  // h.0.ln_1.bias
   REQUIRE(parameter_layout(c)[3].name == "h.0.ln_1.bias");
@@ -185,7 +256,7 @@ TEST_CASE("weight decay shrinks weight matrices only, by lr·wd·p") {
   OptimizerConfig oc;
   oc.weight_decay = 0.5;
   const double lr = 0.1;
-  AdamW<double> opt(oc, c);
+  AdamW<double> opt(no_clip(oc), c);
   std::vector<double> p(n), zero_grad(n, 0.0);
   for (size_t i = 0; i < n; ++i) p[i] = 1.0 + 0.001 * static_cast<double>(i);
   const std::vector<double> before = p;
@@ -238,7 +309,7 @@ TEST_CASE("AdamW with the schedule minimises an ill-conditioned quadratic to nea
   oc.lr = 0.05;
   oc.warmup_steps = 20;
   const int steps = 1500;
-  AdamW<double> opt(oc, c);
+  AdamW<double> opt(no_clip(oc), c);
   // f(p) = Σ a_i (p_i − c_i)², curvatures a_i spanning 1e-2 .. 1e2.
   Rng rng(9);
   std::vector<double> p(n), target(n), a(n), g(n);

@@ -1,27 +1,44 @@
-// The whole model: gradient check per positional encoding, causality, position properties.
+// The whole model (models/model.hpp) on the CPU: gradient checks per positional encoding and per
+// step-input option (windows, distance caps, temperature, both heads with row weights), the
+// inference path against the training forward, K models at once against K single models,
+// causality and position properties.
 #include <doctest/doctest.h>
+
+#include <functional>
 
 #include "core/error.hpp"
 #include "gradcheck.hpp"
-#include "models/loss.hpp"
-#include "models/transformer.hpp"
+#include "models/backend.hpp"
+#include "models/model.hpp"
 
 using namespace lenlab;
 using lenlab::test::check_gradient;
+using DModel = Model<CpuBackend<double>>;
+using DPacked = PackedBatch<CpuBackend<double>>;
 
 namespace {
 
-// [BOS, bits..., EOS] for each bit string, packed.
+// [BOS, bits..., EOS] for each bit string, packed; the scalar head reads each EOS.
 Batch make_batch(const std::vector<std::vector<int>>& seqs) {
   Batch b;
-  b.offsets.push_back(0);
   for (const auto& bits : seqs) {
-    b.tokens.push_back(kBos);
-    for (int x : bits) b.tokens.push_back(x);
-    b.tokens.push_back(kEos);
-    b.offsets.push_back(b.n_tokens());
-    b.targets.push_back(static_cast<double>(bits.size()) * 0.3);
+    std::vector<int32_t> tokens = {kBos};
+    for (int x : bits) tokens.push_back(x);
+    tokens.push_back(kEos);
+    append_sequence(b, tokens, static_cast<double>(bits.size()) * 0.3);
   }
+  return b;
+}
+
+// The token head reads every row, predicting the next token (the last row predicts EOS), with
+// weights that differ per row; the scalar head keeps its EOS rows.
+Batch with_token_readout(Batch b) {
+  for (int s = 0; s < b.n_seq(); ++s)
+    for (int t = b.offsets[s]; t < b.offsets[s + 1]; ++t) {
+      b.token.rows.push_back(t);
+      b.token.labels.push_back(t + 1 < b.offsets[s + 1] ? b.tokens[t + 1] : kEos);
+      b.token.weights.push_back(0.1 + 0.05 * (t % 3));
+    }
   return b;
 }
 
@@ -40,54 +57,184 @@ const std::vector<PositionalEncoding> kAllPe = {
     PositionalEncoding::kNope, PositionalEncoding::kLearned, PositionalEncoding::kAlibi,
     PositionalEncoding::kRope};
 
-// Last-layer residual rows of a single-sequence batch.
-std::vector<double> final_states(Transformer<double>& m, const Batch& b) {
-  m.forward(b);
-  const auto& a = m.activations();
-  const size_t n = static_cast<size_t>(b.n_tokens()) * m.config().d_model;
-  const size_t start = static_cast<size_t>(m.config().n_layer - 1) * n;
-  return {a.resid_out.begin() + start, a.resid_out.begin() + start + n};
+// The batch's total loss (MSE on the scalar head + cross-entropy on the token head) after a
+// forward; with grad, also its gradients into the model's grads().
+double loss_of(DModel& m, const Batch& batch, bool grad) {
+  DPacked in;
+  in.pack({&batch}, m.config());
+  m.forward(in);
+  const int R = in.n_scalar, R2 = in.n_token, V = m.config().vocab_size;
+  std::vector<double> targets(batch.targets), dz(R), dlogits(static_cast<size_t>(R2) * V);
+  double mse = 0, ce = 0;
+  if (R > 0)
+    cpu::mse_loss(dz.data(), &mse, m.scalar_out(), targets.data(), in.scalar_weights.data(), R);
+  if (R2 > 0)
+    cpu::cross_entropy_loss(dlogits.data(), &ce, m.token_logits(), in.token_labels.data(),
+                            in.token_weights.data(), R2, V);
+  if (grad) {
+    m.zero_grad();
+    m.backward(in, R > 0 ? dz.data() : nullptr, R2 > 0 ? dlogits.data() : nullptr);
+  }
+  return mse + ce;
+}
+
+void check_model_gradient(const std::string& what, const ModelConfig& c, const Batch& batch) {
+  DModel model(c);
+  model.init(42);
+  // Larger weights than the 0.02 init, so every path (attention included) carries gradient.
+  Rng rng(3);
+  std::vector<double> p = model.parameters(0);
+  for (double& x : p) x += 0.3 * rng.normal();
+  model.set_parameters(0, p.data());
+  loss_of(model, batch, true);
+  const std::vector<double> analytic = model.gradients(0);
+  std::vector<double> params = model.parameters(0);
+  auto loss = [&] {
+    model.set_parameters(0, params.data());
+    return loss_of(model, batch, false);
+  };
+  check_gradient(what, params, analytic, loss);
+}
+
+// Scalar outputs [R] of one batch, through the training forward or the inference path.
+std::vector<double> outputs(DModel& m, const Batch& b, bool infer) {
+  DPacked in;
+  in.pack({&b}, m.config());
+  infer ? m.infer(in) : m.forward(in);
+  return m.download_scalar_out(in);
 }
 
 }  // namespace
 
 TEST_CASE("whole-model gradient matches finite differences for every positional encoding") {
   const Batch batch = make_batch({{1}, {0, 1, 1, 0}, {1, 1, 0, 1, 0, 0, 1}});
-  for (PositionalEncoding pe : kAllPe) {
-    Transformer<double> model(small_config(pe));
-    model.init(42);
-    // Larger weights than the 0.02 init, so every path (attention included) carries gradient.
-    Rng rng(3);
-    for (double& p : model.params()) p += 0.3 * rng.normal();
-    auto loss = [&] {
-      const auto& pred = model.forward(batch);
-      return mse_loss(pred.data(), batch.targets, batch.weights, static_cast<double*>(nullptr));
-    };
-    const auto& pred = model.forward(batch);
-    std::vector<double> dpred(batch.n_seq());
-    mse_loss(pred.data(), batch.targets, batch.weights, dpred.data());
-    model.zero_grad();
-    model.backward(batch, dpred.data());
-    const std::vector<double> analytic(model.grads().begin(), model.grads().end());
-    check_gradient("model " + positional_encoding_name(pe), model.params(), analytic, loss);
+  for (PositionalEncoding pe : kAllPe)
+    check_model_gradient("model " + positional_encoding_name(pe), small_config(pe), batch);
+}
+
+TEST_CASE(
+    "whole-model gradient with each step-input option: windows, caps, temperature, both "
+    "heads with row weights, other positions") {
+  struct Row {
+    std::string name;
+    PositionalEncoding pe;
+    std::function<void(Batch&)> edit;
+    bool token_head = false;
+  };
+  const std::vector<Row> rows = {
+      {"alibi, Λ-window (2 global, 3 local)", PositionalEncoding::kAlibi,
+       [](Batch& b) { b.attention.n_global = 2, b.attention.n_local = 3; }},
+      {"alibi, distance cap 2", PositionalEncoding::kAlibi,
+       [](Batch& b) { b.attention.max_distance = 2; }},
+      {"rope, distance cap 3 (RoPE inside attention)", PositionalEncoding::kRope,
+       [](Batch& b) { b.attention.max_distance = 3; }},
+      {"rope, window and cap", PositionalEncoding::kRope,
+       [](Batch& b) {
+         b.attention.n_global = 1, b.attention.n_local = 2, b.attention.max_distance = 4;
+       }},
+      {"nope, temperature per length", PositionalEncoding::kNope,
+       [](Batch& b) { b.attention.logit_scale_by_length = {1.0, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5}; }},
+      {"learned, randomized positions", PositionalEncoding::kLearned,
+       [](Batch& b) {
+         for (int s = 0; s < b.n_seq(); ++s)
+           for (int t = b.offsets[s]; t < b.offsets[s + 1]; ++t)
+             b.positions[t] = 2 * (t - b.offsets[s]) + (s % 2);
+       }},
+      {"rope, token head on every row and scalar head", PositionalEncoding::kRope,
+       [](Batch& b) { b = with_token_readout(b); }, true},
+  };
+  for (const Row& r : rows) {
+    Batch batch = make_batch({{1, 0}, {0, 1, 1, 0}, {1, 1, 0, 1, 0}});
+    r.edit(batch);
+    ModelConfig c = small_config(r.pe);
+    c.max_positions = 14;
+    c.token_head = r.token_head;
+    check_model_gradient(r.name, c, batch);
   }
 }
 
-TEST_CASE("changing a later token never changes an earlier position's state") {
+TEST_CASE("the inference path gives the training forward's outputs, with and without options") {
   for (PositionalEncoding pe : kAllPe) {
-    Transformer<double> model(small_config(pe));
+    DModel model(small_config(pe));
+    model.init(9);
+    Batch b = make_batch({{1, 0, 1}, {0}, {1, 1, 0, 1, 0, 0, 1, 1}});
+    for (int variant = 0; variant < 2; ++variant) {
+      if (variant == 1) b.attention.n_local = 3, b.attention.max_distance = 2;
+      const auto train = outputs(model, b, false), infer = outputs(model, b, true);
+      REQUIRE(train.size() == infer.size());
+      for (size_t i = 0; i < train.size(); ++i)
+        CHECK(infer[i] == doctest::Approx(train[i]).epsilon(1e-13));
+    }
+  }
+}
+
+TEST_CASE("K models at once give each model's own outputs and gradients") {
+  const ModelConfig c = small_config(PositionalEncoding::kRope);
+  const std::vector<Batch> batches = {make_batch({{1, 0, 1}, {0, 1}}), make_batch({{1}}),
+                                      make_batch({{0, 0, 1, 1, 0}, {1, 1}, {0}})};
+  DModel many(c, 3);
+  std::vector<std::vector<double>> want_out, want_grad;
+  for (int k = 0; k < 3; ++k) {
+    many.init(k, 10 + k);
+    DModel one(c);
+    one.init(10 + k);
+    loss_of(one, batches[k], true);
+    want_out.push_back(one.download_scalar_out([&] {
+      DPacked p;
+      p.pack({&batches[k]}, c);
+      return p;
+    }()));
+    want_grad.push_back(one.gradients(0));
+  }
+  DPacked in;
+  in.pack({&batches[0], &batches[1], &batches[2]}, c);
+  many.forward(in);
+  const auto out = many.download_scalar_out(in);
+  std::vector<double> targets(3 * in.n_scalar, 0.0), dz(3 * in.n_scalar);
+  for (int k = 0; k < 3; ++k)
+    for (int r = 0; r < batches[k].n_read(); ++r)
+      targets[k * in.n_scalar + r] = batches[k].targets[r];
+  double loss[3];
+  cpu::mse_loss(dz.data(), loss, many.scalar_out(), targets.data(), in.scalar_weights.data(),
+                in.n_scalar, many.models());
+  many.zero_grad();
+  many.backward(in, dz.data(), nullptr);
+  for (int k = 0; k < 3; ++k) {
+    for (int r = 0; r < batches[k].n_read(); ++r)
+      CHECK(out[k * in.n_scalar + r] == doctest::Approx(want_out[k][r]).epsilon(1e-13));
+    const auto g = many.gradients(k);
+    double worst = 0;
+    for (size_t i = 0; i < g.size(); ++i) worst = std::max(worst, std::abs(g[i] - want_grad[k][i]));
+    CHECK(worst < 1e-13);
+  }
+}
+
+TEST_CASE("changing a later token never changes an earlier row's output") {
+  for (PositionalEncoding pe : kAllPe) {
+    ModelConfig c = small_config(pe);
+    c.token_head = true;
+    DModel model(c);
     model.init(7);
     const std::vector<int> bits = {1, 0, 1, 1, 0, 1, 0, 0};
-    const auto base = final_states(model, make_batch({bits}));
-    const int d = model.config().d_model;
+    auto logits = [&](const std::vector<int>& x) {
+      const Batch b = with_token_readout(make_batch({x}));
+      DPacked in;
+      in.pack({&b}, c);
+      model.infer(in);
+      std::vector<double> out(static_cast<size_t>(in.n_token) * c.vocab_size);
+      std::copy_n(model.token_logits(), out.size(), out.begin());
+      return out;
+    };
+    const auto base = logits(bits);
+    const int V = c.vocab_size;
     for (size_t k = 0; k < bits.size(); ++k) {
       auto flipped = bits;
       flipped[k] ^= 1;
-      const auto other = final_states(model, make_batch({flipped}));
+      const auto other = logits(flipped);
       const size_t token = k + 1;  // bit k sits after BOS
-      for (size_t i = 0; i < token * d; ++i) REQUIRE(other[i] == base[i]);
+      for (size_t i = 0; i < token * V; ++i) REQUIRE(other[i] == base[i]);
       bool later_changed = false;
-      for (size_t i = token * d; i < other.size(); ++i) later_changed |= other[i] != base[i];
+      for (size_t i = token * V; i < other.size(); ++i) later_changed |= other[i] != base[i];
       CHECK(later_changed);
     }
   }
@@ -97,10 +244,12 @@ TEST_CASE("a one-layer NoPE model's output ignores the order of the bits, RoPE's
   auto output = [](PositionalEncoding pe, const std::vector<int>& bits) {
     ModelConfig c = small_config(pe);
     c.n_layer = 1;
-    Transformer<double> model(c);
+    DModel model(c);
     model.init(11);
-    for (double& p : model.params()) p *= 3;  // make position effects visible
-    return model.forward(make_batch({bits}))[0];
+    std::vector<double> p = model.parameters(0);
+    for (double& x : p) x *= 3;  // make position effects visible
+    model.set_parameters(0, p.data());
+    return outputs(model, make_batch({bits}), false)[0];
   };
   const std::vector<int> a = {1, 1, 0, 0, 0}, b = {0, 0, 1, 0, 1};
   CHECK(output(PositionalEncoding::kNope, a) ==
@@ -112,25 +261,41 @@ TEST_CASE("a one-layer NoPE model's output ignores the order of the bits, RoPE's
 }
 
 TEST_CASE(
-    "ALiBi and RoPE see only relative positions: a model's states on a sequence do not change "
-    "when the same sequence is evaluated inside a larger batch at a different offset") {
+    "ALiBi and RoPE see only relative positions: a sequence's output does not change inside a "
+    "larger batch, nor when all its positions shift by the same amount") {
   for (PositionalEncoding pe : {PositionalEncoding::kAlibi, PositionalEncoding::kRope}) {
-    Transformer<double> model(small_config(pe));
+    DModel model(small_config(pe));
     model.init(5);
     const std::vector<int> bits = {0, 1, 1, 0, 1};
-    const double alone = model.forward(make_batch({bits}))[0];
-    const double packed = model.forward(make_batch({{1, 1, 1}, bits}))[1];
+    const double alone = outputs(model, make_batch({bits}), false)[0];
+    const double packed = outputs(model, make_batch({{1, 1, 1}, bits}), false)[1];
     CHECK(alone == doctest::Approx(packed).epsilon(1e-14));
+    Batch shifted = make_batch({bits});
+    for (int32_t& p : shifted.positions) p += 3;
+    CHECK(alone == doctest::Approx(outputs(model, shifted, false)[0]).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("a distance cap at or past the longest distance changes nothing; a shorter one does") {
+  for (PositionalEncoding pe : {PositionalEncoding::kAlibi, PositionalEncoding::kRope}) {
+    DModel model(small_config(pe));
+    model.init(6);
+    Batch b = make_batch({{0, 1, 1, 0, 1, 1}});
+    const double plain = outputs(model, b, true)[0];
+    b.attention.max_distance = 7;  // 8 tokens: distances up to 7
+    CHECK(outputs(model, b, true)[0] == doctest::Approx(plain).epsilon(1e-12));
+    b.attention.max_distance = 2;
+    CHECK(outputs(model, b, true)[0] != doctest::Approx(plain).epsilon(1e-9));
   }
 }
 
 TEST_CASE("learned positions refuse sequences longer than their table") {
   ModelConfig c = small_config(PositionalEncoding::kLearned);
   c.max_positions = 6;  // lengths up to 4
-  Transformer<double> model(c);
+  DModel model(c);
   model.init(1);
-  CHECK_NOTHROW(model.forward(make_batch({{1, 0, 1, 1}})));
-  CHECK_THROWS_WITH_AS(model.forward(make_batch({{1, 0, 1, 1, 0}})),
+  CHECK_NOTHROW(outputs(model, make_batch({{1, 0, 1, 1}}), false));
+  CHECK_THROWS_WITH_AS(outputs(model, make_batch({{1, 0, 1, 1, 0}}), false),
                        doctest::Contains("longer than the learned position table"), UsageError);
 }
 
@@ -144,16 +309,28 @@ TEST_CASE("bad model shapes are refused with the bad value named") {
   c = ModelConfig{};
   c.n_layer = 0;
   CHECK_THROWS_WITH_AS(Transformer<float>{c}, doctest::Contains("--n-layer"), UsageError);
+  c = ModelConfig{};
+  c.scalar_head = false;
+  CHECK_THROWS_WITH_AS(Transformer<float>{c}, doctest::Contains("needs a head"), UsageError);
   CHECK_THROWS_WITH_AS(parse_positional_encoding("sinusoid"),
                        doctest::Contains("'nope', 'learned', 'alibi' or 'rope'"), UsageError);
 }
 
-TEST_CASE("initialisation is deterministic in the seed") {
+TEST_CASE(
+    "initialisation is deterministic in the seed, and a head's parameters exist only with it") {
   ModelConfig c = small_config(PositionalEncoding::kRope);
   Transformer<float> a(c), b(c), other(c);
   a.init(3);
   b.init(3);
   other.init(4);
-  CHECK(a.params() == b.params());
-  CHECK(a.params() != other.params());
+  CHECK(a.parameters(0) == b.parameters(0));
+  CHECK(a.parameters(0) != other.parameters(0));
+  // Adding the token head appends its tensors: every other tensor keeps its place and values.
+  ModelConfig with_token = c;
+  with_token.token_head = true;
+  Transformer<float> t(with_token);
+  t.init(3);
+  const auto pa = a.parameters(0), pt = t.parameters(0);
+  REQUIRE(pt.size() == pa.size() + static_cast<size_t>(c.d_model + 1) * c.vocab_size);
+  CHECK(std::equal(pa.begin(), pa.end(), pt.begin()));
 }

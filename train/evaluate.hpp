@@ -5,7 +5,7 @@
 #include <functional>
 #include <vector>
 
-#include "models/transformer.hpp"
+#include "models/model.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
 
@@ -38,13 +38,24 @@ class LengthScorer {
   double finite_weight_ = 0;
 };
 
-// Sequences [begin, end) of `b` as a batch of their own (tokens, offsets, targets; no weights).
-Batch slice_batch(const Batch& b, int begin, int end);
+// One run's evaluation settings.
+struct EvalJob {
+  TaskKind task;
+  const Reparam* reparam;
+  int l_test = 0;
+  int eval_samples = 0;
+  uint64_t eval_seed = 0;
+  AttentionSpec attention;  // at test time (inference-side methods); default: plain causal
+};
 
-// Lengths 1..l_max; calls on_length(done) after each. Runs in chunks of `chunk` sequences so memory
-// stays bounded at long lengths.
-std::vector<LengthResult> evaluate(Transformer<float>& model, TaskKind task, const Reparam& reparam,
-                                   int l_max, int n_samples, uint64_t eval_seed,
-                                   const std::function<void(int)>& on_length = {}, int chunk = 64);
+// Evaluates model k on jobs[k] at lengths 1..l_test through the inference path (nothing kept for
+// a backward; memory linear in the length), all models at each length at once, in forwards of
+// at most `max_rows` rows over all models. Returns each run's results; on_length(k, l) is called
+// after run k's length l.
+template <class B>
+std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vector<EvalJob>& jobs,
+                                                const std::function<void(int, int)>& on_length = {},
+                                                size_t max_rows = B::kDevice ? size_t{1} << 18
+                                                                             : size_t{1} << 13);
 
 }  // namespace lenlab

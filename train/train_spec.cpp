@@ -33,6 +33,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
   model.n_head = s.n_head;
   model.d_ff = s.d_ff;
   model.max_positions = s.l_test + 2;  // BOS + l_test bits + EOS
+  model.vocab_size = task_vocab_size(task);
   model.validate();
   Reparam reparam = Reparam::make(s.reparam, s.reparam_inverse, s.reparam_shift);
   // f is applied to training targets and inverted on test outputs: check it on all of them.

@@ -1,18 +1,24 @@
 #pragma once
-// The training loop: fresh batches with lengths uniform in 1..l_train, targets mapped by f,
-// squared-error loss, backward, global-norm clipping, AdamW on the scheduled learning rate.
+// The one training loop, for any backend and any number of runs at once: K runs of one model
+// shape train in lockstep as K models (models/model.hpp), each with its own seed, data stream,
+// task, reparam, training length and optimizer settings. Each step: the task draws a batch with
+// lengths uniform in 1..l_train, targets are mapped by f, the model runs forward, the losses (a
+// layer each: MSE on the scalar head, cross-entropy on the token head) give the gradients of the
+// heads' outputs, backward, global-norm clipping and AdamW on the scheduled learning rate. A run
+// whose loss or gradient turns non-finite stops there (its model is left untouched); the rest go
+// on. On the CPU, a run is a group of one.
 #include <functional>
 #include <vector>
 
+#include "models/model.hpp"
 #include "train/train_spec.hpp"
-#include "models/transformer.hpp"
 
 namespace lenlab {
 
 struct StepLog {
   int step;  // 1-based
   double lr;
-  double loss;       // mean (z − f(y))² on this step's batch
+  double loss;       // the weighted loss on this step's batch (on f(y) for the scalar head)
   double grad_norm;  // before clipping
 };
 
@@ -25,8 +31,16 @@ struct TrainOutcome {
   double final_loss() const;
 };
 
-// on_step(step, loss) is called after each step (for progress display).
-TrainOutcome train(Transformer<float>& model, const TrainSpec& spec, const ResolvedSpec& resolved,
-                   const std::function<void(int, double)>& on_step = {});
+// One run's settings as the loop needs them.
+struct TrainJob {
+  const TrainSpec* spec;
+  const ResolvedSpec* resolved;
+};
+
+// Trains model k of `model` on jobs[k] (every job has the same steps and batch size); model k
+// must be initialised. on_step(k, step, loss) is called after each of run k's steps.
+template <class B>
+std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jobs,
+                                const std::function<void(int, int, double)>& on_step = {});
 
 }  // namespace lenlab

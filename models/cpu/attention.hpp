@@ -1,33 +1,29 @@
 #pragma once
-// Multi-head causal self-attention over a packed batch, one (sequence, head) pair at a time.
-//   qkv [N, 3d]: row t = [q | k | v], head h owns columns h·hd .. (h+1)·hd of each third.
-//   out [N, d]:  the heads' outputs side by side (before the output projection).
-//   att: softmax probabilities, for sequence s and head h an [L_s, L_s] block (row i = query i,
-//        entries j > i are 0) at att + att_offsets[s] + h·L_s²; saved for the backward pass.
-// Logits: s_ij = logit_scale · q_i·k_j / √hd − slope_h·(i − j)  for j ≤ i (causal mask).
-// Positional encodings enter here only through the ALiBi slopes; RoPE rotates q and k beforehand
-// (rope.hpp); NoPE and learned positions need nothing.
+// Multi-head causal self-attention over packed sequences, one query row of one head at a time.
+//   qkv [K, N, 3d]: row t = [q | k | v], head h owns columns h·hd .. (h+1)·hd of each third.
+//   out: the heads' outputs side by side (before the output projection).
+// Logits, masks, ALiBi, distance caps and RoPE-by-distance: ops::AttentionArgs. The training
+// forward keeps each (sequence, head)'s probabilities for the backward (ops::ProbLayout); the
+// inference forward (attention_infer) keeps nothing and holds one row of logits at a time, so its
+// memory is linear in the length. Both compute a row with the same function, attend_row, so
+// they agree to the bit.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
+
+#include "models/cpu/embedding.hpp"
+#include "models/ops/args.hpp"
 
 namespace lenlab::cpu {
 
-template <class T>
-struct AttentionOptions {
-  const T* alibi_slopes = nullptr;  // [n_head], or null for no bias
-  // Multiplies the logits: 1/temperature. Kept as an option for inference-time temperature
-  // alignment; training uses 1.
-  T logit_scale = 1;
-};
-
-// Offsets of each sequence's probability blocks in `att`: [n_seq + 1], in elements.
-inline std::vector<size_t> attention_offsets(const int* offsets, int n_seq, int n_head) {
-  std::vector<size_t> out(n_seq + 1, 0);
+// Offsets of each sequence's probability blocks in the training forward's `att`: [n_seq + 1].
+inline std::vector<int64_t> attention_offsets(const int* offsets, int n_seq, int n_head) {
+  std::vector<int64_t> out(n_seq + 1, 0);
   for (int s = 0; s < n_seq; ++s) {
-    const size_t L = static_cast<size_t>(offsets[s + 1] - offsets[s]);
-    out[s + 1] = out[s] + static_cast<size_t>(n_head) * L * L;
+    const int64_t L = offsets[s + 1] - offsets[s];
+    out[s + 1] = out[s] + int64_t{n_head} * L * L;
   }
   return out;
 }
@@ -51,89 +47,264 @@ inline std::vector<double> alibi_slopes(int n_head) {
   return slopes;
 }
 
+namespace detail {
+
+// One head of one sequence of one model.
 template <class T>
-void attention_forward(T* out, T* att, const T* qkv, const int* offsets,
-                       const std::vector<size_t>& att_offsets, int n_seq, int d, int n_head,
-                       const AttentionOptions<T>& opt) {
-  const int hd = d / n_head, C3 = 3 * d;
-  const T scale = opt.logit_scale / std::sqrt(static_cast<T>(hd));
+struct SeqHead {
+  const T* qkv = nullptr;    // [L, 3d] the sequence's first row
+  const int* pos = nullptr;  // [L] its positions
+  int L = 0, d = 0, hd = 0, h = 0;
+  T scale = 1;  // scale_s / √hd
+  T slope = 0;  // ALiBi slope of head h, or 0
+  const T* q(int i) const { return qkv + static_cast<size_t>(i) * 3 * d + h * hd; }
+  const T* k(int j) const { return qkv + static_cast<size_t>(j) * 3 * d + d + h * hd; }
+  const T* v(int j) const { return qkv + static_cast<size_t>(j) * 3 * d + 2 * d + h * hd; }
+};
+
+template <class T>
+SeqHead<T> seq_head(const T* qkv, const ops::Seqs& q, const ops::AttentionArgs<T>& a, int k, int s,
+                    int h, int d, int n_head) {
+  const int* off = q.offsets + static_cast<size_t>(k) * (q.n_seq + 1);
+  const size_t row0 = static_cast<size_t>(k) * q.rows + off[s];
+  SeqHead<T> sh;
+  sh.qkv = qkv + row0 * 3 * d;
+  sh.pos = q.positions + row0;
+  sh.L = off[s + 1] - off[s];
+  sh.d = d;
+  sh.hd = d / n_head;
+  sh.h = h;
+  const T seq_scale = a.seq_scale ? a.seq_scale[static_cast<size_t>(k) * q.n_seq + s] : T(1);
+  sh.scale = seq_scale / std::sqrt(static_cast<T>(sh.hd));
+  sh.slope = a.alibi_slopes ? a.alibi_slopes[h] : T(0);
+  return sh;
+}
+
+// δ_ij = pos_i − pos_j, capped at max_distance when that is > 0.
+template <class T>
+int distance(const SeqHead<T>& sh, const ops::AttentionArgs<T>& a, int i, int j) {
+  const int delta = sh.pos[i] - sh.pos[j];
+  return a.max_distance > 0 && delta > a.max_distance ? a.max_distance : delta;
+}
+
+// (R(pos_i)·q)·(R(pos_j)·k) by the relative distance δ alone, pairs (2m, 2m+1) rotated by δ·θ_m:
+//   Σ_m cos(δθ_m)·(q0·k0 + q1·k1) + sin(δθ_m)·(q0·k1 − q1·k0)
+template <class T>
+T rotated_dot(const T* q, const T* k, int half, const T* cos, const T* sin) {
+  T dot = 0;
+  for (int m = 0; m < half; ++m) {
+    const T q0 = q[2 * m], q1 = q[2 * m + 1], k0 = k[2 * m], k1 = k[2 * m + 1];
+    dot += cos[m] * (q0 * k0 + q1 * k1) + sin[m] * (q0 * k1 - q1 * k0);
+  }
+  return dot;
+}
+
+// q_i·k_j for keys 0..i into p[0..i]. Eight keys at a time, each dot summed in channel order, so
+// the result equals one key at a time to the bit while the eight sums run in parallel.
+template <class T>
+void plain_dots(T* p, const SeqHead<T>& sh, int i) {
+  constexpr int kKeys = 8;
+  const T* q = sh.q(i);
+  const int hd = sh.hd;
+  int j = 0;
+  for (; j + kKeys - 1 <= i; j += kKeys) {
+    const T* k[kKeys];
+    T acc[kKeys];
+    for (int u = 0; u < kKeys; ++u) {
+      k[u] = sh.k(j + u);
+      acc[u] = 0;
+    }
+    for (int c = 0; c < hd; ++c)
+      for (int u = 0; u < kKeys; ++u) acc[u] += q[c] * k[u][c];
+    for (int u = 0; u < kKeys; ++u) p[j + u] = acc[u];
+  }
+  for (; j <= i; ++j) {
+    const T* kj = sh.k(j);
+    T dot = 0;
+    for (int c = 0; c < hd; ++c) dot += q[c] * kj[c];
+    p[j] = dot;
+  }
+}
+
+// o [hd] = Σ_{j ≤ i} p_j v_j, each channel summed over j in order. Sixteen channels at a time in
+// registers (a fixed-size block the compiler keeps in one vector), the rest one by one.
+template <class T>
+void weighted_values(T* o, const T* p, const SeqHead<T>& sh, int i) {
+  constexpr int kBlock = 16;
+  int c0 = 0;
+  for (; c0 + kBlock <= sh.hd; c0 += kBlock) {
+    T acc[kBlock] = {};
+    for (int j = 0; j <= i; ++j) {
+      const T* v = sh.v(j) + c0;
+      for (int c = 0; c < kBlock; ++c) acc[c] += p[j] * v[c];
+    }
+    for (int c = 0; c < kBlock; ++c) o[c0 + c] = acc[c];
+  }
+  for (int c = c0; c < sh.hd; ++c) o[c] = 0;
+  for (int j = 0; j <= i && c0 < sh.hd; ++j) {
+    const T* v = sh.v(j);
+    for (int c = c0; c < sh.hd; ++c) o[c] += p[j] * v[c];
+  }
+}
+
+// Query i of one head: probabilities over keys 0..i into p[0..i] (masked keys 0) and the output
+// o [hd] = Σ_j p_j v_j.
+template <class T>
+void attend_row(T* o, T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a, int i) {
+  const int half = sh.hd / 2;
+  if (a.rope_cos) {
+    for (int j = 0; j <= i; ++j) {
+      if (!a.admits(i, j)) continue;
+      const size_t row = static_cast<size_t>(distance(sh, a, i, j)) * half;
+      p[j] = rotated_dot(sh.q(i), sh.k(j), half, a.rope_cos + row, a.rope_sin + row);
+    }
+  } else {
+    plain_dots(p, sh, i);
+  }
+  T max_logit = -INFINITY;
+  if (a.n_local <= 0 && a.max_distance <= 0) {  // plain causal attention: no per-key branches
+    for (int j = 0; j <= i; ++j) {
+      p[j] = p[j] * sh.scale - sh.slope * static_cast<T>(sh.pos[i] - sh.pos[j]);
+      max_logit = std::max(max_logit, p[j]);
+    }
+  } else {
+    for (int j = 0; j <= i; ++j) {
+      if (!a.admits(i, j)) {
+        p[j] = -INFINITY;  // exp(−∞) = 0 below: the key gets no weight
+        continue;
+      }
+      p[j] = p[j] * sh.scale - sh.slope * static_cast<T>(distance(sh, a, i, j));
+      max_logit = std::max(max_logit, p[j]);
+    }
+  }
+  T sum = 0;
+  for (int j = 0; j <= i; ++j) {
+    p[j] = std::exp(p[j] - max_logit);
+    sum += p[j];
+  }
+  const T inv = T(1) / sum;
+  for (int j = 0; j <= i; ++j) p[j] *= inv;
+  weighted_values(o, p, sh, i);
+}
+
+}  // namespace detail
+
+// Training forward: out [K, N, d] (padding rows 0), att: every (sequence, head)'s probabilities.
+template <class T>
+void attention_forward(T* out, T* att, const T* qkv, int d, int n_head,
+                       const ops::AttentionArgs<T>& a, ops::ProbLayout prob, ops::Seqs q,
+                       ops::Models m = {}) {
+  const int hd = d / n_head, S = q.n_seq;
+  std::fill_n(out, static_cast<size_t>(m.count) * q.rows * d, T(0));
 #pragma omp parallel for schedule(dynamic, 4)
-  for (int sh = 0; sh < n_seq * n_head; ++sh) {
-    const int s = sh / n_head, h = sh % n_head;
-    const int base = offsets[s], L = offsets[s + 1] - offsets[s];
-    T* P = att + att_offsets[s] + static_cast<size_t>(h) * L * L;
-    const T slope = opt.alibi_slopes ? opt.alibi_slopes[h] : T(0);
+  for (int ksh = 0; ksh < m.count * S * n_head; ++ksh) {
+    const int k = ksh / (S * n_head), s = (ksh / n_head) % S, h = ksh % n_head;
+    const detail::SeqHead<T> sh = detail::seq_head(qkv, q, a, k, s, h, d, n_head);
+    const int L = sh.L;
+    const size_t row0 = static_cast<size_t>(k) * q.rows + q.offsets[k * (S + 1) + s];
+    T* P = att + k * prob.stride + prob.offsets[k * (S + 1) + s] + static_cast<size_t>(h) * L * L;
     for (int i = 0; i < L; ++i) {
-      const T* q = qkv + static_cast<size_t>(base + i) * C3 + h * hd;
       T* p = P + static_cast<size_t>(i) * L;
-      T max_logit = -INFINITY;
-      for (int j = 0; j <= i; ++j) {
-        const T* k = qkv + static_cast<size_t>(base + j) * C3 + d + h * hd;
-        T dot = 0;
-        for (int c = 0; c < hd; ++c) dot += q[c] * k[c];
-        p[j] = dot * scale - slope * static_cast<T>(i - j);
-        max_logit = std::max(max_logit, p[j]);
-      }
-      T sum = 0;
-      for (int j = 0; j <= i; ++j) {
-        p[j] = std::exp(p[j] - max_logit);
-        sum += p[j];
-      }
-      const T inv = T(1) / sum;
-      for (int j = 0; j <= i; ++j) p[j] *= inv;
+      detail::attend_row(out + (row0 + i) * d + h * hd, p, sh, a, i);
       for (int j = i + 1; j < L; ++j) p[j] = 0;
-      T* o = out + static_cast<size_t>(base + i) * d + h * hd;
-      for (int c = 0; c < hd; ++c) o[c] = 0;
-      for (int j = 0; j <= i; ++j) {
-        const T* v = qkv + static_cast<size_t>(base + j) * C3 + 2 * d + h * hd;
-        for (int c = 0; c < hd; ++c) o[c] += p[j] * v[c];
+    }
+  }
+}
+
+// Adds into dqkv [K, N, 3d]. Needs the forward's qkv and att. scratch: unused on the CPU (the
+// CUDA backend's workspace); pass null.
+template <class T>
+void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* att, int d,
+                        int n_head, const ops::AttentionArgs<T>& a, ops::ProbLayout prob,
+                        ops::Seqs q, ops::Models m = {}) {
+  (void)scratch;
+  const int hd = d / n_head, C3 = 3 * d, S = q.n_seq, half = hd / 2;
+#pragma omp parallel
+  {
+    std::vector<T> dp;  // dL/dp_ij for one query row
+#pragma omp for schedule(dynamic, 4)
+    for (int ksh = 0; ksh < m.count * S * n_head; ++ksh) {
+      const int k = ksh / (S * n_head), s = (ksh / n_head) % S, h = ksh % n_head;
+      const detail::SeqHead<T> sh = detail::seq_head(qkv, q, a, k, s, h, d, n_head);
+      const int L = sh.L;
+      const size_t row0 = static_cast<size_t>(k) * q.rows + q.offsets[k * (S + 1) + s];
+      const T* P =
+          att + k * prob.stride + prob.offsets[k * (S + 1) + s] + static_cast<size_t>(h) * L * L;
+      T* g = dqkv + row0 * C3 + h * hd;  // the sequence's first row, this head's columns
+      dp.resize(L);
+      for (int i = 0; i < L; ++i) {
+        const T* p = P + static_cast<size_t>(i) * L;
+        const T* dout_i = dout + (row0 + i) * d + h * hd;
+        T* dq = g + static_cast<size_t>(i) * C3;
+        // o_i = Σ_j p_ij v_j  =>  dp_ij = do_i·v_j,  dv_j += p_ij do_i
+        T dot_pdp = 0;
+        for (int j = 0; j <= i; ++j) {
+          const T* v = sh.v(j);
+          T* dv = g + static_cast<size_t>(j) * C3 + 2 * d;
+          T acc = 0;
+          for (int c = 0; c < hd; ++c) {
+            acc += dout_i[c] * v[c];
+            dv[c] += p[j] * dout_i[c];
+          }
+          dp[j] = acc;
+          dot_pdp += p[j] * acc;
+        }
+        // p_i = softmax(s_i)  =>  ds_ij = p_ij (dp_ij − Σ_k p_ik dp_ik)   (0 for masked keys)
+        // s_ij = scale·q_i·k_j + bias  =>  dq_i += scale·ds_ij k_j,  dk_j += scale·ds_ij q_i
+        const T* qi = sh.q(i);
+        for (int j = 0; j <= i; ++j) {
+          const T ds = p[j] * (dp[j] - dot_pdp) * sh.scale;
+          const T* kj = sh.k(j);
+          T* dk = g + static_cast<size_t>(j) * C3 + d;
+          if (a.rope_cos) {  // s_ij = scale·rotated_dot(q_i, k_j, δ_ij) + bias
+            if (!a.admits(i, j)) continue;
+            const size_t row = static_cast<size_t>(detail::distance(sh, a, i, j)) * half;
+            const T* cs = a.rope_cos + row;
+            const T* sn = a.rope_sin + row;
+            for (int mm = 0; mm < half; ++mm) {
+              const T q0 = qi[2 * mm], q1 = qi[2 * mm + 1], k0 = kj[2 * mm], k1 = kj[2 * mm + 1];
+              dq[2 * mm] += ds * (cs[mm] * k0 + sn[mm] * k1);
+              dq[2 * mm + 1] += ds * (cs[mm] * k1 - sn[mm] * k0);
+              dk[2 * mm] += ds * (cs[mm] * q0 - sn[mm] * q1);
+              dk[2 * mm + 1] += ds * (cs[mm] * q1 + sn[mm] * q0);
+            }
+            continue;
+          }
+          for (int c = 0; c < hd; ++c) {
+            dq[c] += ds * kj[c];
+            dk[c] += ds * qi[c];
+          }
+        }
       }
     }
   }
 }
 
-// Adds into dqkv. Needs the forward's qkv and att.
+// Inference forward: out [K, Q, d] = attention outputs at the query rows `query_rows` [K, Q]
+// (model k's rows; < 0: padding, output 0), or at every row when query_rows is null (Q = N).
+// Keeps nothing: one row of logits per thread at a time.
 template <class T>
-void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, const int* offsets,
-                        const std::vector<size_t>& att_offsets, int n_seq, int d, int n_head,
-                        const AttentionOptions<T>& opt) {
-  const int hd = d / n_head, C3 = 3 * d;
-  const T scale = opt.logit_scale / std::sqrt(static_cast<T>(hd));
+void attention_infer(T* out, const T* qkv, const int* query_rows, int Q, int d, int n_head,
+                     const ops::AttentionArgs<T>& a, ops::Seqs q, ops::Models m = {}) {
+  const int hd = d / n_head, S = q.n_seq;
 #pragma omp parallel
   {
-    std::vector<T> dp;  // dL/dp_ij for one query row
-#pragma omp for schedule(dynamic, 4)
-    for (int sh = 0; sh < n_seq * n_head; ++sh) {
-      const int s = sh / n_head, h = sh % n_head;
-      const int base = offsets[s], L = offsets[s + 1] - offsets[s];
-      const T* P = att + att_offsets[s] + static_cast<size_t>(h) * L * L;
-      dp.resize(L);
-      for (int i = 0; i < L; ++i) {
-        const T* p = P + static_cast<size_t>(i) * L;
-        const T* dout_i = dout + static_cast<size_t>(base + i) * d + h * hd;
-        const size_t qrow = static_cast<size_t>(base + i) * C3 + h * hd;
-        // o_i = Σ_j p_ij v_j  =>  dp_ij = do_i·v_j,  dv_j += p_ij do_i
-        T dot_pdp = 0;
-        for (int j = 0; j <= i; ++j) {
-          const size_t vrow = static_cast<size_t>(base + j) * C3 + 2 * d + h * hd;
-          T acc = 0;
-          for (int c = 0; c < hd; ++c) {
-            acc += dout_i[c] * qkv[vrow + c];
-            dqkv[vrow + c] += p[j] * dout_i[c];
-          }
-          dp[j] = acc;
-          dot_pdp += p[j] * acc;
-        }
-        // p_i = softmax(s_i)  =>  ds_ij = p_ij (dp_ij − Σ_k p_ik dp_ik)
-        // s_ij = scale·q_i·k_j + bias  =>  dq_i += scale·ds_ij k_j,  dk_j += scale·ds_ij q_i
-        for (int j = 0; j <= i; ++j) {
-          const T ds = p[j] * (dp[j] - dot_pdp) * scale;
-          const size_t krow = static_cast<size_t>(base + j) * C3 + d + h * hd;
-          for (int c = 0; c < hd; ++c) {
-            dqkv[qrow + c] += ds * qkv[krow + c];
-            dqkv[krow + c] += ds * qkv[qrow + c];
-          }
-        }
+    std::vector<T> p;
+#pragma omp for schedule(dynamic, 16)
+    for (int kq = 0; kq < m.count * Q; ++kq) {
+      const int k = kq / Q, qi = kq % Q;
+      T* o = out + static_cast<size_t>(kq) * d;
+      const int r = query_rows ? query_rows[kq] : qi;
+      const int* off = q.offsets + static_cast<size_t>(k) * (S + 1);
+      if (r < 0 || r >= off[S]) {
+        std::fill_n(o, d, T(0));
+        continue;
+      }
+      const int s = static_cast<int>(std::upper_bound(off, off + S + 1, r) - off) - 1;
+      for (int h = 0; h < n_head; ++h) {
+        const detail::SeqHead<T> sh = detail::seq_head(qkv, q, a, k, s, h, d, n_head);
+        p.resize(sh.L);
+        detail::attend_row(o + h * hd, p.data(), sh, a, r - off[s]);
       }
     }
   }

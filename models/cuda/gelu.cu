@@ -14,7 +14,7 @@ __global__ void gelu_forward_kernel(float* out, float* th, const float* inp, siz
   for (size_t i = global_thread(); i < n; i += grid_threads()) {
     const float x = inp[i];
     const float t = tanhf(kGeluK * (x + kGeluC * x * x * x));
-    th[i] = t;
+    if (th) th[i] = t;  // null when no backward follows
     out[i] = 0.5f * x * (1.0f + t);
   }
 }

@@ -24,6 +24,30 @@ __device__ inline float warp_max(float v) {
   return v;
 }
 
+__device__ inline double warp_sum(double v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ inline double warp_max(double v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// Sum of one double per thread over the block, in a fixed order (a tree over thread indices), so
+// the result is the same in every run. shared: blockDim.x doubles; blockDim.x a power of two. All
+// threads must call; every thread gets the total.
+__device__ inline double block_sum(double v, double* shared) {
+  shared[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned w = blockDim.x / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) shared[threadIdx.x] += shared[threadIdx.x + w];
+    __syncthreads();
+  }
+  const double total = shared[0];
+  __syncthreads();  // shared may be reused at once
+  return total;
+}
+
 // The index of this thread in a 1-D grid, and the grid's size (for grid-stride loops).
 __device__ inline size_t global_thread() {
   return blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;

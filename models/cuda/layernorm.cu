@@ -29,9 +29,9 @@ __global__ void layernorm_forward_kernel(float* out, float* mean, float* rstd, c
     const float* bk = b + k * P;
     float* y = out + row * C;
     for (int c = lane; c < C; c += 32) y[c] = (x[c] - m) * r * gk[c] + bk[c];
-    if (lane == 0) {
-      mean[row] = m;
-      rstd[row] = r;
+    if (lane == 0) {  // either may be null (no backward follows)
+      if (mean) mean[row] = m;
+      if (rstd) rstd[row] = r;
     }
   }
 }

@@ -1,5 +1,5 @@
-// Loss, global gradient norm and AdamW (models/loss.hpp, models/optimizer.hpp), per model.
-// Reductions accumulate in double in a fixed order: repeatable to the bit.
+// Global gradient norm and AdamW (models/cpu/optimizer.hpp), per model. The norm accumulates in
+// double in a fixed order: repeatable to the bit.
 #include "models/cuda/check.hpp"
 #include "models/cuda/kernel_util.cuh"
 #include "models/cuda/ops.hpp"
@@ -12,40 +12,8 @@ namespace {
 
 constexpr int kReduceThreads = 256;
 
-// Fixed-order block sum of per-thread doubles (blockDim.x == kReduceThreads).
-__device__ double block_sum(double v, double* shared) {
-  shared[threadIdx.x] = v;
-  __syncthreads();
-  for (int w = kReduceThreads / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w) shared[threadIdx.x] += shared[threadIdx.x + w];
-    __syncthreads();
-  }
-  const double total = shared[0];
-  __syncthreads();
-  return total;
-}
-
-__global__ void mse_loss_kernel(const float* pred, const double* target, const double* weights,
-                                const int* n_seq, int S, float* dpred, double* loss) {
-  __shared__ double shared[kReduceThreads];
-  const int k = blockIdx.x, n = n_seq[k];
-  double acc = 0;
-  for (int s = threadIdx.x; s < S; s += blockDim.x) {
-    const size_t i = static_cast<size_t>(k) * S + s;
-    if (s >= n) {
-      dpred[i] = 0;
-      continue;
-    }
-    const double w = weights ? weights[i] : 1.0 / n;
-    const double diff = static_cast<double>(pred[i]) - target[i];
-    acc += w * diff * diff;
-    dpred[i] = static_cast<float>(2.0 * w * diff);
-  }
-  const double total = block_sum(acc, shared);
-  if (threadIdx.x == 0) loss[k] = total;
-}
-
-__global__ void grad_norm_kernel(const float* grads, size_t n, double* norms, size_t P) {
+// One block per model: norms[k] = √Σ g² over its n gradients (stride P).
+__global__ void grad_norm_kernel(double* norms, const float* grads, size_t n, size_t P) {
   __shared__ double shared[kReduceThreads];
   const float* g = grads + blockIdx.x * P;
   double acc = 0;
@@ -54,6 +22,7 @@ __global__ void grad_norm_kernel(const float* grads, size_t n, double* norms, si
   if (threadIdx.x == 0) norms[blockIdx.x] = sqrt(total);
 }
 
+// One thread per (model, parameter).
 __global__ void adamw_kernel(float* params, const float* grads, float* m1, float* m2,
                              const float* decay_mask, const AdamWStep* steps, const double* norms,
                              const double* losses, size_t n, int K, size_t P) {
@@ -66,29 +35,28 @@ __global__ void adamw_kernel(float* params, const float* grads, float* m1, float
     const float scale = st.clip_norm > 0 && norm > st.clip_norm
                             ? static_cast<float>(st.clip_norm / (norm + 1e-6))
                             : 1.0f;
+    // The settings come in double; the update runs in float, as the CPU's float instantiation.
+    const float lr = static_cast<float>(st.lr), b1 = static_cast<float>(st.beta1),
+                b2 = static_cast<float>(st.beta2), eps = static_cast<float>(st.eps),
+                decay = static_cast<float>(st.decay), c1 = static_cast<float>(st.c1),
+                c2 = static_cast<float>(st.c2);
     const size_t j = k * P + i;
     const float g = grads[j] * scale;
     float p = params[j];
-    if (st.decay != 0) p -= st.decay * p * decay_mask[i];
-    const float m = st.beta1 * m1[j] + (1.0f - st.beta1) * g;
-    const float v = st.beta2 * m2[j] + (1.0f - st.beta2) * g * g;
+    if (decay != 0) p -= decay * p * decay_mask[i];
+    const float m = b1 * m1[j] + (1.0f - b1) * g;
+    const float v = b2 * m2[j] + (1.0f - b2) * g * g;
     m1[j] = m;
     m2[j] = v;
-    params[j] = p - st.lr * (m * st.c1) / (sqrtf(v * st.c2) + st.eps);
+    params[j] = p - lr * (m * c1) / (sqrtf(v * c2) + eps);
   }
 }
 
 }  // namespace
 
-void mse_loss(const float* pred, const double* target, const double* weights, const int* n_seq,
-              int S, float* dpred, double* loss, int K) {
-  if (K == 0) return;
-  mse_loss_kernel<<<K, kReduceThreads>>>(pred, target, weights, n_seq, S, dpred, loss);
-  LENLAB_CHECK_LAUNCH("mse_loss_kernel");
-}
-
-void grad_norm(const float* grads, size_t n, double* norms, Models m) {
-  grad_norm_kernel<<<m.count, kReduceThreads>>>(grads, n, norms,
+void grad_norm(double* norms, const float* grads, size_t n, Models m) {
+  if (m.count == 0) return;
+  grad_norm_kernel<<<m.count, kReduceThreads>>>(norms, grads, n,
                                                 m.param_stride ? m.param_stride : n);
   LENLAB_CHECK_LAUNCH("grad_norm_kernel");
 }
@@ -96,7 +64,7 @@ void grad_norm(const float* grads, size_t n, double* norms, Models m) {
 void adamw_step(float* params, const float* grads, float* m1, float* m2, const float* decay_mask,
                 const AdamWStep* steps, const double* norms, const double* losses, size_t n,
                 Models m) {
-  if (n == 0) return;
+  if (n == 0 || m.count == 0) return;
   adamw_kernel<<<blocks_for(static_cast<size_t>(m.count) * n), kThreads>>>(
       params, grads, m1, m2, decay_mask, steps, norms, losses, n, m.count,
       m.param_stride ? m.param_stride : n);

@@ -1,6 +1,7 @@
-// The whole model and the training loop on the GPU against the CPU backend: forward and backward
-// for each positional encoding, K models at once against each model alone, 100 training steps
-// against the CPU's loss curve, and a group of runs against the same runs trained one by one.
+// The whole model and the training loop on the GPU against the CPU backend: forward, backward and
+// inference for each positional encoding and step-input option with K models at once against each
+// model alone on the CPU, 100 training steps against the CPU's loss curve, and a group of runs
+// against the same runs trained one by one.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -14,16 +15,17 @@
 
 #include "core/rng.hpp"
 #include "core/text_file.hpp"
-#include "models/checkpoint.hpp"
-#include "train/evaluate.hpp"
 #include "lab/gpu_runs.hpp"
-#include "results/run_record.hpp"
 #include "lab/run_train.hpp"
-#include "train/trainer.hpp"
-#include "models/cuda/transformer_batch.hpp"
-#include "models/transformer.hpp"
+#include "models/backend.hpp"
+#include "models/checkpoint.hpp"
+#include "models/cuda/backend.hpp"
+#include "models/model.hpp"
+#include "results/run_record.hpp"
 #include "tasks/task.hpp"
 #include "tests/cuda/parity.hpp"
+#include "train/evaluate.hpp"
+#include "train/trainer.hpp"
 
 namespace lenlab::test {
 
@@ -109,80 +111,88 @@ CurveGap curve_gap(const std::vector<StepLog>& a, const std::vector<StepLog>& b)
 
 }  // namespace
 
-TEST_CASE("the whole model on the GPU: forward and backward match the CPU for each PE") {
-  for (PositionalEncoding pe : {PositionalEncoding::kNope, PositionalEncoding::kLearned,
-                                PositionalEncoding::kAlibi, PositionalEncoding::kRope}) {
-    const std::string name = positional_encoding_name(pe);
-    CAPTURE(name);
-    const ModelConfig c = config_for(pe);
-    Transformer<float> cpu(c);
-    cpu.init(7);
-    cuda::TransformerBatch gpu(c, 1);
-    gpu.upload_parameters(0, cpu.params().data());
-    Rng rng(3);
-    const Batch b = sample_train_batch(TaskKind::kSum, 20, 24, rng);
-
-    const cpu::Buffer<float>& out = cpu.forward(b);
-    const std::vector<float> ref(out.begin(), out.end());
-    gpu.forward({&b});
-    expect_close(name + " predictions", gpu.download_predictions(), ref, 1e-5, 1e-4);
-
-    const std::vector<float> dpred = random_floats(b.n_seq(), 11);
-    cpu.zero_grad();
-    cpu.backward(b, dpred.data());
-    cuda::DeviceBuffer<float> dpred_gpu(dpred);
-    gpu.zero_grad();
-    gpu.backward(dpred_gpu.data());
-    const std::vector<float> cpu_grads(cpu.grads().begin(), cpu.grads().end());
-    expect_grads_close(name, c, gpu.download_gradients(0), cpu_grads);
+// Runs model (K models) forward on `batches` and backward with dLoss/dz = 1 at every read row
+// (weights of the packed batch), returning the outputs [K·R] and each model's gradients.
+template <class B>
+std::pair<std::vector<float>, std::vector<std::vector<float>>> forward_backward(
+    Model<B>& model, const std::vector<const Batch*>& batches, bool infer) {
+  PackedBatch<B> in;
+  in.pack(batches, model.config());
+  if (infer) {
+    model.infer(in);
+    return {model.download_scalar_out(in), {}};
   }
+  model.forward(in);
+  const std::vector<float> out = model.download_scalar_out(in);
+  std::vector<float> ones(out.size(), 1.0f);
+  typename B::template Buffer<float> dz;
+  B::upload(dz, ones.data(), ones.size());
+  model.zero_grad();
+  model.backward(in, dz.data(), nullptr);
+  std::vector<std::vector<float>> grads;
+  for (int k = 0; k < model.n_models(); ++k) grads.push_back(model.gradients(k));
+  return {out, grads};
 }
 
-TEST_CASE("K models at once: each equals its own CPU model (padding, other lengths and counts)") {
-  for (PositionalEncoding pe :
-       {PositionalEncoding::kNope, PositionalEncoding::kRope, PositionalEncoding::kLearned}) {
-    const std::string name = positional_encoding_name(pe);
-    CAPTURE(name);
-    const ModelConfig c = config_for(pe);
-    constexpr int K = 3;
-    Rng rng(5);
-    // Different token counts (padding rows), and a model with fewer sequences (empty slots).
-    const std::vector<Batch> batches = {sample_train_batch(TaskKind::kLength, 4, 16, rng),
-                                        sample_train_batch(TaskKind::kSum, 30, 16, rng),
-                                        sample_train_batch(TaskKind::kMean, 9, 5, rng)};
-    cuda::TransformerBatch gpu(c, K);
-    std::vector<const Batch*> ptrs;
-    std::vector<std::unique_ptr<Transformer<float>>> cpus;
-    for (int k = 0; k < K; ++k) {
-      cpus.push_back(std::make_unique<Transformer<float>>(c));
-      cpus[k]->init(100 + k);
-      gpu.upload_parameters(k, cpus[k]->params().data());
-      ptrs.push_back(&batches[k]);
-    }
-    gpu.forward(ptrs);
-    const std::vector<float> z = gpu.download_predictions();
-    const int S = gpu.batches().seq_slots;
-    REQUIRE(S == 16);
-    std::vector<float> dpred_all(static_cast<size_t>(K) * S, 0.0f);
-    for (int k = 0; k < K; ++k) {
-      const int n = batches[k].n_seq();
-      const cpu::Buffer<float>& out = cpus[k]->forward(batches[k]);
-      const std::vector<float> ref(out.begin(), out.end());
-      const std::vector<float> got(z.begin() + k * S, z.begin() + k * S + n);
-      expect_close(fmt::format("{} model {} predictions", name, k), got, ref, 1e-5, 1e-4);
-      const std::vector<float> dpred = random_floats(n, 20 + k);
-      std::copy(dpred.begin(), dpred.end(), dpred_all.begin() + k * S);
-      cpus[k]->zero_grad();
-      cpus[k]->backward(batches[k], dpred.data());
-    }
-    cuda::DeviceBuffer<float> dpred_gpu(dpred_all);
-    gpu.zero_grad();
-    gpu.backward(dpred_gpu.data());
-    for (int k = 0; k < K; ++k) {
-      const std::vector<float> ref(cpus[k]->grads().begin(), cpus[k]->grads().end());
-      expect_grads_close(fmt::format("{} model {}", name, k), c, gpu.download_gradients(k), ref);
+TEST_CASE(
+    "the whole model on the GPU: forward, backward and inference match the CPU for each PE "
+    "and step-input option, for K models at once") {
+  Rng rng(3);
+  // Three models' batches: different lengths and counts (padding rows and an empty slot).
+  std::vector<Batch> batches(3);
+  for (int k = 0; k < 3; ++k) {
+    const int n = 4 - k;
+    for (int s = 0; s < n; ++s) {
+      std::vector<int32_t> tokens = {kBos};
+      const int len = 3 + static_cast<int>(rng.uniform_int(0, 20));
+      for (int i = 0; i < len; ++i) tokens.push_back(static_cast<int32_t>(rng.uniform_int(0, 1)));
+      tokens.push_back(kEos);
+      append_sequence(batches[k], tokens, 1.0);
     }
   }
+  struct Option {
+    const char* name;
+    void (*edit)(AttentionSpec&);
+  };
+  const Option options[] = {
+      {"plain", [](AttentionSpec&) {}},
+      {"window 2+4 and cap 3",
+       [](AttentionSpec& a) { a.n_global = 2, a.n_local = 4, a.max_distance = 3; }},
+      {"temperature by length",
+       [](AttentionSpec& a) {
+         a.logit_scale_by_length = {1.0, 1.1, 1.2, 1.3};
+       }},
+  };
+  for (PositionalEncoding pe : {PositionalEncoding::kNope, PositionalEncoding::kLearned,
+                                PositionalEncoding::kAlibi, PositionalEncoding::kRope})
+    for (const Option& o : options) {
+      const std::string what = positional_encoding_name(pe) + ", " + o.name;
+      CAPTURE(what);
+      std::vector<const Batch*> ptrs;
+      for (Batch& b : batches) {
+        b.attention = AttentionSpec{};
+        o.edit(b.attention);
+        ptrs.push_back(&b);
+      }
+      const ModelConfig c = config_for(pe);
+      Model<CudaBackend> gpu(c, 3);
+      for (int k = 0; k < 3; ++k) gpu.init(k, 20 + k);
+      const auto [gpu_out, gpu_grads] = forward_backward(gpu, ptrs, false);
+      const auto gpu_infer = forward_backward(gpu, ptrs, true).first;
+      const size_t R = gpu_out.size() / 3;
+      for (int k = 0; k < 3; ++k) {
+        Transformer<float> cpu(c);
+        cpu.init(20 + k);
+        const auto [cpu_out, cpu_grads] = forward_backward(cpu, {ptrs[k]}, false);
+        const std::vector<float> g_out(gpu_out.begin() + k * R,
+                                       gpu_out.begin() + k * R + cpu_out.size());
+        const std::vector<float> g_inf(gpu_infer.begin() + k * R,
+                                       gpu_infer.begin() + k * R + cpu_out.size());
+        expect_close(what + fmt::format(" model {} outputs", k), g_out, cpu_out, 1e-5);
+        expect_close(what + fmt::format(" model {} inference", k), g_inf, cpu_out, 1e-5);
+        expect_grads_close(what + fmt::format(" model {}", k), c, gpu_grads[k], cpu_grads[0]);
+      }
+    }
 }
 
 TEST_CASE("100 training steps on the GPU track the CPU's loss curve, and its evaluation agrees") {
@@ -221,9 +231,13 @@ TEST_CASE("100 training steps on the GPU track the CPU's loss curve, and its eva
     // The GPU's evaluation of its trained model against the CPU's evaluation of the same weights.
     const ResolvedSpec resolved = resolve(spec);
     Transformer<float> trained(resolved.model);
-    load_checkpoint(gpu_run.out / "model.safetensors", trained);
-    const std::vector<LengthResult> cpu_res = evaluate(
-        trained, resolved.task, resolved.reparam, spec.l_test, spec.eval_samples, spec.eval_seed);
+    load_checkpoint(gpu_run.out / "model.safetensors", resolved.model, trained.params());
+    const std::vector<LengthResult> cpu_res = evaluate(trained, {{resolved.task,
+                                                                  &resolved.reparam,
+                                                                  spec.l_test,
+                                                                  spec.eval_samples,
+                                                                  spec.eval_seed,
+                                                                  {}}})[0];
     const std::vector<LengthResult> gpu_res = load_results(gpu_run.out);
     REQUIRE(cpu_res.size() == gpu_res.size());
     double worst_mse = 0;

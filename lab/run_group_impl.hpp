@@ -1,0 +1,95 @@
+#pragma once
+// run_group_on<B>: a group of runs trained and evaluated together on one backend, each written
+// into its own folder (lab/run_folder.hpp). The CPU runs a group of one (lab/run_train.cpp); the
+// GPU runs groups of runs that share a model shape (lab/cuda/run_group_cuda.cpp).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include "core/error.hpp"
+#include "core/progress.hpp"
+#include "lab/gpu_runs.hpp"
+#include "lab/run_folder.hpp"
+#include "models/model.hpp"
+#include "train/evaluate.hpp"
+#include "train/trainer.hpp"
+
+namespace lenlab {
+
+template <class B>
+std::vector<int> run_group_on(const std::vector<GpuJob>& jobs, const std::string& device_label) {
+  using Clock = std::chrono::steady_clock;
+  const int K = static_cast<int>(jobs.size());
+  if (K == 0) return {};
+  std::vector<ResolvedSpec> resolved;
+  for (const GpuJob& j : jobs) {
+    resolved.push_back(resolve(j.spec));
+    if (gpu_group_key(j.spec) != gpu_group_key(jobs[0].spec))
+      throw UsageError(
+          "runs trained together must share the model shape, positional encoding, steps and "
+          "batch size");
+  }
+  const ModelConfig& config = resolved[0].model;
+  Model<B> model(config, K);
+  std::vector<std::unique_ptr<RunFolder>> folders;
+  for (int k = 0; k < K; ++k) {
+    model.init(k, jobs[k].spec.seed);
+    folders.push_back(std::make_unique<RunFolder>(jobs[k].spec, resolved[k], jobs[k].options,
+                                                  device_label, model.num_parameters()));
+    if (B::kDevice) folders.back()->manifest()["models_trained_together"] = K;
+  }
+  auto unit_done = [&](int k) {
+    if (jobs[k].options.on_unit_done) jobs[k].options.on_unit_done();
+  };
+  // A group of one (`lenlab train`) shows progress bars for its training and its evaluation.
+  std::ostream* log = K == 1 ? jobs[0].options.log : nullptr;
+  std::optional<Progress> bar;
+
+  // ---- training: every run in lockstep
+  std::vector<TrainJob> train_jobs;
+  for (int k = 0; k < K; ++k) train_jobs.push_back({&jobs[k].spec, &resolved[k]});
+  if (log) bar.emplace("train", jobs[0].spec.steps, *log, jobs[0].options.log_is_tty);
+  const std::vector<TrainOutcome> outcomes =
+      train(model, train_jobs, [&](int k, int step, double loss) {
+        if (bar && k == 0) bar->update(step, fmt::format("loss {:.3e}", loss));
+        unit_done(k);
+      });
+  if (bar) bar->finish();
+
+  // ---- evaluation: every run that did not diverge, at every length, through the inference path
+  const auto eval_start = Clock::now();
+  std::vector<EvalJob> eval_jobs;
+  int l_max = 0;
+  for (int k = 0; k < K; ++k) {
+    const TrainSpec& s = jobs[k].spec;
+    const int l_test = outcomes[k].diverged ? 0 : s.l_test;
+    eval_jobs.push_back({resolved[k].task, &resolved[k].reparam, l_test, s.eval_samples,
+                         s.eval_seed, AttentionSpec{}});
+    l_max = std::max(l_max, l_test);
+  }
+  if (log && l_max > 0) bar.emplace("eval", l_max, *log, jobs[0].options.log_is_tty);
+  const std::vector<std::vector<LengthResult>> results =
+      evaluate(model, eval_jobs, [&](int k, int l) {
+        if (bar && k == 0) bar->update(l, fmt::format("length {}", l));
+        unit_done(k);
+      });
+  if (bar && l_max > 0) bar->finish();
+  const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
+
+  std::vector<int> codes(K, kExitOk);
+  for (int k = 0; k < K; ++k) {
+    if (outcomes[k].diverged) {
+      folders[k]->write_diverged(outcomes[k]);
+      codes[k] = kExitDiverged;
+      continue;
+    }
+    const auto params = model.parameters(k);
+    folders[k]->write_completed(outcomes[k], results[k], eval_seconds,
+                                std::vector<float>(params.begin(), params.end()));
+  }
+  return codes;
+}
+
+}  // namespace lenlab

@@ -1,0 +1,130 @@
+#pragma once
+// The decoder-only transformer, written once over a backend (models/backend.hpp): token
+// (+ learned position) embedding, n_layer pre-LN blocks (multi-head causal self-attention, GELU
+// MLP), and heads on chosen rows (models/heads.hpp). Forward and backward by hand.
+//
+// K models of one shape run at once (the backend's model index, ops::Models): on the GPU this is
+// how many tiny runs keep the card busy; on the CPU, K is usually 1 and runs go side by side on
+// cores. Model<CpuBackend<double>> exists for gradient checks.
+//
+// Two forwards share the same block code (block_forward): the training forward keeps every
+// activation the backward needs, the [L, L] attention probabilities included; the inference
+// forward keeps nothing, computes attention a row at a time, and runs the last block only at the
+// rows the heads read, so its memory is linear in the length.
+#include <cstdint>
+#include <vector>
+
+#include "models/config.hpp"
+#include "models/cpu/rope.hpp"
+#include "models/heads.hpp"
+#include "models/packed_batch.hpp"
+#include "models/parameters.hpp"
+
+namespace lenlab {
+
+template <class B>
+class Model {
+ public:
+  using T = typename B::Scalar;
+  template <class U>
+  using Buffer = typename B::template Buffer<U>;
+
+  // Validates the config (UsageError on bad sizes); parameters start at zero: call init().
+  explicit Model(const ModelConfig& config, int n_models = 1);
+  Model(const Model&) = delete;  // views point into our own buffers
+  Model& operator=(const Model&) = delete;
+
+  // GPT-2 initialisation of model k: N(0, 0.02) weights, residual projections scaled by
+  // 1/√(2·n_layer), the scalar head N(0, σ = 1/√fan_in), zero biases, unit layer-norm gains.
+  // Drawn on the host in double, so every backend starts from the same weights.
+  void init(int k, uint64_t seed);
+  void init(uint64_t seed) { init(0, seed); }
+
+  const ModelConfig& config() const { return config_; }
+  int n_models() const { return K_; }
+  size_t num_parameters() const { return P_; }  // per model
+  ops::Models models() const { return {K_, P_}; }
+  T* params() { return params_.data(); }  // [K, P] in the backend's memory
+  const T* params() const { return params_.data(); }
+  T* grads() { return grads_.data(); }  // [K, P]
+  const T* grads() const { return grads_.data(); }
+  const ParameterTensors<T>& weights() const { return w_; }  // model 0's views
+  std::vector<T> parameters(int k) const;                    // model k's, on the host
+  std::vector<T> gradients(int k) const;
+  void set_parameters(int k, const T* host);  // [P]
+  void zero_grad();
+
+  // The last forward's head outputs, in the backend's memory.
+  const T* scalar_out() const { return scalar_out_.data(); }           // [K, R]
+  const T* token_logits() const { return token_out_.data(); }          // [K, R', V]
+  std::vector<T> download_scalar_out(const PackedBatch<B>& in) const;  // [K·R]
+
+  // Training forward: keeps the activations for backward().
+  void forward(const PackedBatch<B>& in);
+  // dscalar [K, R] and dlogits [K, R', V]: dLoss/d(head outputs) of the last forward (null for a
+  // head the batch does not read). Adds into grads().
+  void backward(const PackedBatch<B>& in, const T* dscalar, const T* dlogits);
+  // Inference forward: the same outputs, nothing kept, the last block at the read rows only.
+  void infer(const PackedBatch<B>& in);
+
+ private:
+  // What the training forward keeps; per-layer tensors stacked, layer l's block at l·(its size).
+  struct Activations {
+    Buffer<T> encoded;                  // [K, N, d] embedding output = layer 0's input
+    Buffer<T> ln1, ln1_mean, ln1_rstd;  // [L, K, N, d], [L, K, N], [L, K, N]
+    Buffer<T> qkv, qkv_rope;            // [L, K, N, 3d] (rotated copy: RoPE only)
+    Buffer<T> att;                      // [L, K·prob_stride] softmax probabilities
+    Buffer<T> atty, resid_mid;          // [L, K, N, d]
+    Buffer<T> ln2, ln2_mean, ln2_rstd;  // [L, K, N, d], [L, K, N], [L, K, N]
+    Buffer<T> fch, fch_gelu, fch_tanh;  // [L, K, N, d_ff]
+    Buffer<T> resid_out;                // [L, K, N, d] layer outputs
+  };
+  // Gradients of activations, one layer at a time (reused across layers).
+  struct ActivationGrads {
+    Buffer<T> dresid, dln, datty, dqkv, dqkv_rope, dfch, dfch_gelu;  // [K, N, ·]
+    Buffer<T> scratch;  // [K·prob_stride] the CUDA attention backward's workspace
+  };
+  // The inference forward's scratch, one layer's worth, reused by every layer.
+  struct InferScratch {
+    Buffer<T> x0, x1;                                   // [K, N, d] residual, ping-pong
+    Buffer<T> ln1, qkv, qkv_rope, x_q, atty, mid, ln2;  // [K, N, ·]
+    Buffer<T> fch, fch_gelu;                            // [K, N, d_ff]
+  };
+  // One block's tensors: where block_forward reads and writes.
+  struct BlockTensors {
+    const T* x = nullptr;             // [K, N, d] the block's input (keys and values: every row)
+    const T* x_q = nullptr;           // [K, Q, d] its rows at the queries (x when Q = N)
+    const int* query_rows = nullptr;  // [K, Q] inference only; null: every row
+    int Q = 0;
+    T *ln1, *ln1_mean, *ln1_rstd, *qkv, *qkv_rope, *att, *atty, *mid, *ln2, *ln2_mean, *ln2_rstd,
+        *fch, *fch_gelu, *fch_tanh, *out;  // means, rstds, tanh and att null in inference
+  };
+  void prepare(const PackedBatch<B>& in);
+  ops::AttentionArgs<T> attention_args(const PackedBatch<B>& in) const;
+  void block_forward(int l, const BlockTensors& t, const PackedBatch<B>& in, bool train);
+  void heads_forward(const T* x, int rows, const PackedBatch<B>& in, bool infer);
+
+  ModelConfig config_;
+  int K_ = 1;
+  size_t P_ = 0;
+  Buffer<T> params_, grads_;
+  ParameterTensors<T> w_, g_;
+  Buffer<T> alibi_slopes_;  // [n_head] (ALiBi only)
+  cpu::RopeTable<T> rope_host_;
+  Buffer<T> rope_cos_, rope_sin_;   // rope_host_'s, in the backend's memory
+  int rope_rows_ = 0;               // rows uploaded
+  bool rope_in_attention_ = false;  // this forward: RoPE by relative distance (a distance cap)
+  Activations act_;
+  ActivationGrads grad_act_;
+  InferScratch infer_;
+  Head<B> scalar_head_{HeadKind::kScalar}, token_head_{HeadKind::kToken};
+  Buffer<T> scalar_out_, token_out_;
+};
+
+template <class T>
+struct CpuBackend;
+// The CPU model: float for training, double for gradient checks.
+template <class T>
+using Transformer = Model<CpuBackend<T>>;
+
+}  // namespace lenlab

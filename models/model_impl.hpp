@@ -1,0 +1,186 @@
+#pragma once
+// Model<B>'s definitions (models/model.hpp), included by the files that instantiate it for a
+// backend (models/model.cpp for the CPU, models/cuda/model.cpp for CUDA). The forward and the
+// backward are written once here, for every backend; each backward step quotes the forward line
+// it differentiates.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/rng.hpp"
+#include "models/model.hpp"
+
+namespace lenlab {
+
+template <class B>
+Model<B>::Model(const ModelConfig& config, int n_models) : config_(config), K_(n_models) {
+  config_.validate();
+  if (n_models < 1) throw std::invalid_argument("Model: n_models must be >= 1");
+  P_ = parameter_count(config_);
+  const size_t n = P_ * K_;
+  B::reserve(params_, n);
+  B::reserve(grads_, n);
+  B::fill_zero(params_.data(), n);
+  B::fill_zero(grads_.data(), n);
+  w_ = bind_parameters(config_, params_.data());
+  g_ = bind_parameters(config_, grads_.data());
+  if (config_.pe == PositionalEncoding::kAlibi) {
+    std::vector<T> slopes;
+    for (double s : cpu::alibi_slopes(config_.n_head)) slopes.push_back(static_cast<T>(s));
+    B::upload(alibi_slopes_, slopes.data(), slopes.size());
+  }
+}
+
+template <class B>
+void Model<B>::init(int k, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<T> p(P_);
+  const double residual_std = 0.02 / std::sqrt(2.0 * config_.n_layer);
+  for (const TensorInfo& t : parameter_layout(config_)) {
+    const double fan_in_std = 1.0 / std::sqrt(static_cast<double>(t.shape[0]));
+    for (size_t i = t.offset; i < t.offset + t.size; ++i) {
+      switch (t.init) {
+        case InitKind::kOne:
+          p[i] = T(1);
+          break;
+        case InitKind::kZero:
+          p[i] = T(0);
+          break;
+        case InitKind::kNormal002:
+          p[i] = static_cast<T>(0.02 * rng.normal());
+          break;
+        case InitKind::kNormalResidual:
+          p[i] = static_cast<T>(residual_std * rng.normal());
+          break;
+        case InitKind::kFanIn:
+          p[i] = static_cast<T>(fan_in_std * rng.normal());
+          break;
+      }
+    }
+  }
+  set_parameters(k, p.data());
+}
+
+template <class B>
+std::vector<typename B::Scalar> Model<B>::parameters(int k) const {
+  std::vector<T> host(P_);
+  B::download(host.data(), params_.data() + static_cast<size_t>(k) * P_, P_);
+  return host;
+}
+
+template <class B>
+std::vector<typename B::Scalar> Model<B>::gradients(int k) const {
+  std::vector<T> host(P_);
+  B::download(host.data(), grads_.data() + static_cast<size_t>(k) * P_, P_);
+  return host;
+}
+
+template <class B>
+void Model<B>::set_parameters(int k, const T* host) {
+  B::upload_to(params_.data() + static_cast<size_t>(k) * P_, host, P_);
+}
+
+template <class B>
+void Model<B>::zero_grad() {
+  B::fill_zero(grads_.data(), P_ * K_);
+}
+
+template <class B>
+std::vector<typename B::Scalar> Model<B>::download_scalar_out(const PackedBatch<B>& in) const {
+  std::vector<T> host(static_cast<size_t>(K_) * in.n_scalar);
+  B::download(host.data(), scalar_out_.data(), host.size());
+  return host;
+}
+
+template <class B>
+void Model<B>::prepare(const PackedBatch<B>& in) {
+  if (in.n_models != K_)
+    throw std::invalid_argument(
+        fmt::format("Model: a batch packed for {} models given to {}", in.n_models, K_));
+  // RoPE by relative distance inside attention only when a cap bends it; otherwise q and k are
+  // rotated by position beforehand (the same numbers, fewer operations).
+  rope_in_attention_ = config_.pe == PositionalEncoding::kRope && in.attention.max_distance > 0;
+  if (config_.pe == PositionalEncoding::kRope) {
+    const int need = rope_in_attention_ ? in.attention.max_distance + 1 : in.max_position + 1;
+    rope_host_.ensure(need, config_.head_dim(), config_.rope_base);
+    if (rope_host_.positions > rope_rows_) {
+      B::upload(rope_cos_, rope_host_.cos.data(), rope_host_.cos.size());
+      B::upload(rope_sin_, rope_host_.sin.data(), rope_host_.sin.size());
+      rope_rows_ = rope_host_.positions;
+    }
+  }
+}
+
+template <class B>
+ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const PackedBatch<B>& in) const {
+  ops::AttentionArgs<T> a;
+  a.alibi_slopes = config_.pe == PositionalEncoding::kAlibi ? alibi_slopes_.data() : nullptr;
+  a.seq_scale = in.scaled ? in.seq_scale.data() : nullptr;
+  a.n_global = in.attention.n_global;
+  a.n_local = in.attention.n_local;
+  a.max_distance = in.attention.max_distance;
+  if (rope_in_attention_) {
+    a.rope_cos = rope_cos_.data();
+    a.rope_sin = rope_sin_.data();
+  }
+  return a;
+}
+
+// One pre-LN block, for training (every row, probabilities kept) and inference (queries at
+// t.query_rows, nothing kept) alike:
+//   a = LN_1(x);  [q|k|v] = a·W_qkv + b_qkv;  (RoPE);  o = attention;  mid = x + o·W_o + b_o
+//   out = mid + GELU(LN_2(mid)·W_fc + b_fc)·W_proj + b_proj
+template <class B>
+void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>& in, bool train) {
+  const ModelConfig& c = config_;
+  const auto& L = w_.layers[l];
+  const int N = in.rows, Q = t.Q, d = c.d_model, f = c.d_ff, H = c.n_head;
+  const ops::Models m = models();
+  const ops::Seqs seqs = in.seqs();
+  const ops::AttentionArgs<T> args = attention_args(in);
+  B::layernorm_forward(t.ln1, t.ln1_mean, t.ln1_rstd, t.x, L.ln1_g, L.ln1_b, N, d, m);
+  B::linear_forward(t.qkv, t.ln1, L.w_qkv, L.b_qkv, N, d, 3 * d, m);
+  const T* qkv_att = t.qkv;
+  if (c.pe == PositionalEncoding::kRope && !rope_in_attention_) {
+    B::rope_forward(t.qkv_rope, t.qkv, rope_cos_.data(), rope_sin_.data(), d, H, seqs, m);
+    qkv_att = t.qkv_rope;
+  }
+  if (train)
+    B::attention_forward(t.atty, t.att, qkv_att, d, H, args, in.prob(), seqs, m);
+  else
+    B::attention_infer(t.atty, qkv_att, t.query_rows, Q, d, H, args, seqs, m);
+  const size_t Qd = static_cast<size_t>(K_) * Q * d, Qf = static_cast<size_t>(K_) * Q * f;
+  B::linear_forward(t.mid, t.atty, L.w_o, L.b_o, Q, d, d, m);
+  B::add_inplace(t.mid, t.x_q, Qd);  // residual
+  B::layernorm_forward(t.ln2, t.ln2_mean, t.ln2_rstd, t.mid, L.ln2_g, L.ln2_b, Q, d, m);
+  B::linear_forward(t.fch, t.ln2, L.w_fc, L.b_fc, Q, d, f, m);
+  B::gelu_forward(t.fch_gelu, t.fch_tanh, t.fch, Qf);
+  B::linear_forward(t.out, t.fch_gelu, L.w_proj, L.b_proj, Q, f, d, m);
+  B::add_inplace(t.out, t.mid, Qd);  // residual
+}
+
+// The heads the batch reads, on rows of x [K, rows, d]: the batch's rows in training, the query
+// rows' positions in inference (the last block ran at those rows only).
+template <class B>
+void Model<B>::heads_forward(const T* x, int rows, const PackedBatch<B>& in, bool infer) {
+  const ops::Models m = models();
+  if (in.n_scalar > 0) {
+    B::reserve(scalar_out_, static_cast<size_t>(K_) * in.n_scalar);
+    scalar_head_.forward(scalar_out_.data(), x,
+                         infer ? in.scalar_in_query.data() : in.scalar_rows.data(), in.n_scalar,
+                         rows, config_, w_, m, !infer);
+  }
+  if (in.n_token > 0) {
+    B::reserve(token_out_, static_cast<size_t>(K_) * in.n_token * config_.vocab_size);
+    token_head_.forward(token_out_.data(), x,
+                        infer ? in.token_in_query.data() : in.token_rows.data(), in.n_token, rows,
+                        config_, w_, m, !infer);
+  }
+}
+
+}  // namespace lenlab
+
+#include "models/model_infer.hpp"
+#include "models/model_train.hpp"

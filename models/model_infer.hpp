@@ -1,0 +1,52 @@
+#pragma once
+// Model<B>'s inference forward (included by models/model_impl.hpp): the same blocks as training,
+// nothing kept for a backward, attention a row at a time (no [L, L] matrix), and the last block
+// at the rows the heads read only (its keys and values still come from every row).
+#include "models/model.hpp"
+
+namespace lenlab {
+
+template <class B>
+void Model<B>::infer(const PackedBatch<B>& in) {
+  prepare(in);
+  const ModelConfig& c = config_;
+  const int N = in.rows, Qr = in.n_query(), d = c.d_model, f = c.d_ff;
+  // The last block has one row per read row: more than N when two heads read the same rows.
+  const size_t K = K_, rows = std::max(N, Qr), Nd = K * rows * d, Nf = K * rows * f;
+  InferScratch& s = infer_;
+  for (auto* v : {&s.x0, &s.x1, &s.ln1, &s.x_q, &s.atty, &s.mid, &s.ln2}) B::reserve(*v, Nd);
+  B::reserve(s.qkv, 3 * K * N * d);
+  if (c.pe == PositionalEncoding::kRope) B::reserve(s.qkv_rope, 3 * K * N * d);
+  for (auto* v : {&s.fch, &s.fch_gelu}) B::reserve(*v, Nf);
+
+  B::embedding_forward(s.x0.data(), in.tokens.data(), w_.wte, w_.wpe, d, in.seqs(), models());
+  T* x = s.x0.data();
+  T* next = s.x1.data();
+  for (int l = 0; l < c.n_layer; ++l) {
+    const bool last = l == c.n_layer - 1;
+    BlockTensors t{};
+    t.x = x;
+    t.Q = last ? Qr : N;
+    if (last) {  // the residual at the read rows only
+      t.query_rows = in.query_rows.data();
+      B::gather_rows_forward(s.x_q.data(), x, t.query_rows, Qr, N, d, models());
+      t.x_q = s.x_q.data();
+    } else {
+      t.x_q = x;
+    }
+    t.ln1 = s.ln1.data();
+    t.qkv = s.qkv.data();
+    t.qkv_rope = s.qkv_rope.data();
+    t.atty = s.atty.data();
+    t.mid = s.mid.data();
+    t.ln2 = s.ln2.data();
+    t.fch = s.fch.data();
+    t.fch_gelu = s.fch_gelu.data();
+    t.out = next;
+    block_forward(l, t, in, /*train=*/false);
+    std::swap(x, next);
+  }
+  heads_forward(x, Qr, in, /*infer=*/true);
+}
+
+}  // namespace lenlab

@@ -1,0 +1,131 @@
+#pragma once
+// Model<B>'s training forward and its backward (included by models/model_impl.hpp).
+#include "models/model.hpp"
+
+namespace lenlab {
+
+template <class B>
+void Model<B>::forward(const PackedBatch<B>& in) {
+  prepare(in);
+  const ModelConfig& c = config_;
+  const int N = in.rows, d = c.d_model, f = c.d_ff;
+  const size_t K = K_, Lc = c.n_layer, Nd = K * N * d, Nf = K * N * f, N1 = K * N;
+  const size_t att_size = std::max<size_t>(1, K * in.prob_stride);
+  Activations& a = act_;
+  B::reserve(a.encoded, Nd);
+  for (auto* v : {&a.ln1, &a.atty, &a.resid_mid, &a.ln2, &a.resid_out}) B::reserve(*v, Lc * Nd);
+  for (auto* v : {&a.ln1_mean, &a.ln1_rstd, &a.ln2_mean, &a.ln2_rstd}) B::reserve(*v, Lc * N1);
+  B::reserve(a.qkv, Lc * 3 * Nd);
+  if (c.pe == PositionalEncoding::kRope) B::reserve(a.qkv_rope, Lc * 3 * Nd);
+  B::reserve(a.att, Lc * att_size);
+  for (auto* v : {&a.fch, &a.fch_gelu, &a.fch_tanh}) B::reserve(*v, Lc * Nf);
+
+  B::embedding_forward(a.encoded.data(), in.tokens.data(), w_.wte, w_.wpe, d, in.seqs(), models());
+  const T* x = a.encoded.data();
+  for (int l = 0; l < c.n_layer; ++l) {
+    BlockTensors t;
+    t.x = t.x_q = x;
+    t.Q = N;
+    t.ln1 = a.ln1.data() + l * Nd;
+    t.ln1_mean = a.ln1_mean.data() + l * N1;
+    t.ln1_rstd = a.ln1_rstd.data() + l * N1;
+    t.qkv = a.qkv.data() + l * 3 * Nd;
+    t.qkv_rope = c.pe == PositionalEncoding::kRope ? a.qkv_rope.data() + l * 3 * Nd : nullptr;
+    t.att = a.att.data() + l * att_size;
+    t.atty = a.atty.data() + l * Nd;
+    t.mid = a.resid_mid.data() + l * Nd;
+    t.ln2 = a.ln2.data() + l * Nd;
+    t.ln2_mean = a.ln2_mean.data() + l * N1;
+    t.ln2_rstd = a.ln2_rstd.data() + l * N1;
+    t.fch = a.fch.data() + l * Nf;
+    t.fch_gelu = a.fch_gelu.data() + l * Nf;
+    t.fch_tanh = a.fch_tanh.data() + l * Nf;
+    t.out = a.resid_out.data() + l * Nd;
+    block_forward(l, t, in, /*train=*/true);
+    x = t.out;
+  }
+  heads_forward(x, N, in, /*infer=*/false);
+}
+
+template <class B>
+void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlogits) {
+  const ModelConfig& c = config_;
+  const Activations& a = act_;
+  const int N = in.rows, d = c.d_model, f = c.d_ff, H = c.n_head;
+  const size_t K = K_, Nd = K * N * d, Nf = K * N * f, N1 = K * N;
+  const size_t att_size = std::max<size_t>(1, K * in.prob_stride);
+  const ops::Models m = models();
+  const ops::Seqs seqs = in.seqs();
+  const ops::AttentionArgs<T> args = attention_args(in);
+  const bool rope_first = c.pe == PositionalEncoding::kRope && !rope_in_attention_;
+  ActivationGrads& g = grad_act_;
+  for (auto* v : {&g.dresid, &g.dln, &g.datty}) B::reserve(*v, Nd);
+  B::reserve(g.dqkv, 3 * Nd);
+  if (rope_first) B::reserve(g.dqkv_rope, 3 * Nd);
+  B::reserve(g.dfch, Nf);
+  B::reserve(g.dfch_gelu, Nf);
+  if constexpr (B::kDevice) B::reserve(g.scratch, att_size);
+
+  // The heads read rows of the final residual stream: dresid = Σ_heads their row gradients.
+  B::fill_zero(g.dresid.data(), Nd);
+  if (dscalar && in.n_scalar > 0)
+    scalar_head_.backward(g.dresid.data(), dscalar, in.scalar_rows.data(), c, w_, g_, m);
+  if (dlogits && in.n_token > 0)
+    token_head_.backward(g.dresid.data(), dlogits, in.token_rows.data(), c, w_, g_, m);
+
+  // dresid holds dLoss/d(layer output); the residual connections pass it through unchanged and
+  // each sub-layer's backward adds its own contribution into it.
+  for (int l = c.n_layer - 1; l >= 0; --l) {
+    const auto& L = w_.layers[l];
+    auto& G = g_.layers[l];
+    const T* x = l == 0 ? a.encoded.data() : a.resid_out.data() + (l - 1) * Nd;
+    const T* ln1 = a.ln1.data() + l * Nd;
+    const T* qkv = a.qkv.data() + l * 3 * Nd;
+    const T* att = a.att.data() + l * att_size;
+    const T* atty = a.atty.data() + l * Nd;
+    const T* mid = a.resid_mid.data() + l * Nd;
+    const T* ln2 = a.ln2.data() + l * Nd;
+    const T* fch = a.fch.data() + l * Nf;
+    const T* fch_gelu = a.fch_gelu.data() + l * Nf;
+
+    // out = mid + fch_gelu·Wp + bp
+    B::fill_zero(g.dfch_gelu.data(), Nf);
+    B::linear_backward(g.dfch_gelu.data(), G.w_proj, G.b_proj, g.dresid.data(), fch_gelu, L.w_proj,
+                       N, f, d, m);
+    // fch_gelu = gelu(fch)
+    B::fill_zero(g.dfch.data(), Nf);
+    B::gelu_backward(g.dfch.data(), fch, a.fch_tanh.data() + l * Nf, g.dfch_gelu.data(), Nf);
+    // fch = ln2·Wfc + bfc
+    B::fill_zero(g.dln.data(), Nd);
+    B::linear_backward(g.dln.data(), G.w_fc, G.b_fc, g.dfch.data(), ln2, L.w_fc, N, d, f, m);
+    // ln2 = layernorm(mid): dresid becomes dLoss/dmid
+    B::layernorm_backward(g.dresid.data(), G.ln2_g, G.ln2_b, g.dln.data(), mid, L.ln2_g,
+                          a.ln2_mean.data() + l * N1, a.ln2_rstd.data() + l * N1, N, d, m);
+    // mid = x + atty·Wo + bo
+    B::fill_zero(g.datty.data(), Nd);
+    B::linear_backward(g.datty.data(), G.w_o, G.b_o, g.dresid.data(), atty, L.w_o, N, d, d, m);
+    // atty = attention(qkv, rotated by RoPE first when used that way)
+    B::fill_zero(g.dqkv.data(), 3 * Nd);
+    if (rope_first) {
+      B::fill_zero(g.dqkv_rope.data(), 3 * Nd);
+      B::attention_backward(g.dqkv_rope.data(), g.scratch.data(), g.datty.data(),
+                            a.qkv_rope.data() + l * 3 * Nd, att, d, H, args, in.prob(), seqs, m);
+      B::rope_backward(g.dqkv.data(), g.dqkv_rope.data(), rope_cos_.data(), rope_sin_.data(), d, H,
+                       seqs, m);
+    } else {
+      B::attention_backward(g.dqkv.data(), g.scratch.data(), g.datty.data(), qkv, att, d, H, args,
+                            in.prob(), seqs, m);
+    }
+    // qkv = ln1·Wqkv + bqkv
+    B::fill_zero(g.dln.data(), Nd);
+    B::linear_backward(g.dln.data(), G.w_qkv, G.b_qkv, g.dqkv.data(), ln1, L.w_qkv, N, d, 3 * d, m);
+    // ln1 = layernorm(x): dresid becomes dLoss/dx
+    B::layernorm_backward(g.dresid.data(), G.ln1_g, G.ln1_b, g.dln.data(), x, L.ln1_g,
+                          a.ln1_mean.data() + l * N1, a.ln1_rstd.data() + l * N1, N, d, m);
+  }
+  // encoded = wte[token] + wpe[position]
+  B::embedding_backward(g_.wte, g_.wpe, g.dresid.data(), in.tokens.data(), c.vocab_size,
+                        c.max_positions, d, seqs, m);
+}
+
+}  // namespace lenlab

@@ -1,0 +1,89 @@
+#pragma once
+// The argument structs that every backend's operations share (models/cpu/, models/cuda/). An
+// operation has the same name and the same arguments, in the same order, on every backend:
+// outputs, inputs, weights, sizes, then these structs; pointers point into the backend's memory
+// (host memory for cpu::, device memory for cuda::).
+//
+// * Many models at once. `Models{K, P}` runs the operation for K models of the same shape side by
+//   side: model k's parameters (and parameter gradients) start k·P elements past the pointer
+//   given; every activation tensor is [K, rows, cols], contiguous, so model k's block starts
+//   k·rows·cols elements in. The default, Models{1, 0}, is one model.
+// * Packed sequences. `Seqs` describes each model's packed batch: model k's sequence s occupies
+//   its rows offsets[k·(S+1) + s] .. offsets[k·(S+1) + s + 1] (counted from model k's first row);
+//   models' batches hold different token counts, so each has `rows` rows (≥ its last offset) and
+//   the rows past it are padding. Empty sequence slots (equal offsets) pad models with fewer
+//   sequences. Sequence operations (embedding, RoPE, attention) write 0 in padding rows; row-wise
+//   ones (linear, layer norm, GELU) treat them like any row. Gradients reach padding rows only as
+//   0, so padding adds nothing to any parameter gradient.
+// * Positions are data: positions[k·N + t] is row t's position id, used by learned positions
+//   (the table row), RoPE (the angle) and ALiBi and distance caps (pos_i − pos_j). Within a
+//   sequence they must not decrease. Tasks give 0, 1, 2, … by default; randomized positions are
+//   other numbers.
+//
+// The rule for gradients, the same on every backend: every backward ADDS INTO its gradient
+// outputs, so callers zero them first; none assigns.
+#include <cstddef>
+#include <cstdint>
+
+// Callable from host code and CUDA kernels alike.
+#ifdef __CUDACC__
+#define LENLAB_HOST_DEVICE __host__ __device__
+#else
+#define LENLAB_HOST_DEVICE
+#endif
+
+namespace lenlab::ops {
+
+struct Models {
+  int count = 1;            // K
+  size_t param_stride = 0;  // P: elements between model k's and model k+1's parameters
+};
+
+struct Seqs {
+  const int* offsets = nullptr;    // [K, S + 1]
+  const int* positions = nullptr;  // [K, N]
+  int n_seq = 0;                   // S: sequence slots per model
+  int rows = 0;                    // N: rows per model, padding included
+};
+
+// Where the training forward keeps the softmax probabilities for the backward: for model k,
+// sequence s and head h an [L_s, L_s] block (row i = query i; masked entries 0) starting at
+// k·stride + offsets[k·(S+1) + s] + h·L_s². attention_offsets() (models/cpu/attention.hpp)
+// computes the offsets of one model.
+struct ProbLayout {
+  const int64_t* offsets = nullptr;  // [K, S + 1]
+  size_t stride = 0;                 // elements per model
+};
+
+// What attention may look at, and how (the logit of query i and key j of one head):
+//   s_ij = scale_s · q_i·k_j / √hd − slope_h · δ_ij,   δ_ij = min(pos_i − pos_j, max_distance)
+// for keys j ≤ i (by row) that the window admits. With rope_cos/rope_sin set, q_i·k_j is taken
+// after rotating the pair by the angle δ_ij·θ (RoPE applied inside attention, by relative
+// distance, so a cap can bend it); without them, RoPE (if any) was applied to q and k beforehand.
+template <class T>
+struct AttentionArgs {
+  const T* alibi_slopes = nullptr;  // [n_head], or null for no bias
+  const T* seq_scale = nullptr;  // [K, S] logit multiplier per sequence (1/temperature); null = 1
+  int n_global = 0;              // with n_local > 0: query i sees key j only when
+  int n_local = 0;               //   j < n_global or i − j < n_local (LM-Infinite's Λ-mask)
+  int max_distance = 0;          // > 0: the relative distance δ is capped at it
+  const T* rope_cos = nullptr;  // [distances, hd/2] cos(δ·θ_k) and sin(δ·θ_k), for δ up to the
+  const T* rope_sin = nullptr;  //   longest distance (capped) in the batch; null: no RoPE here
+
+  // True for the key rows that query row i (both counted within its sequence) may attend to.
+  LENLAB_HOST_DEVICE bool admits(int i, int j) const {
+    return j <= i && (n_local <= 0 || j < n_global || i - j < n_local);
+  }
+};
+
+// One model's AdamW step settings (models/optimizer.hpp), filled on the host every step, in
+// double; each backend rounds them to its scalar type where it applies them.
+struct AdamWStep {
+  double lr = 0;  // this step's scheduled learning rate
+  double beta1 = 0, beta2 = 0, eps = 0;
+  double decay = 0;       // lr · weight_decay (decoupled decay p ← p − decay·p on matrices)
+  double c1 = 1, c2 = 1;  // bias corrections 1/(1 − β1^t), 1/(1 − β2^t)
+  double clip_norm = 0;   // > 0: gradients scaled by clip/(norm + 1e-6) when norm > clip
+};
+
+}  // namespace lenlab::ops

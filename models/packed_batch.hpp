@@ -1,0 +1,170 @@
+#pragma once
+// K host batches (tasks/batch.hpp), one per model, in a backend's memory in the layout of
+// models/ops/args.hpp: S sequence slots and N rows per model (the largest model's), shorter
+// models padded; each head's read rows [K, R] padded with −1 and weight 0.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "core/error.hpp"
+#include "models/config.hpp"
+#include "models/cpu/attention.hpp"
+#include "models/ops/args.hpp"
+#include "tasks/batch.hpp"
+
+namespace lenlab {
+
+template <class B>
+struct PackedBatch {
+  using T = typename B::Scalar;
+  template <class U>
+  using Buffer = typename B::template Buffer<U>;
+
+  int n_models = 0;
+  int rows = 0;          // N
+  int n_seq = 0;         // S
+  int max_seq_len = 0;   // tokens, over all models
+  int max_position = 0;  // the largest position id
+  int n_scalar = 0;      // R: rows the scalar head reads per model
+  int n_token = 0;       // R': rows the token head reads per model
+  size_t prob_stride = 0;
+  AttentionSpec attention;  // windows and cap (shared by the K batches); scales are per sequence
+  bool scaled = false;      // some sequence's logit scale is not 1
+  std::vector<int> n_seq_per_model;
+
+  Buffer<int> tokens, positions;         // [K, N]
+  Buffer<int> offsets;                   // [K, S + 1]
+  Buffer<int64_t> prob_offsets;          // [K, S + 1]
+  Buffer<T> seq_scale;                   // [K, S] (only when scaled)
+  Buffer<int> scalar_rows;               // [K, R]
+  Buffer<double> scalar_weights;         // [K, R]
+  Buffer<int> token_rows, token_labels;  // [K, R']
+  Buffer<double> token_weights;          // [K, R']
+  // The inference path computes its last layer at the read rows only: query_rows [K, R + R'] is
+  // the scalar rows then the token rows, and each head reads its part of that.
+  Buffer<int> query_rows;                       // [K, R + R']
+  Buffer<int> scalar_in_query, token_in_query;  // [K, R], [K, R']
+
+  ops::Seqs seqs() const { return {offsets.data(), positions.data(), n_seq, rows}; }
+  ops::ProbLayout prob() const { return {prob_offsets.data(), prob_stride}; }
+  int n_query() const { return n_scalar + n_token; }
+
+  // Checks every batch against the model (token ids, positions within a learned table,
+  // non-decreasing positions, readout rows) and uploads. Throws UsageError for a sequence longer
+  // than a learned position table, std::invalid_argument for malformed batches.
+  void pack(const std::vector<const Batch*>& batches, const ModelConfig& c) {
+    n_models = static_cast<int>(batches.size());
+    rows = n_seq = max_seq_len = max_position = n_scalar = n_token = 0;
+    n_seq_per_model.assign(n_models, 0);
+    attention = batches.empty() ? AttentionSpec{} : batches[0]->attention;
+    for (int k = 0; k < n_models; ++k) {
+      const Batch& b = *batches[k];
+      check(b, c);
+      const AttentionSpec& a = b.attention;
+      if (a.n_global != attention.n_global || a.n_local != attention.n_local ||
+          a.max_distance != attention.max_distance)
+        throw std::invalid_argument("models packed together need the same attention windows");
+      n_seq_per_model[k] = b.n_seq();
+      rows = std::max(rows, b.n_tokens());
+      n_seq = std::max(n_seq, b.n_seq());
+      max_seq_len = std::max(max_seq_len, b.max_seq_len());
+      for (int p : b.positions) max_position = std::max(max_position, p);
+      n_scalar = std::max(n_scalar, b.n_read());
+      n_token = std::max(n_token, b.token.size());
+    }
+    const size_t K = n_models, N = rows, S1 = n_seq + 1, R = n_scalar, R2 = n_token;
+    std::vector<int> tok(K * N, 0), pos(K * N, 0), off(K * S1, 0);
+    std::vector<int64_t> prob(K * S1, 0);
+    std::vector<T> scale(K * n_seq, T(1));
+    std::vector<int> srows(K * R, -1), trows(K * R2, -1), labels(K * R2, -1);
+    std::vector<double> sw(K * R, 0.0), tw(K * R2, 0.0);
+    std::vector<int> qrows(K * (R + R2), -1), sq(K * R, -1), tq(K * R2, -1);
+    prob_stride = 0;
+    scaled = false;
+    for (size_t k = 0; k < K; ++k) {
+      const Batch& b = *batches[k];
+      std::copy(b.tokens.begin(), b.tokens.end(), tok.begin() + k * N);
+      std::copy(b.positions.begin(), b.positions.end(), pos.begin() + k * N);
+      const int n = b.n_seq();
+      const std::vector<int64_t> p =
+          n > 0 ? cpu::attention_offsets(b.offsets.data(), n, c.n_head) : std::vector<int64_t>{0};
+      for (size_t s = 0; s < S1; ++s) {  // empty slots repeat the model's last offset
+        const size_t src = std::min<size_t>(s, n);
+        off[k * S1 + s] = n > 0 ? b.offsets[src] : 0;
+        prob[k * S1 + s] = p[src];
+      }
+      prob_stride = std::max<size_t>(prob_stride, p.back());
+      for (int s = 0; s < n; ++s) {
+        scale[k * n_seq + s] = static_cast<T>(b.attention.scale_for(b.seq_len(s)));
+        scaled = scaled || scale[k * n_seq + s] != T(1);
+      }
+      for (int r = 0; r < b.n_read(); ++r) {
+        srows[k * R + r] = qrows[k * (R + R2) + r] = b.read_rows[r];
+        sw[k * R + r] = b.weight(r);
+        sq[k * R + r] = r;
+      }
+      for (int r = 0; r < b.token.size(); ++r) {
+        trows[k * R2 + r] = qrows[k * (R + R2) + R + r] = b.token.rows[r];
+        labels[k * R2 + r] = b.token.labels[r];
+        tw[k * R2 + r] = b.token.weights[r];
+        tq[k * R2 + r] = static_cast<int>(R) + r;
+      }
+    }
+    B::upload(tokens, tok.data(), tok.size());
+    B::upload(positions, pos.data(), pos.size());
+    B::upload(offsets, off.data(), off.size());
+    B::upload(prob_offsets, prob.data(), prob.size());
+    if (scaled) B::upload(seq_scale, scale.data(), scale.size());
+    B::upload(scalar_rows, srows.data(), srows.size());
+    B::upload(scalar_weights, sw.data(), sw.size());
+    B::upload(token_rows, trows.data(), trows.size());
+    B::upload(token_labels, labels.data(), labels.size());
+    B::upload(token_weights, tw.data(), tw.size());
+    B::upload(query_rows, qrows.data(), qrows.size());
+    B::upload(scalar_in_query, sq.data(), sq.size());
+    B::upload(token_in_query, tq.data(), tq.size());
+  }
+
+ private:
+  static void check(const Batch& b, const ModelConfig& c) {
+    const int n = b.n_tokens();
+    const bool offsets_ok =
+        b.offsets.empty() ? n == 0 : b.offsets.front() == 0 && b.offsets.back() == n;
+    if (static_cast<int>(b.positions.size()) != n || !offsets_ok)
+      throw std::invalid_argument("malformed batch: positions or offsets do not match its tokens");
+    for (int t : b.tokens)
+      if (t < 0 || t >= c.vocab_size)
+        throw std::invalid_argument(
+            fmt::format("token id {} outside the vocabulary of {}", t, c.vocab_size));
+    for (int s = 0; s < b.n_seq(); ++s)
+      for (int t = b.offsets[s]; t < b.offsets[s + 1]; ++t)
+        if (b.positions[t] < 0 || (t > b.offsets[s] && b.positions[t] < b.positions[t - 1]))
+          throw std::invalid_argument("positions must be >= 0 and not decrease within a sequence");
+    int max_pos = -1;
+    for (int p : b.positions) max_pos = std::max(max_pos, p);
+    if (c.pe == PositionalEncoding::kLearned && max_pos >= c.max_positions)
+      throw UsageError(fmt::format(
+          "a sequence of {} tokens (length {} plus BOS and EOS) is longer than the learned "
+          "position table ({} rows, trained for lengths up to {}); learned positions cannot be "
+          "evaluated past their table: train with a larger --l-test, or use another --pe",
+          max_pos + 1, max_pos - 1, c.max_positions, c.max_positions - 2));
+    for (int r : b.read_rows)
+      if (r < 0 || r >= n) throw std::invalid_argument("a read row lies outside the batch");
+    for (int r : b.token.rows)
+      if (r < 0 || r >= n) throw std::invalid_argument("a token read row lies outside the batch");
+    if (b.targets.size() != b.read_rows.size() ||
+        (!b.weights.empty() && b.weights.size() != b.read_rows.size()) ||
+        b.token.labels.size() != b.token.rows.size() ||
+        b.token.weights.size() != b.token.rows.size())
+      throw std::invalid_argument("a readout's rows, targets and weights differ in length");
+    if (b.n_read() > 0 && !c.scalar_head)
+      throw std::invalid_argument("the batch reads the scalar head, which the model lacks");
+    if (b.token.size() > 0 && !c.token_head)
+      throw std::invalid_argument("the batch reads the token head, which the model lacks");
+  }
+};
+
+}  // namespace lenlab

@@ -1,0 +1,238 @@
+#pragma once
+// Table rows for causal attention over packed sequences: the training forward and backward
+// ("attention") and the inference forward ("attention_infer"), with every option of
+// ops::AttentionArgs. Shapes: qkv [K, N, 3d], out [K, N, d] (infer: [K, Q, d]), the probabilities
+// in ops::ProbLayout's blocks; no parameters (Models{K, 0}).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/cpu/attention.hpp"
+#include "models/cpu/rope.hpp"
+#include "tests/backend_cases_base.hpp"
+
+namespace lenlab::test {
+
+struct AttentionCase {
+  // Where RoPE is applied: nowhere, inside attention by relative distance (AttentionArgs::rope_cos),
+  // or to q and k beforehand by rope_forward (with rope_backward after the attention backward).
+  enum class Rope { kNone, kInAttention, kBefore };
+
+  Packing packing{};
+  int d = 8, n_head = 2;
+  bool alibi = false;      // Press et al.'s slopes (cpu::alibi_slopes)
+  bool seq_scale = false;  // a logit multiplier per sequence, in [0.5, 1.5)
+  int n_global = 0, n_local = 0, max_distance = 0;
+  Rope rope = Rope::kNone;
+  bool infer = false;
+  std::vector<std::vector<int>> query_rows{};  // infer: [K][Q] rows asked for (−1: padding); empty: every row
+  Tolerance tol{};
+  bool fd = true;
+
+  std::string op() const { return infer ? "attention_infer" : "attention"; }
+  std::string name() const {
+    static const char* const kRope[] = {"", " rope in attention", " rope before"};
+    return cat(op(), " d=", d, " n_head=", n_head, alibi ? " alibi" : "",
+               seq_scale ? " seq_scale" : "",
+               n_local > 0 ? cat(" window ", n_global, ",", n_local) : std::string(),
+               max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
+               kRope[static_cast<int>(rope)],
+               infer ? (query_rows.empty() ? " every row" : " query rows") : "", " ",
+               packing.name());
+  }
+  int Q(const Packed& pk) const {
+    return query_rows.empty() ? pk.N : static_cast<int>(query_rows.front().size());
+  }
+
+  Host make() const {
+    Rng rng(seed_of(name()));
+    const Packed pk = pack(packing);
+    const size_t KN = static_cast<size_t>(pk.K) * pk.N;
+    Host h;
+    h.ints["offsets"] = pk.offsets;
+    h.ints["positions"] = pk.positions;
+    for (const auto& r : query_rows)
+      h.ints["query_rows"].insert(h.ints["query_rows"].end(), r.begin(), r.end());
+    cpu::RopeTable<double> table;  // by position (rope_forward) or by distance: δ ≤ a position
+    table.ensure(pk.max_position + 1, d / n_head, 10000.0);
+    h.real["cos"] = table.cos;
+    h.real["sin"] = table.sin;
+    h.real["slopes"] = cpu::alibi_slopes(n_head);
+    auto& scale = h.real["seq_scale"];
+    for (int i = 0; i < pk.K * pk.S; ++i) scale.push_back(0.5 + rng.uniform());
+    h.real["qkv"] = randn(KN * 3 * d, rng);
+    h.real["dout"] = randn(KN * d, rng);
+    h.real["dqkv0"] = randn(KN * 3 * d, rng);
+    if (!infer) {
+      h.grads = {{"qkv", "dqkv", "dqkv0"}};
+      h.loss = {{"out", "dout"}};
+    }
+    return h.finish();
+  }
+
+  template <class B>
+  Outputs run(const Host& h) const {
+    using D = On<B>;
+    using T = typename B::Scalar;
+    const Packed pk = pack(packing);
+    const int K = pk.K, S = pk.S, N = pk.N;
+    const size_t n3 = static_cast<size_t>(K) * N * 3 * d, n1 = static_cast<size_t>(K) * N * d;
+    auto off = D::ints(h.i("offsets")), pos = D::ints(h.i("positions"));
+    auto slopes = D::put(h.r("slopes")), scale = D::put(h.r("seq_scale"));
+    auto cos = D::put(h.r("cos")), sin = D::put(h.r("sin"));
+    auto qkv = D::put(h.r("qkv")), dout = D::put(h.r("dout")), dqkv = D::put(h.r("dqkv0"));
+    // Each model's probability blocks, and a stride with room to spare.
+    std::vector<int64_t> blocks;
+    std::vector<size_t> used;  // [K] elements of each model's blocks
+    size_t stride = 0;
+    for (int k = 0; k < K; ++k) {
+      const std::vector<int64_t> o = cpu::attention_offsets(pk.model_offsets(k), S, n_head);
+      blocks.insert(blocks.end(), o.begin(), o.end());
+      used.push_back(static_cast<size_t>(o.back()));
+      stride = std::max(stride, used.back() + 3);
+    }
+    auto prob_offsets = D::raw(blocks);
+    const ops::ProbLayout prob{prob_offsets.data(), stride};
+    const ops::Seqs q{off.data(), pos.data(), S, N};
+    const ops::Models m{K, 0};
+    ops::AttentionArgs<T> a;
+    a.alibi_slopes = alibi ? slopes.data() : nullptr;
+    a.seq_scale = seq_scale ? scale.data() : nullptr;
+    a.n_global = n_global;
+    a.n_local = n_local;
+    a.max_distance = max_distance;
+    if (rope == Rope::kInAttention) {
+      a.rope_cos = cos.data();
+      a.rope_sin = sin.data();
+    }
+    auto rotated = D::unset(n3);
+    const T* input = qkv.data();
+    if (rope == Rope::kBefore) {
+      B::rope_forward(rotated.data(), qkv.data(), cos.data(), sin.data(), d, n_head, q, m);
+      input = rotated.data();
+    }
+    auto out = D::unset(n1), att = D::unset(K * stride);
+    B::attention_forward(out.data(), att.data(), input, d, n_head, a, prob, q, m);
+    const std::vector<double> out_host = D::get(out, n1);
+
+    if (infer) {
+      const int nq = Q(pk);
+      auto rows = D::ints(query_rows.empty() ? std::vector<int>{0} : h.i("query_rows"));
+      auto inf = D::unset(static_cast<size_t>(K) * nq * d);
+      B::attention_infer(inf.data(), input, query_rows.empty() ? nullptr : rows.data(), nq, d,
+                         n_head, a, q, m);
+      // The training forward's rows at the same queries (0 for padding), gathered on the host.
+      std::vector<double> fwd(static_cast<size_t>(K) * nq * d, 0.0);
+      for (int k = 0; k < K; ++k)
+        for (int i = 0; i < nq; ++i) {
+          const int r = query_rows.empty() ? i : query_rows[k][i];
+          if (r < 0) continue;
+          std::copy_n(out_host.begin() + (static_cast<size_t>(k) * N + r) * d, d,
+                      fwd.begin() + (static_cast<size_t>(k) * nq + i) * d);
+        }
+      return {{{"out", D::get(inf, static_cast<size_t>(K) * nq * d)}, {"forward rows", fwd}}};
+    }
+
+    auto scratch = D::unset(K * stride);  // the CUDA backward's workspace; unused on the CPU
+    if (rope == Rope::kBefore) {
+      auto drot = D::zeros(n3);
+      B::attention_backward(drot.data(), scratch.data(), dout.data(), input, att.data(), d, n_head,
+                            a, prob, q, m);
+      B::rope_backward(dqkv.data(), drot.data(), cos.data(), sin.data(), d, n_head, q, m);
+    } else {
+      B::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), d,
+                            n_head, a, prob, q, m);
+    }
+    std::vector<double> probs;  // the used part of each model's blocks, back to back
+    for (int k = 0; k < K; ++k) {
+      const std::vector<double> p = D::get(att, used[k], k * stride);
+      probs.insert(probs.end(), p.begin(), p.end());
+    }
+    return {{{"out", out_host}, {"probabilities", probs}, {"dqkv", D::get(dqkv, n3)}}};
+  }
+
+  void check(const Host& h, const Outputs& o, const Where& w) const {
+    const Packed pk = pack(packing);
+    const std::string what = w.backend + " " + name();
+    if (infer) {
+      check_infer(h, o, w, pk, what);
+      return;
+    }
+    expect_padding(what + " out", pk, o.get("out"), d);
+    expect_padding(what + " dqkv", pk, o.get("dqkv"), 3 * d, &h.r("dqkv0"));
+    // Every query row's probabilities: 0 for later keys and keys the window hides, ≥ 0, sum 1.
+    ops::AttentionArgs<double> window;
+    window.n_global = n_global;
+    window.n_local = n_local;
+    const std::vector<double>& p = o.get("probabilities");
+    size_t at = 0, masked_nonzero = 0, bad_sums = 0;
+    double worst_sum = 0;
+    for (int k = 0; k < pk.K; ++k)
+      for (int s = 0; s < pk.S; ++s) {
+        const int L = pk.model_offsets(k)[s + 1] - pk.model_offsets(k)[s];
+        for (int head = 0; head < n_head; ++head)
+          for (int i = 0; i < L; ++i) {
+            double sum = 0;
+            for (int j = 0; j < L; ++j, ++at) {
+              if (!window.admits(i, j)) masked_nonzero += p[at] != 0.0;
+              if (!(p[at] >= 0.0)) ++bad_sums;  // negative or NaN
+              sum += p[at];
+            }
+            worst_sum = std::max(worst_sum, std::abs(sum - 1.0));
+          }
+      }
+    REQUIRE(at == p.size());
+    CHECK_MESSAGE(masked_nonzero == 0, what << ": " << masked_nonzero << " masked probabilities ≠ 0");
+    CHECK_MESSAGE(bad_sums == 0, what << ": " << bad_sums << " probabilities < 0 or NaN");
+    CHECK_MESSAGE(worst_sum <= (w.reference ? 1e-12 : 1e-5),
+                  what << ": a row of probabilities sums to 1 ± " << worst_sum);
+  }
+
+  void check_infer(const Host& h, const Outputs& o, const Where& w, const Packed& pk,
+                   const std::string& what) const {
+    const std::vector<double>& out = o.get("out");
+    const int nq = Q(pk);
+    size_t padding_nonzero = 0, differ = 0;
+    for (int k = 0; k < pk.K; ++k)
+      for (int i = 0; i < nq; ++i) {
+        const int r = query_rows.empty() ? i : h.i("query_rows")[static_cast<size_t>(k) * nq + i];
+        for (int c = 0; c < d && (r < 0 || r >= pk.used(k)); ++c)
+          padding_nonzero += out[(static_cast<size_t>(k) * nq + i) * d + c] != 0.0;
+      }
+    CHECK_MESSAGE(padding_nonzero == 0, what << ": " << padding_nonzero << " nonzero padding outputs");
+    if (w.device) return;  // on the CPU the same function computes a row in both
+    for (size_t i = 0; i < out.size(); ++i) differ += out[i] != o.get("forward rows")[i];
+    CHECK_MESSAGE(differ == 0, what << ": " << differ
+                                    << " outputs differ from attention_forward's (to the bit)");
+  }
+
+  // Rows that must give the same outputs on the same inputs, and how close (0: to the bit, the
+  // same arithmetic): a window no sequence reaches past, a cap no distance reaches, and RoPE by
+  // distance without a cap against rope_forward's rotation (the same angles, other roundings).
+  std::vector<std::pair<AttentionCase, double>> equivalents() const {
+    const Packed pk = pack(packing);
+    std::vector<std::pair<AttentionCase, double>> out;
+    if (n_local > 0 && n_local >= pk.max_len) {
+      AttentionCase e = *this;
+      e.n_global = e.n_local = 0;
+      out.emplace_back(e, 0.0);
+    }
+    if (max_distance > 0 && max_distance >= pk.max_delta) {
+      AttentionCase e = *this;
+      e.max_distance = 0;
+      out.emplace_back(e, 0.0);
+    }
+    if (rope == Rope::kInAttention && max_distance == 0) {
+      AttentionCase e = *this;
+      e.rope = Rope::kBefore;
+      // Measured 4e-8 apart in double at the op level, while the whole model agrees to 1e-12
+      // (tests/test_transformer.cpp, a cap past the longest distance): to be explained.
+      out.emplace_back(e, 1e-6);
+    }
+    return out;
+  }
+};
+
+}  // namespace lenlab::test

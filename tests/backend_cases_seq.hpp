@@ -1,0 +1,173 @@
+#pragma once
+// Table rows for the operations over packed sequences (embedding, RoPE) and the row gather. Inputs
+// hold random values in padding rows too, and upstream gradients are nonzero there: the forward
+// must ignore them and write 0, and the backward must add nothing from them.
+#include <string>
+#include <vector>
+
+#include "models/cpu/rope.hpp"
+#include "tests/backend_cases_base.hpp"
+
+namespace lenlab::test {
+
+// out [K, N, d] = wte[token] + wpe[position]; wte then wpe in each model's P-element block.
+struct EmbeddingCase {
+  Packing packing{};
+  int d = 5, vocab = 5;
+  bool learned = true;  // a learned position table (wpe); without, wpe is null
+  int gap = 1;          // P = (vocab + positions)·d + gap
+  Tolerance tol{};
+  bool fd = true;
+
+  std::string op() const { return "embedding"; }
+  int n_positions() const { return pack(packing).max_position + 2; }  // a row to spare
+  size_t P() const {
+    return static_cast<size_t>(vocab + (learned ? n_positions() : 0)) * d + gap;
+  }
+  std::string name() const {
+    return cat("embedding d=", d, " vocab=", vocab, learned ? " learned positions" : " no table",
+               " P=", P(), " ", packing.name());
+  }
+  Host make() const {
+    Rng rng(seed_of(name()));
+    const Packed pk = pack(packing);
+    const size_t KN = static_cast<size_t>(pk.K) * pk.N;
+    Host h;
+    h.ints["offsets"] = pk.offsets;
+    h.ints["positions"] = pk.positions;
+    auto& tokens = h.ints["tokens"];
+    for (size_t t = 0; t < KN; ++t) tokens.push_back(static_cast<int>(rng.uniform_int(0, vocab - 1)));
+    h.real["w"] = randn(pk.K * P(), rng);
+    h.real["dout"] = randn(KN * d, rng);
+    h.real["dw0"] = randn(pk.K * P(), rng);
+    h.grads = {{"w", "dw", "dw0"}};
+    h.loss = {{"out", "dout"}};
+    return h.finish();
+  }
+  template <class B>
+  Outputs run(const Host& h) const {
+    using D = On<B>;
+    const Packed pk = pack(packing);
+    const size_t KN = static_cast<size_t>(pk.K) * pk.N;
+    auto off = D::ints(h.i("offsets")), pos = D::ints(h.i("positions"));
+    auto tokens = D::ints(h.i("tokens"));
+    auto w = D::put(h.r("w")), dout = D::put(h.r("dout")), dw = D::put(h.r("dw0"));
+    auto out = D::unset(KN * d);
+    const ops::Seqs q{off.data(), pos.data(), pk.S, pk.N};
+    const ops::Models m{pk.K, P()};
+    const size_t wpe = static_cast<size_t>(vocab) * d;  // within a model's block
+    B::embedding_forward(out.data(), tokens.data(), w.data(), learned ? w.data() + wpe : nullptr,
+                         d, q, m);
+    B::embedding_backward(dw.data(), learned ? dw.data() + wpe : nullptr, dout.data(),
+                          tokens.data(), vocab, n_positions(), d, q, m);
+    return {{{"out", D::get(out, KN * d)}, {"dw", D::get(dw, pk.K * P())}}};
+  }
+  void check(const Host&, const Outputs& o, const Where& w) const {
+    expect_padding(w.backend + " " + name() + " out", pack(packing), o.get("out"), d);
+  }
+};
+
+// out [K, R, d] = rows `rows` [K, R] of x [K, N, d] (−1: a padding row, 0).
+struct GatherRowsCase {
+  int N = 6, d = 4;
+  std::vector<std::vector<int>> rows{};  // [K][R]; with repeats, whose gradients add up
+  Tolerance tol{};
+  bool fd = true;
+
+  std::string op() const { return "gather_rows"; }
+  int K() const { return static_cast<int>(rows.size()); }
+  int R() const { return static_cast<int>(rows.front().size()); }
+  std::string name() const {
+    std::string s = cat("gather_rows N=", N, " d=", d, " rows [");
+    for (size_t k = 0; k < rows.size(); ++k) {
+      if (k) s += " |";
+      for (int r : rows[k]) s += cat(" ", r);
+    }
+    return s + " ]";
+  }
+  Host make() const {
+    Rng rng(seed_of(name()));
+    Host h;
+    for (const auto& r : rows) h.ints["rows"].insert(h.ints["rows"].end(), r.begin(), r.end());
+    h.real["x"] = randn(static_cast<size_t>(K()) * N * d, rng);
+    h.real["dout"] = randn(static_cast<size_t>(K()) * R() * d, rng);
+    h.real["dx0"] = randn(static_cast<size_t>(K()) * N * d, rng);
+    h.grads = {{"x", "dx", "dx0"}};
+    h.loss = {{"out", "dout"}};
+    return h.finish();
+  }
+  template <class B>
+  Outputs run(const Host& h) const {
+    using D = On<B>;
+    const size_t n_out = static_cast<size_t>(K()) * R() * d, n_in = static_cast<size_t>(K()) * N * d;
+    auto r = D::ints(h.i("rows"));
+    auto x = D::put(h.r("x")), dout = D::put(h.r("dout")), dx = D::put(h.r("dx0"));
+    auto out = D::unset(n_out);
+    const ops::Models m{K(), 0};
+    B::gather_rows_forward(out.data(), x.data(), r.data(), R(), N, d, m);
+    B::gather_rows_backward(dx.data(), dout.data(), r.data(), R(), N, d, m);
+    return {{{"out", D::get(out, n_out)}, {"dx", D::get(dx, n_in)}}};
+  }
+  void check(const Host& h, const Outputs& o, const Where& w) const {
+    const std::vector<int>& r = h.i("rows");
+    size_t wrong = 0;
+    for (size_t i = 0; i < r.size(); ++i)
+      for (int c = 0; c < d && r[i] < 0; ++c) wrong += o.get("out")[i * d + c] != 0.0;
+    CHECK_MESSAGE(wrong == 0, w.backend << " " << name() << ": " << wrong
+                                        << " nonzero entries in rows gathered from −1");
+  }
+};
+
+// out [K, N, 3d] = qkv with q and k rotated by each row's position (cos, sin tables), v copied.
+struct RopeCase {
+  Packing packing{};
+  int d = 8, n_head = 2;
+  double base = 10000.0;
+  Tolerance tol{};
+  bool fd = true;
+
+  std::string op() const { return "rope"; }
+  std::string name() const {
+    return cat("rope d=", d, " n_head=", n_head, " base ", base, " ", packing.name());
+  }
+  Host make() const {
+    Rng rng(seed_of(name()));
+    const Packed pk = pack(packing);
+    const size_t n = static_cast<size_t>(pk.K) * pk.N * 3 * d;
+    cpu::RopeTable<double> table;
+    table.ensure(pk.max_position + 1, d / n_head, base);
+    Host h;
+    h.ints["offsets"] = pk.offsets;
+    h.ints["positions"] = pk.positions;
+    h.real["cos"] = table.cos;
+    h.real["sin"] = table.sin;
+    h.real["x"] = randn(n, rng);
+    h.real["dout"] = randn(n, rng);
+    h.real["dx0"] = randn(n, rng);
+    h.grads = {{"x", "dx", "dx0"}};
+    h.loss = {{"out", "dout"}};
+    return h.finish();
+  }
+  template <class B>
+  Outputs run(const Host& h) const {
+    using D = On<B>;
+    const Packed pk = pack(packing);
+    const size_t n = static_cast<size_t>(pk.K) * pk.N * 3 * d;
+    auto off = D::ints(h.i("offsets")), pos = D::ints(h.i("positions"));
+    auto cos = D::put(h.r("cos")), sin = D::put(h.r("sin"));
+    auto x = D::put(h.r("x")), dout = D::put(h.r("dout")), dx = D::put(h.r("dx0"));
+    auto out = D::unset(n);
+    const ops::Seqs q{off.data(), pos.data(), pk.S, pk.N};
+    const ops::Models m{pk.K, 0};
+    B::rope_forward(out.data(), x.data(), cos.data(), sin.data(), d, n_head, q, m);
+    B::rope_backward(dx.data(), dout.data(), cos.data(), sin.data(), d, n_head, q, m);
+    return {{{"out", D::get(out, n)}, {"dx", D::get(dx, n)}}};
+  }
+  void check(const Host& h, const Outputs& o, const Where& w) const {
+    const Packed pk = pack(packing);
+    expect_padding(w.backend + " " + name() + " out", pk, o.get("out"), 3 * d);
+    expect_padding(w.backend + " " + name() + " dx", pk, o.get("dx"), 3 * d, &h.r("dx0"));
+  }
+};
+
+}  // namespace lenlab::test

@@ -1,0 +1,110 @@
+#pragma once
+// train()'s definition (train/trainer.hpp), instantiated per backend: train/trainer.cpp (CPU),
+// train/cuda/trainer.cpp (CUDA builds).
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/rng.hpp"
+#include "models/optimizer.hpp"
+#include "tasks/task.hpp"
+#include "train/trainer.hpp"
+
+namespace lenlab {
+
+template <class B>
+std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jobs,
+                                const std::function<void(int, int, double)>& on_step) {
+  using T = typename B::Scalar;
+  const int K = model.n_models();
+  if (static_cast<int>(jobs.size()) != K)
+    throw std::invalid_argument("train: one job per model is needed");
+  const auto start = std::chrono::steady_clock::now();
+  const int steps = jobs[0].spec->steps, batch_size = jobs[0].spec->batch_size;
+  const size_t P = model.num_parameters();
+  const ops::Models models = model.models();
+
+  // The optimizer's state, in the backend's memory: AdamW's moments per model, one decay mask.
+  typename B::template Buffer<T> m1, m2, decay_mask, dscalar, dlogits;
+  typename B::template Buffer<double> targets, loss, token_loss, norms;
+  typename B::template Buffer<ops::AdamWStep> settings_dev;
+  for (auto* v : {&m1, &m2}) {
+    B::reserve(*v, P * K);
+    B::fill_zero(v->data(), P * K);
+  }
+  const auto mask = weight_decay_mask<T>(model.config());
+  B::upload(decay_mask, mask.data(), P);
+  for (auto* v : {&loss, &token_loss, &norms}) B::reserve(*v, K);
+
+  std::vector<TrainOutcome> outcomes(K);
+  std::vector<Rng> data_rng;  // data has its own stream: a model's size never changes its data
+  for (const TrainJob& j : jobs) data_rng.push_back(Rng::stream(j.spec->seed, 1));
+  std::vector<Batch> batches(K);
+  std::vector<const Batch*> batch_ptrs;
+  for (const Batch& b : batches) batch_ptrs.push_back(&b);
+  std::vector<ops::AdamWStep> settings(K);
+  std::vector<double> lr(K), host_targets, host_loss(K), host_token(K, 0.0), host_norms(K);
+  PackedBatch<B> packed;
+  int n_active = K;
+  for (int step = 0; step < steps && n_active > 0; ++step) {
+    for (int k = 0; k < K; ++k) {
+      const TrainJob& j = jobs[k];
+      batches[k] = sample_train_batch(j.resolved->task, j.spec->l_train, batch_size, data_rng[k]);
+      lr[k] = scheduled_lr(j.spec->optimizer, step, steps);
+      settings[k] = adamw_settings(j.spec->optimizer, lr[k], step);
+    }
+    packed.pack(batch_ptrs, model.config());
+    const int R = packed.n_scalar, V = model.config().vocab_size;
+    host_targets.assign(static_cast<size_t>(K) * R, 0.0);
+    for (int k = 0; k < K; ++k)
+      for (int r = 0; r < batches[k].n_read(); ++r)
+        host_targets[static_cast<size_t>(k) * R + r] =
+            jobs[k].resolved->reparam.forward(batches[k].targets[r]);
+    B::upload(targets, host_targets.data(), host_targets.size());
+
+    model.forward(packed);
+    const double* losses = nullptr;
+    if (R > 0) {
+      B::reserve(dscalar, static_cast<size_t>(K) * R);
+      B::mse_loss(dscalar.data(), loss.data(), model.scalar_out(), targets.data(),
+                  packed.scalar_weights.data(), R, models);
+      losses = loss.data();
+    }
+    if (packed.n_token > 0) {
+      B::reserve(dlogits, static_cast<size_t>(K) * packed.n_token * V);
+      B::cross_entropy_loss(dlogits.data(), token_loss.data(), model.token_logits(),
+                            packed.token_labels.data(), packed.token_weights.data(), packed.n_token,
+                            V, models);
+      if (!losses) losses = token_loss.data();
+    }
+    model.zero_grad();
+    model.backward(packed, R > 0 ? dscalar.data() : nullptr,
+                   packed.n_token > 0 ? dlogits.data() : nullptr);
+    B::grad_norm(norms.data(), model.grads(), P, models);
+    B::upload(settings_dev, settings.data(), settings.size());
+    B::adamw_step(model.params(), model.grads(), m1.data(), m2.data(), decay_mask.data(),
+                  settings_dev.data(), norms.data(), losses, P, models);
+    if (R > 0) B::download(host_loss.data(), loss.data(), K);
+    if (packed.n_token > 0) B::download(host_token.data(), token_loss.data(), K);
+    B::download(host_norms.data(), norms.data(), K);
+    for (int k = 0; k < K; ++k) {
+      TrainOutcome& o = outcomes[k];
+      if (o.diverged) continue;
+      const double total = (R > 0 ? host_loss[k] : 0.0) + host_token[k];
+      if (!std::isfinite(total) || !std::isfinite(host_norms[k])) {  // adamw_step skipped it
+        o.diverged = true;
+        o.diverged_step = step + 1;
+        --n_active;
+        continue;
+      }
+      o.log.push_back({step + 1, lr[k], total, host_norms[k]});
+      if (on_step) on_step(k, step + 1, total);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (TrainOutcome& o : outcomes) o.seconds = seconds;
+  return outcomes;
+}
+
+}  // namespace lenlab
