@@ -18,15 +18,16 @@
 #include "tests/backend_cases_train.hpp"
 
 // The op names of the rows (each row's op()), one test case each per backend.
-#define LENLAB_CASE_OPS(X)                                                                       \
-  X(linear) X(layernorm) X(gelu) X(add_inplace) X(embedding) X(gather_rows) X(rope) X(attention) \
-  X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(grad_norm) X(adamw_step)
+#define LENLAB_CASE_OPS(X)                                                             \
+  X(linear)                                                                            \
+  X(layernorm) X(gelu) X(add_inplace) X(embedding) X(gather_rows) X(rope) X(attention) \
+      X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(grad_norm) X(adamw_step)
 
 namespace lenlab::test {
 
-using Case = std::variant<LinearCase, LayerNormCase, GeluCase, AddCase, EmbeddingCase,
-                          GatherRowsCase, RopeCase, AttentionCase, MseCase, CrossEntropyCase,
-                          GradNormCase, AdamWCase>;
+using Case =
+    std::variant<LinearCase, LayerNormCase, GeluCase, AddCase, EmbeddingCase, GatherRowsCase,
+                 RopeCase, AttentionCase, MseCase, CrossEntropyCase, GradNormCase, AdamWCase>;
 
 inline const std::vector<Case>& backend_cases() {
   using Rope = AttentionCase::Rope;
@@ -45,7 +46,9 @@ inline const std::vector<Case>& backend_cases() {
       LinearCase{.K = 1, .N = 5, .C = 4, .OC = 3},
       LinearCase{.K = 3, .N = 6, .C = 5, .OC = 7, .gap = 3},
       LinearCase{.K = 3, .N = 4, .C = 3, .OC = 2, .gap = 2, .bias = false},
-      LinearCase{.K = 2, .N = 33, .C = 64, .OC = 48, .gap = 5, .tol = big, .fd = false},
+      LinearCase{.K = 3, .N = 7, .C = 7, .OC = 1, .gap = 1},
+      LinearCase{.K = 2, .N = 33, .C = 64, .OC = 192, .gap = 5, .tol = big, .fd = false},
+      LinearCase{.K = 3, .N = 40, .C = 256, .OC = 64, .tol = big, .fd = false},
 
       LayerNormCase{.K = 1, .N = 4, .C = 6},
       LayerNormCase{.K = 3, .N = 5, .C = 8, .gap = 3},
@@ -59,6 +62,7 @@ inline const std::vector<Case>& backend_cases() {
       EmbeddingCase{.packing = one},
       EmbeddingCase{.packing = three, .gap = 4},
       EmbeddingCase{.packing = three, .d = 6, .learned = false, .gap = 2},
+      EmbeddingCase{.packing = longer, .d = 16, .vocab = 11, .tol = big, .fd = false},
 
       GatherRowsCase{.N = 6, .d = 4, .rows = {{4, 0, 4, -1, 5}}},
       GatherRowsCase{.N = 5, .d = 3, .rows = {{1, 1, -1}, {0, 4, 2}, {-1, -1, 3}}},
@@ -73,31 +77,63 @@ inline const std::vector<Case>& backend_cases() {
       AttentionCase{.packing = one, .rope = Rope::kInAttention, .tol = attn},
       AttentionCase{.packing = three, .alibi = true, .seq_scale = true, .tol = attn},
       AttentionCase{.packing = three, .d = 12, .n_head = 4, .alibi = true, .tol = attn},  // hd 3
+      AttentionCase{
+          .packing = three, .d = 40, .n_head = 2, .alibi = true, .seq_scale = true, .tol = attn},
       AttentionCase{.packing = three, .alibi = true, .n_global = 1, .n_local = 2, .tol = attn},
       AttentionCase{.packing = three, .n_local = 6, .tol = attn},  // reaches every key
       AttentionCase{.packing = three, .alibi = true, .max_distance = 2, .tol = attn},
-      AttentionCase{.packing = three_plain, .alibi = true, .max_distance = 5,  // caps nothing
-                    .rope = Rope::kInAttention, .tol = attn},
+      AttentionCase{.packing = three_plain,
+                    .alibi = true,
+                    .max_distance = 5,  // caps nothing
+                    .rope = Rope::kInAttention,
+                    .tol = attn},
       AttentionCase{.packing = three, .seq_scale = true, .rope = Rope::kInAttention, .tol = attn},
-      AttentionCase{.packing = three, .n_global = 1, .n_local = 3, .max_distance = 2,
-                    .rope = Rope::kInAttention, .tol = attn},
-      AttentionCase{.packing = longer, .d = 64, .n_head = 4, .alibi = true, .seq_scale = true,
-                    .tol = big, .fd = false},
-      AttentionCase{.packing = longest, .d = 64, .n_head = 2, .n_global = 2, .n_local = 16,
-                    .max_distance = 24, .rope = Rope::kInAttention, .tol = big, .fd = false},
+      AttentionCase{.packing = three,
+                    .n_global = 1,
+                    .n_local = 3,
+                    .max_distance = 2,
+                    .rope = Rope::kInAttention,
+                    .tol = attn},
+      AttentionCase{.packing = longer,
+                    .d = 64,
+                    .n_head = 4,
+                    .alibi = true,
+                    .seq_scale = true,
+                    .tol = big,
+                    .fd = false},
+      AttentionCase{.packing = longest,
+                    .d = 64,
+                    .n_head = 2,
+                    .n_global = 2,
+                    .n_local = 16,
+                    .max_distance = 24,
+                    .rope = Rope::kInAttention,
+                    .tol = big,
+                    .fd = false},
 
       AttentionCase{.packing = one, .infer = true, .tol = attn},
-      AttentionCase{.packing = three, .alibi = true, .seq_scale = true, .infer = true,
-                    .tol = attn},
-      AttentionCase{.packing = three, .alibi = true, .n_global = 1, .n_local = 2,
-                    .max_distance = 2, .rope = Rope::kInAttention, .infer = true,
+      AttentionCase{.packing = three, .alibi = true, .seq_scale = true, .infer = true, .tol = attn},
+      AttentionCase{.packing = three,
+                    .alibi = true,
+                    .n_global = 1,
+                    .n_local = 2,
+                    .max_distance = 2,
+                    .rope = Rope::kInAttention,
+                    .infer = true,
                     .query_rows = {{7, 0, 2, -1, 4}, {11, 5, -1, 0, 8}, {3, -1, 6, 2, 0}},
                     .tol = attn},
-      AttentionCase{.packing = three, .n_local = 6, .rope = Rope::kInAttention, .infer = true,
+      AttentionCase{.packing = three,
+                    .n_local = 6,
+                    .rope = Rope::kInAttention,
+                    .infer = true,
                     .query_rows = {{7, 0, 2, -1, 4}, {11, 5, -1, 0, 8}, {3, -1, 6, 2, 0}},
                     .tol = attn},
       AttentionCase{.packing = three_plain, .max_distance = 5, .infer = true, .tol = attn},
-      AttentionCase{.packing = longer, .d = 64, .n_head = 4, .alibi = true, .infer = true,
+      AttentionCase{.packing = longer,
+                    .d = 64,
+                    .n_head = 4,
+                    .alibi = true,
+                    .infer = true,
                     .query_rows = {{74, 0, 69, 70, -1}, {73, 33, 72, 0, 40}, {19, -1, 0, 5, 10}},
                     .tol = big},
 

@@ -15,10 +15,10 @@ struct AdamWCase {
   int K = 1, n = 40, gap = 0, steps = 2;
   double clip = 0;            // clip_norm; 0: no clipping
   double weight_decay = 0.1;  // decay = lr·weight_decay, on the entries the mask marks
-  int big = -1;       // this model's gradients ×1000, so its norm exceeds clip
-  int inf_grad = -1;  // this model's gradients hold +inf at every step: left untouched
-  int nan_loss = -1;  // this model's loss is NaN: left untouched
-  bool losses = true;  // pass the losses (else null: only the norm decides)
+  int big = -1;               // this model's gradients ×1000, so its norm exceeds clip
+  int inf_grad = -1;          // this model's gradients hold +inf at every step: left untouched
+  int nan_loss = -1;          // this model's loss is NaN: left untouched
+  bool losses = true;         // pass the losses (else null: only the norm decides)
   Tolerance tol{1e-6, 1e-5};
   bool fd = false;  // no backward
 
@@ -55,7 +55,7 @@ struct AdamWCase {
     h.real["params"] = randn(KP, rng);
     h.real["m1"] = randn(KP, rng, 1e-2);
     h.real["m2"] = randn(KP, rng, 1e-2);
-    for (double& v : h.real["m2"]) v *= v;  // second moments are ≥ 0
+    for (double& v : h.real["m2"]) v *= v;                     // second moments are ≥ 0
     auto& g = h.real["grads"] = randn(steps * KP, rng, 1e-2);  // [steps, K, P]
     for (int s = 0; s < steps; ++s)
       for (int k = 0; k < K; ++k)
@@ -67,7 +67,8 @@ struct AdamWCase {
         }
     for (int i = 0; i < n; ++i) h.real["mask"].push_back(i % 3 != 0);
     for (int k = 0; k < K; ++k)
-      h.real["losses"].push_back(k == nan_loss ? std::numeric_limits<double>::quiet_NaN() : 1.0 + k);
+      h.real["losses"].push_back(k == nan_loss ? std::numeric_limits<double>::quiet_NaN()
+                                               : 1.0 + k);
     return h.finish();
   }
 
@@ -122,7 +123,8 @@ struct AdamWCase {
         for (int i = 0; i < n; ++i) sum += g[i] * g[i];
         const double norm = std::sqrt(sum);
         // The row's clipping is what it says: only the big model's norm exceeds clip.
-        if (clip > 0) REQUIRE_MESSAGE((norm > clip) == (k == big), "model " << k << " norm " << norm);
+        if (clip > 0)
+          REQUIRE_MESSAGE((norm > clip) == (k == big), "model " << k << " norm " << norm);
         const double scale = clip > 0 && norm > clip ? clip / (norm + 1e-6) : 1.0;
         for (int i = 0; i < n; ++i) {
           const size_t j = k * P() + i;

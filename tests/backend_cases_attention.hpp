@@ -11,13 +11,15 @@
 
 #include "models/cpu/attention.hpp"
 #include "models/cpu/rope.hpp"
+#include "tests/backend_cases_attention_formula.hpp"
 #include "tests/backend_cases_base.hpp"
 
 namespace lenlab::test {
 
 struct AttentionCase {
-  // Where RoPE is applied: nowhere, inside attention by relative distance (AttentionArgs::rope_cos),
-  // or to q and k beforehand by rope_forward (with rope_backward after the attention backward).
+  // Where RoPE is applied: nowhere, inside attention by relative distance
+  // (AttentionArgs::rope_cos), or to q and k beforehand by rope_forward (with rope_backward after
+  // the attention backward).
   enum class Rope { kNone, kInAttention, kBefore };
 
   Packing packing{};
@@ -27,20 +29,20 @@ struct AttentionCase {
   int n_global = 0, n_local = 0, max_distance = 0;
   Rope rope = Rope::kNone;
   bool infer = false;
-  std::vector<std::vector<int>> query_rows{};  // infer: [K][Q] rows asked for (−1: padding); empty: every row
+  std::vector<std::vector<int>>
+      query_rows{};  // infer: [K][Q] rows asked for (−1: padding); empty: every row
   Tolerance tol{};
   bool fd = true;
 
   std::string op() const { return infer ? "attention_infer" : "attention"; }
   std::string name() const {
     static const char* const kRope[] = {"", " rope in attention", " rope before"};
-    return cat(op(), " d=", d, " n_head=", n_head, alibi ? " alibi" : "",
-               seq_scale ? " seq_scale" : "",
-               n_local > 0 ? cat(" window ", n_global, ",", n_local) : std::string(),
-               max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
-               kRope[static_cast<int>(rope)],
-               infer ? (query_rows.empty() ? " every row" : " query rows") : "", " ",
-               packing.name());
+    return cat(
+        op(), " d=", d, " n_head=", n_head, alibi ? " alibi" : "", seq_scale ? " seq_scale" : "",
+        n_local > 0 ? cat(" window ", n_global, ",", n_local) : std::string(),
+        max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
+        kRope[static_cast<int>(rope)],
+        infer ? (query_rows.empty() ? " every row" : " query rows") : "", " ", packing.name());
   }
   int Q(const Packed& pk) const {
     return query_rows.empty() ? pk.N : static_cast<int>(query_rows.front().size());
@@ -69,7 +71,7 @@ struct AttentionCase {
       h.grads = {{"qkv", "dqkv", "dqkv0"}};
       h.loss = {{"out", "dout"}};
     }
-    return h.finish();
+    return h.finish({"cos", "sin"});
   }
 
   template <class B>
@@ -153,12 +155,34 @@ struct AttentionCase {
     return {{{"out", out_host}, {"probabilities", probs}, {"dqkv", D::get(dqkv, n3)}}};
   }
 
+  // The reference's outputs, computed from the definition instead.
+  void formula(const Host& h, const Packed& pk, std::vector<double>& out,
+               std::vector<double>& probs) const {
+    const AttentionFormula f{d,
+                             n_head,
+                             alibi,
+                             seq_scale,
+                             n_global,
+                             n_local,
+                             max_distance,
+                             rope == Rope::kInAttention,
+                             rope == Rope::kBefore};
+    f.compute(h, pk, out, probs);
+  }
+
   void check(const Host& h, const Outputs& o, const Where& w) const {
     const Packed pk = pack(packing);
     const std::string what = w.backend + " " + name();
     if (infer) {
       check_infer(h, o, w, pk, what);
       return;
+    }
+    if (w.reference) {
+      std::vector<double> out, probs;
+      formula(h, pk, out, probs);
+      expect_close(what + " out, by the formula", o.get("out"), out, 1e-12, 1e-12);
+      expect_close(what + " probabilities, by the formula", o.get("probabilities"), probs, 1e-12,
+                   1e-12);
     }
     expect_padding(what + " out", pk, o.get("out"), d);
     expect_padding(what + " dqkv", pk, o.get("dqkv"), 3 * d, &h.r("dqkv0"));
@@ -184,7 +208,8 @@ struct AttentionCase {
           }
       }
     REQUIRE(at == p.size());
-    CHECK_MESSAGE(masked_nonzero == 0, what << ": " << masked_nonzero << " masked probabilities ≠ 0");
+    CHECK_MESSAGE(masked_nonzero == 0,
+                  what << ": " << masked_nonzero << " masked probabilities ≠ 0");
     CHECK_MESSAGE(bad_sums == 0, what << ": " << bad_sums << " probabilities < 0 or NaN");
     CHECK_MESSAGE(worst_sum <= (w.reference ? 1e-12 : 1e-5),
                   what << ": a row of probabilities sums to 1 ± " << worst_sum);
@@ -201,7 +226,20 @@ struct AttentionCase {
         for (int c = 0; c < d && (r < 0 || r >= pk.used(k)); ++c)
           padding_nonzero += out[(static_cast<size_t>(k) * nq + i) * d + c] != 0.0;
       }
-    CHECK_MESSAGE(padding_nonzero == 0, what << ": " << padding_nonzero << " nonzero padding outputs");
+    CHECK_MESSAGE(padding_nonzero == 0,
+                  what << ": " << padding_nonzero << " nonzero padding outputs");
+    if (w.reference) {
+      std::vector<double> all, probs, expected(out.size(), 0.0);
+      formula(h, pk, all, probs);
+      for (int k = 0; k < pk.K; ++k)
+        for (int i = 0; i < nq; ++i) {
+          const int r = query_rows.empty() ? i : h.i("query_rows")[static_cast<size_t>(k) * nq + i];
+          if (r >= 0)
+            std::copy_n(all.begin() + (static_cast<size_t>(k) * pk.N + r) * d, d,
+                        expected.begin() + (static_cast<size_t>(k) * nq + i) * d);
+        }
+      expect_close(what + " out, by the formula", out, expected, 1e-12, 1e-12);
+    }
     if (w.device) return;  // on the CPU the same function computes a row in both
     for (size_t i = 0; i < out.size(); ++i) differ += out[i] != o.get("forward rows")[i];
     CHECK_MESSAGE(differ == 0, what << ": " << differ
@@ -227,9 +265,7 @@ struct AttentionCase {
     if (rope == Rope::kInAttention && max_distance == 0) {
       AttentionCase e = *this;
       e.rope = Rope::kBefore;
-      // Measured 4e-8 apart in double at the op level, while the whole model agrees to 1e-12
-      // (tests/test_transformer.cpp, a cap past the longest distance): to be explained.
-      out.emplace_back(e, 1e-6);
+      out.emplace_back(e, 1e-12);
     }
     return out;
   }

@@ -45,11 +45,24 @@ struct LinearCase {
     const ops::Models m{K, P()};
     const size_t b = static_cast<size_t>(C) * OC;  // the bias, within a model's block
     B::linear_forward(out.data(), x.data(), p.data(), bias ? p.data() + b : nullptr, N, C, OC, m);
-    B::linear_backward(dx.data(), dp.data(), bias ? dp.data() + b : nullptr, dout.data(),
-                       x.data(), p.data(), N, C, OC, m);
-    return {{{"out", D::get(out, KN * OC)},
-             {"dx", D::get(dx, KN * C)},
-             {"dp", D::get(dp, K * P())}}};
+    B::linear_backward(dx.data(), dp.data(), bias ? dp.data() + b : nullptr, dout.data(), x.data(),
+                       p.data(), N, C, OC, m);
+    return {
+        {{"out", D::get(out, KN * OC)}, {"dx", D::get(dx, KN * C)}, {"dp", D::get(dp, K * P())}}};
+  }
+  void check(const Host& h, const Outputs& o, const Where& w) const {
+    if (!w.reference) return;
+    std::vector<double> out(static_cast<size_t>(K) * N * OC);
+    for (int k = 0; k < K; ++k)
+      for (int r = 0; r < N; ++r)
+        for (int j = 0; j < OC; ++j) {
+          const double* p = h.r("p").data() + k * P();
+          const double* x = h.r("x").data() + (static_cast<size_t>(k) * N + r) * C;
+          double y = bias ? p[C * OC + j] : 0.0;
+          for (int c = 0; c < C; ++c) y += x[c] * p[c * OC + j];
+          out[(static_cast<size_t>(k) * N + r) * OC + j] = y;
+        }
+    expect_formula(name() + " out", o.get("out"), out);
   }
 };
 
@@ -99,6 +112,24 @@ struct LayerNormCase {
              {"dx", D::get(dx, KN * C)},
              {"dp", D::get(dp, K * P())}}};
   }
+  void check(const Host& h, const Outputs& o, const Where& w) const {
+    if (!w.reference) return;
+    const size_t KN = static_cast<size_t>(K) * N;
+    std::vector<double> out(KN * C), mean(KN), rstd(KN);
+    for (size_t t = 0; t < KN; ++t) {
+      const double* x = h.r("x").data() + t * C;
+      const double* p = h.r("p").data() + (t / N) * P();
+      double mu = 0, var = 0;
+      for (int c = 0; c < C; ++c) mu += x[c] / C;
+      for (int c = 0; c < C; ++c) var += (x[c] - mu) * (x[c] - mu) / C;
+      mean[t] = mu;
+      rstd[t] = 1 / std::sqrt(var + 1e-5);
+      for (int c = 0; c < C; ++c) out[t * C + c] = (x[c] - mu) * rstd[t] * p[c] + p[C + c];
+    }
+    expect_formula(name() + " out", o.get("out"), out);
+    expect_formula(name() + " mean", o.get("mean"), mean);
+    expect_formula(name() + " rstd", o.get("rstd"), rstd);
+  }
 };
 
 // GELU (tanh approximation) over n entries, with and without the saved tanh; x[0] = 1.
@@ -134,7 +165,17 @@ struct GeluCase {
              {"out without tanh", D::get(out_alone, n)},
              {"dx", D::get(dx, n)}}};
   }
-  void check(const Host&, const Outputs& o, const Where& w) const {
+  void check(const Host& h, const Outputs& o, const Where& w) const {
+    if (w.reference) {
+      std::vector<double> out(n), th(n);
+      for (int i = 0; i < n; ++i) {
+        const double x = h.r("x")[i];
+        th[i] = std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x));
+        out[i] = 0.5 * x * (1 + th[i]);
+      }
+      expect_formula(name() + " out", o.get("out"), out);
+      expect_formula(name() + " tanh", o.get("tanh"), th);
+    }
     // gelu(1) = 1/2·(1 + tanh(√(2/π)·1.044715)), to double precision.
     const double expected = 0.8411919906082768, got = o.get("out")[0];
     CHECK_MESSAGE(std::abs(got - expected) <= (w.reference ? 1e-15 : 1e-7),

@@ -2,6 +2,8 @@
 // Table rows for the operations over packed sequences (embedding, RoPE) and the row gather. Inputs
 // hold random values in padding rows too, and upstream gradients are nonzero there: the forward
 // must ignore them and write 0, and the backward must add nothing from them.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -21,9 +23,7 @@ struct EmbeddingCase {
 
   std::string op() const { return "embedding"; }
   int n_positions() const { return pack(packing).max_position + 2; }  // a row to spare
-  size_t P() const {
-    return static_cast<size_t>(vocab + (learned ? n_positions() : 0)) * d + gap;
-  }
+  size_t P() const { return static_cast<size_t>(vocab + (learned ? n_positions() : 0)) * d + gap; }
   std::string name() const {
     return cat("embedding d=", d, " vocab=", vocab, learned ? " learned positions" : " no table",
                " P=", P(), " ", packing.name());
@@ -36,7 +36,8 @@ struct EmbeddingCase {
     h.ints["offsets"] = pk.offsets;
     h.ints["positions"] = pk.positions;
     auto& tokens = h.ints["tokens"];
-    for (size_t t = 0; t < KN; ++t) tokens.push_back(static_cast<int>(rng.uniform_int(0, vocab - 1)));
+    for (size_t t = 0; t < KN; ++t)
+      tokens.push_back(static_cast<int>(rng.uniform_int(0, vocab - 1)));
     h.real["w"] = randn(pk.K * P(), rng);
     h.real["dout"] = randn(KN * d, rng);
     h.real["dw0"] = randn(pk.K * P(), rng);
@@ -56,14 +57,26 @@ struct EmbeddingCase {
     const ops::Seqs q{off.data(), pos.data(), pk.S, pk.N};
     const ops::Models m{pk.K, P()};
     const size_t wpe = static_cast<size_t>(vocab) * d;  // within a model's block
-    B::embedding_forward(out.data(), tokens.data(), w.data(), learned ? w.data() + wpe : nullptr,
-                         d, q, m);
+    B::embedding_forward(out.data(), tokens.data(), w.data(), learned ? w.data() + wpe : nullptr, d,
+                         q, m);
     B::embedding_backward(dw.data(), learned ? dw.data() + wpe : nullptr, dout.data(),
                           tokens.data(), vocab, n_positions(), d, q, m);
     return {{{"out", D::get(out, KN * d)}, {"dw", D::get(dw, pk.K * P())}}};
   }
-  void check(const Host&, const Outputs& o, const Where& w) const {
-    expect_padding(w.backend + " " + name() + " out", pack(packing), o.get("out"), d);
+  void check(const Host& h, const Outputs& o, const Where& w) const {
+    const Packed pk = pack(packing);
+    expect_padding(w.backend + " " + name() + " out", pk, o.get("out"), d);
+    if (!w.reference) return;
+    std::vector<double> out(static_cast<size_t>(pk.K) * pk.N * d, 0.0);
+    for (int k = 0; k < pk.K; ++k)
+      for (int r = 0; r < pk.used(k); ++r) {
+        const size_t t = static_cast<size_t>(k) * pk.N + r;
+        const double* block = h.r("w").data() + k * P();
+        for (int c = 0; c < d; ++c)
+          out[t * d + c] = block[h.i("tokens")[t] * d + c] +
+                           (learned ? block[(vocab + pk.positions[t]) * d + c] : 0.0);
+      }
+    expect_formula(name() + " out", o.get("out"), out);
   }
 };
 
@@ -99,7 +112,8 @@ struct GatherRowsCase {
   template <class B>
   Outputs run(const Host& h) const {
     using D = On<B>;
-    const size_t n_out = static_cast<size_t>(K()) * R() * d, n_in = static_cast<size_t>(K()) * N * d;
+    const size_t n_out = static_cast<size_t>(K()) * R() * d,
+                 n_in = static_cast<size_t>(K()) * N * d;
     auto r = D::ints(h.i("rows"));
     auto x = D::put(h.r("x")), dout = D::put(h.r("dout")), dx = D::put(h.r("dx0"));
     auto out = D::unset(n_out);
@@ -115,6 +129,12 @@ struct GatherRowsCase {
       for (int c = 0; c < d && r[i] < 0; ++c) wrong += o.get("out")[i * d + c] != 0.0;
     CHECK_MESSAGE(wrong == 0, w.backend << " " << name() << ": " << wrong
                                         << " nonzero entries in rows gathered from −1");
+    if (!w.reference) return;
+    std::vector<double> out(r.size() * d, 0.0);
+    for (size_t i = 0; i < r.size(); ++i)
+      for (int c = 0; c < d && r[i] >= 0; ++c)
+        out[i * d + c] = h.r("x")[((i / R()) * N + r[i]) * d + c];
+    expect_formula(name() + " out", o.get("out"), out);
   }
 };
 
@@ -146,7 +166,7 @@ struct RopeCase {
     h.real["dx0"] = randn(n, rng);
     h.grads = {{"x", "dx", "dx0"}};
     h.loss = {{"out", "dout"}};
-    return h.finish();
+    return h.finish({"cos", "sin"});
   }
   template <class B>
   Outputs run(const Host& h) const {
@@ -167,6 +187,28 @@ struct RopeCase {
     const Packed pk = pack(packing);
     expect_padding(w.backend + " " + name() + " out", pk, o.get("out"), 3 * d);
     expect_padding(w.backend + " " + name() + " dx", pk, o.get("dx"), 3 * d, &h.r("dx0"));
+    if (!w.reference) return;
+    // q and k of each head rotated by the row's position, angles computed afresh; v copied.
+    const int hd = d / n_head;
+    std::vector<double> out(o.get("out").size(), 0.0);
+    for (int k = 0; k < pk.K; ++k)
+      for (int r = 0; r < pk.used(k); ++r) {
+        const size_t t = static_cast<size_t>(k) * pk.N + r;
+        const double* x = h.r("x").data() + t * 3 * d;
+        for (int part = 0; part < 2; ++part)
+          for (int head = 0; head < n_head; ++head) {
+            const int col = part * d + head * hd;
+            for (int m = 0; m < hd / 2; ++m) {
+              const double a = pk.positions[t] * std::pow(base, -2.0 * m / hd);
+              out[t * 3 * d + col + 2 * m] =
+                  x[col + 2 * m] * std::cos(a) - x[col + 2 * m + 1] * std::sin(a);
+              out[t * 3 * d + col + 2 * m + 1] =
+                  x[col + 2 * m] * std::sin(a) + x[col + 2 * m + 1] * std::cos(a);
+            }
+          }
+        std::copy_n(x + 2 * d, d, out.begin() + t * 3 * d + 2 * d);
+      }
+    expect_formula(name() + " out", o.get("out"), out);
   }
 };
 

@@ -76,8 +76,7 @@ struct CrossEntropyCase {
 
   std::string op() const { return "cross_entropy_loss"; }
   std::string name() const {
-    return cat("cross_entropy_loss K=", K, " R=", R, " V=", V,
-               skipped_rows ? " skipped rows" : "");
+    return cat("cross_entropy_loss K=", K, " R=", R, " V=", V, skipped_rows ? " skipped rows" : "");
   }
   Host make() const {
     Rng rng(seed_of(name()));

@@ -17,10 +17,10 @@
 using namespace lenlab;
 using namespace lenlab::test;
 
-#define LENLAB_CPU_OP_TEST(op)                           \
-  TEST_CASE("backend ops: " #op) {                       \
-    check_reference(#op);                                \
-    check_backend<CpuBackend<float>>(#op, "cpu float");  \
+#define LENLAB_CPU_OP_TEST(op)                          \
+  TEST_CASE("backend ops: " #op) {                      \
+    check_reference(#op);                               \
+    check_backend<CpuBackend<float>>(#op, "cpu float"); \
   }
 LENLAB_CASE_OPS(LENLAB_CPU_OP_TEST)
 #undef LENLAB_CPU_OP_TEST
@@ -51,13 +51,13 @@ TEST_CASE("backend ops: the table calls every backend operation, and every row's
   for (const Case& row : backend_cases())
     std::visit(
         [&](const auto& c) {
-          CHECK_MESSAGE(tested.count(c.op()) == 1, c.name() << ": op " << c.op()
-                                                            << " is not in LENLAB_CASE_OPS");
+          CHECK_MESSAGE(tested.count(c.op()) == 1,
+                        c.name() << ": op " << c.op() << " is not in LENLAB_CASE_OPS");
           c.template run<RecordingBackend>(c.make());
         },
         row);
-#define LENLAB_CALLED(op)                                     \
-  CHECK_MESSAGE(RecordingBackend::called.count(#op) == 1,     \
+#define LENLAB_CALLED(op)                                 \
+  CHECK_MESSAGE(RecordingBackend::called.count(#op) == 1, \
                 #op " is called by no row of tests/backend_cases.hpp");
   LENLAB_BACKEND_OPS(LENLAB_CALLED)
 #undef LENLAB_CALLED
