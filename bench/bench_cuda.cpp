@@ -31,9 +31,9 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 // Trains K default models (length task, NoPE, l_train 10, seeds 1..K) together for `steps`
 // steps; returns the group's training steps per second as its manifests record it.
 double group_steps_per_second(int K, int steps, const fs::path& dir) {
-  std::vector<GpuJob> jobs;
+  std::vector<GroupJob> jobs;
   for (int k = 0; k < K; ++k) {
-    GpuJob j;
+    GroupJob j;
     j.spec.steps = steps;
     j.spec.optimizer.warmup_steps = std::min(100, steps);
     j.spec.seed = k + 1;

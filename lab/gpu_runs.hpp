@@ -1,8 +1,8 @@
 #pragma once
-// Training on the GPU: runs that share a model shape train together, as one batched computation
-// over a model index (models/cuda/transformer_batch.hpp), each with its own seed, data, task,
-// reparam, training length and optimizer settings, and each written into its own folder exactly
-// as run_train writes a CPU run (lab/run_folder.hpp). Only built with the CUDA backend.
+// Groups of runs: runs that share a model shape train together as one Model<B> of K models
+// (lab/run_group_impl.hpp, the same code for every backend), each with its own seed, data, task,
+// reparam, training length and optimizer settings, each written into its own folder. On the CPU a
+// group has one run (lab/run_train.cpp); on the GPU, run_train_gpu_group (CUDA builds only).
 #include <string>
 #include <vector>
 
@@ -10,7 +10,7 @@
 
 namespace lenlab {
 
-struct GpuJob {
+struct GroupJob {  // one run of a group
   TrainSpec spec;
   RunOptions options;
 };
@@ -25,6 +25,6 @@ std::string gpu_group_key(const TrainSpec& spec);
 // Throws UsageError (before writing anything) on a bad spec or jobs with different keys, and
 // cuda::CudaError when the GPU fails (the folders then hold "running" manifests, which a resumed
 // sweep retrains).
-std::vector<int> run_train_gpu_group(const std::vector<GpuJob>& jobs);
+std::vector<int> run_train_gpu_group(const std::vector<GroupJob>& jobs);
 
 }  // namespace lenlab

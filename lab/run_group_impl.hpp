@@ -19,12 +19,12 @@
 namespace lenlab {
 
 template <class B>
-std::vector<int> run_group_on(const std::vector<GpuJob>& jobs, const std::string& device_label) {
+std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::string& device_label) {
   using Clock = std::chrono::steady_clock;
   const int K = static_cast<int>(jobs.size());
   if (K == 0) return {};
   std::vector<ResolvedSpec> resolved;
-  for (const GpuJob& j : jobs) {
+  for (const GroupJob& j : jobs) {
     resolved.push_back(resolve(j.spec));
     if (gpu_group_key(j.spec) != gpu_group_key(jobs[0].spec))
       throw UsageError(

@@ -76,7 +76,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
     while (!stop) {
       const size_t i = next++;
       if (i >= items.size()) return;
-      std::vector<GpuJob> group;
+      std::vector<GroupJob> group;
       for (const PlannedRun* run : items[i]) {
         RunOptions ro;
         ro.out = runs_dir / run->id;

@@ -26,14 +26,12 @@ struct PackedBatch {
   int n_models = 0;
   int rows = 0;          // N
   int n_seq = 0;         // S
-  int max_seq_len = 0;   // tokens, over all models
   int max_position = 0;  // the largest position id
   int n_scalar = 0;      // R: rows the scalar head reads per model
   int n_token = 0;       // R': rows the token head reads per model
   size_t prob_stride = 0;
   AttentionSpec attention;  // windows and cap (shared by the K batches); scales are per sequence
   bool scaled = false;      // some sequence's logit scale is not 1
-  std::vector<int> n_seq_per_model;
 
   Buffer<int> tokens, positions;         // [K, N]
   Buffer<int> offsets;                   // [K, S + 1]
@@ -57,8 +55,7 @@ struct PackedBatch {
   // than a learned position table, std::invalid_argument for malformed batches.
   void pack(const std::vector<const Batch*>& batches, const ModelConfig& c) {
     n_models = static_cast<int>(batches.size());
-    rows = n_seq = max_seq_len = max_position = n_scalar = n_token = 0;
-    n_seq_per_model.assign(n_models, 0);
+    rows = n_seq = max_position = n_scalar = n_token = 0;
     attention = batches.empty() ? AttentionSpec{} : batches[0]->attention;
     for (int k = 0; k < n_models; ++k) {
       const Batch& b = *batches[k];
@@ -67,10 +64,8 @@ struct PackedBatch {
       if (a.n_global != attention.n_global || a.n_local != attention.n_local ||
           a.max_distance != attention.max_distance)
         throw std::invalid_argument("models packed together need the same attention windows");
-      n_seq_per_model[k] = b.n_seq();
       rows = std::max(rows, b.n_tokens());
       n_seq = std::max(n_seq, b.n_seq());
-      max_seq_len = std::max(max_seq_len, b.max_seq_len());
       for (int p : b.positions) max_position = std::max(max_position, p);
       n_scalar = std::max(n_scalar, b.n_read());
       n_token = std::max(n_token, b.token.size());

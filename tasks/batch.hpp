@@ -23,9 +23,6 @@ struct AttentionSpec {
   // (the last entry for longer ones). Empty: none.
   std::vector<double> logit_scale_by_length;
 
-  bool is_default() const {
-    return n_local == 0 && max_distance == 0 && logit_scale == 1.0 && logit_scale_by_length.empty();
-  }
   // The multiplier of a sequence of `tokens` tokens.
   double scale_for(int tokens) const {
     if (logit_scale_by_length.empty()) return logit_scale;

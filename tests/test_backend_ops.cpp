@@ -126,3 +126,15 @@ TEST_CASE("rope makes q·k depend on positions only through their difference") {
         CHECK(qk(i, j) == doctest::Approx(qk(i + delta, j + delta)).epsilon(1e-12));
   CHECK(qk(5, 0) != doctest::Approx(qk(5, 4)));  // but it does depend on the difference
 }
+
+TEST_CASE("mse_loss: a non-finite prediction in a weight-0 (padding) row adds nothing") {
+  const float pred[3] = {1.0f, INFINITY, NAN};
+  const double target[3] = {0.5, 2.0, 3.0}, weight[3] = {1.0, 0.0, 0.0};
+  float dpred[3] = {5, 5, 5};
+  double loss = -1;
+  cpu::mse_loss(dpred, &loss, pred, target, weight, 3);
+  CHECK(loss == doctest::Approx(0.25).epsilon(1e-15));
+  CHECK(dpred[0] == doctest::Approx(1.0f));
+  CHECK(dpred[1] == 0.0f);
+  CHECK(dpred[2] == 0.0f);
+}

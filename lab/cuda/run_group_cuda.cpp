@@ -7,7 +7,7 @@
 
 namespace lenlab {
 
-std::vector<int> run_train_gpu_group(const std::vector<GpuJob>& jobs) {
+std::vector<int> run_train_gpu_group(const std::vector<GroupJob>& jobs) {
   const ResolvedDevice device = resolve_device(DeviceChoice::kCuda);
   return run_group_on<CudaBackend>(jobs, device.label);
 }

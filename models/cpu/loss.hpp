@@ -12,7 +12,9 @@
 namespace lenlab::cpu {
 
 // Squared error, per model k: loss[k] = Σ_r w_r (pred_r − target_r)², accumulated in double;
-// dpred [K, R] = 2 w_r (pred_r − target_r). pred [K, R]; target, weight [K, R]; loss [K].
+// dpred [K, R] = 2 w_r (pred_r − target_r); a row of weight 0 is skipped (gradient 0), so a
+// non-finite prediction in a padding row cannot turn the loss into NaN. pred [K, R]; target,
+// weight [K, R]; loss [K].
 template <class T>
 void mse_loss(T* dpred, double* loss, const T* pred, const double* target, const double* weight,
               int R, ops::Models m = {}) {
@@ -20,6 +22,10 @@ void mse_loss(T* dpred, double* loss, const T* pred, const double* target, const
     double sum = 0;
     for (int r = 0; r < R; ++r) {
       const size_t i = static_cast<size_t>(k) * R + r;
+      if (weight[i] == 0) {  // padding or a row left out: adds nothing, whatever its prediction
+        dpred[i] = 0;
+        continue;
+      }
       const double diff = static_cast<double>(pred[i]) - target[i];
       sum += weight[i] * diff * diff;
       dpred[i] = static_cast<T>(2.0 * weight[i] * diff);

@@ -14,22 +14,19 @@ inline int blocks_for(size_t n, int threads = kThreads) {
   return static_cast<int>(b == 0 ? 1 : (b < 65535 * 16 ? b : 65535 * 16));
 }
 
-// Sums / maxima over the 32 lanes of a warp; every lane gets the result. All lanes must call.
-__device__ inline float warp_sum(float v) {
+// Sums / maxima over the 32 lanes of a warp (float or double); every lane gets the result. All
+// lanes must call.
+template <class T>
+__device__ inline T warp_sum(T v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
-__device__ inline float warp_max(float v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
-
-__device__ inline double warp_sum(double v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ inline double warp_max(double v) {
-  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_xor_sync(0xffffffffu, v, o));
+template <class T>
+__device__ inline T warp_max(T v) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const T other = __shfl_xor_sync(0xffffffffu, v, o);
+    v = other > v ? other : v;
+  }
   return v;
 }
 

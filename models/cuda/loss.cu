@@ -21,6 +21,10 @@ __global__ void mse_loss_kernel(float* dpred, double* loss, const float* pred, c
   double acc = 0;
   for (int r = threadIdx.x; r < R; r += blockDim.x) {
     const size_t i = static_cast<size_t>(k) * R + r;
+    if (weight[i] == 0) {  // padding or a row left out: adds nothing, whatever its prediction
+      dpred[i] = 0;
+      continue;
+    }
     const double diff = static_cast<double>(pred[i]) - target[i];
     acc += weight[i] * diff * diff;
     dpred[i] = static_cast<float>(2.0 * weight[i] * diff);

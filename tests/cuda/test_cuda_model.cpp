@@ -271,13 +271,13 @@ TEST_CASE(
   specs[3].task = "length";  // diverges: a huge learning rate, no clipping
   specs[3].optimizer.lr = 1e30;
   specs[3].optimizer.clip_norm = 0;
-  std::vector<GpuJob> group;
+  std::vector<GroupJob> group;
   for (size_t i = 0; i < specs.size(); ++i) {
     specs[i].steps = 60;
     specs[i].optimizer.warmup_steps = 10;
     specs[i].l_test = 16;
     specs[i].eval_samples = 32;
-    GpuJob j{specs[i], {}};
+    GroupJob j{specs[i], {}};
     j.options.out = dir / fmt::format("together-{}", i);
     group.push_back(j);
   }
@@ -288,7 +288,7 @@ TEST_CASE(
   for (int i = 0; i < 3; ++i) {
     CAPTURE(i);
     CHECK(codes[i] == kExitOk);
-    GpuJob alone = group[i];
+    GroupJob alone = group[i];
     alone.options.out = dir / fmt::format("alone-{}", i);
     REQUIRE(run_train_gpu_group({alone}) == std::vector<int>{kExitOk});
     CHECK(read_manifest(group[i].options.out)["models_trained_together"] == 4);
