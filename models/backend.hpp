@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "models/cpu/attention.hpp"
+#include "models/cpu/attention_infer.hpp"
 #include "models/cpu/eigen_maps.hpp"
 #include "models/cpu/embedding.hpp"
 #include "models/cpu/gelu.hpp"

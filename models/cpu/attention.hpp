@@ -3,10 +3,8 @@
 //   qkv [K, N, 3d]: row t = [q | k | v], head h owns columns h·hd .. (h+1)·hd of each third.
 //   out: the heads' outputs side by side (before the output projection).
 // Logits, masks, ALiBi, distance caps and RoPE-by-distance: ops::AttentionArgs. The training
-// forward keeps each (sequence, head)'s probabilities for the backward (ops::ProbLayout); the
-// inference forward (attention_infer) keeps nothing and holds one row of logits at a time, so its
-// memory is linear in the length. Both compute a row with the same function, attend_row, so
-// they agree to the bit.
+// forward keeps each (sequence, head)'s probabilities for the backward (ops::ProbLayout). The
+// inference forward keeps nothing (models/cpu/attention_infer.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -275,36 +273,6 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
             dk[c] += ds * qi[c];
           }
         }
-      }
-    }
-  }
-}
-
-// Inference forward: out [K, Q, d] = attention outputs at the query rows `query_rows` [K, Q]
-// (model k's rows; < 0: padding, output 0), or at every row when query_rows is null (Q = N).
-// Keeps nothing: one row of logits per thread at a time.
-template <class T>
-void attention_infer(T* out, const T* qkv, const int* query_rows, int Q, int d, int n_head,
-                     const ops::AttentionArgs<T>& a, ops::Seqs q, ops::Models m = {}) {
-  const int hd = d / n_head, S = q.n_seq;
-#pragma omp parallel
-  {
-    std::vector<T> p;
-#pragma omp for schedule(dynamic, 16)
-    for (int kq = 0; kq < m.count * Q; ++kq) {
-      const int k = kq / Q, qi = kq % Q;
-      T* o = out + static_cast<size_t>(kq) * d;
-      const int r = query_rows ? query_rows[kq] : qi;
-      const int* off = q.offsets + static_cast<size_t>(k) * (S + 1);
-      if (r < 0 || r >= off[S]) {
-        std::fill_n(o, d, T(0));
-        continue;
-      }
-      const int s = static_cast<int>(std::upper_bound(off, off + S + 1, r) - off) - 1;
-      for (int h = 0; h < n_head; ++h) {
-        const detail::SeqHead<T> sh = detail::seq_head(qkv, q, a, k, s, h, d, n_head);
-        p.resize(sh.L);
-        detail::attend_row(o + h * hd, p.data(), sh, a, r - off[s]);
       }
     }
   }

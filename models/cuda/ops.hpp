@@ -62,7 +62,7 @@ void rope_forward(float* out, const float* inp, const float* cos, const float* s
 void rope_backward(float* dinp, const float* dout, const float* cos, const float* sin, int d,
                    int n_head, Seqs q, Models m = {});
 
-// ---- attention (models/cpu/attention.hpp) ----
+// ---- attention (models/cpu/attention.hpp, attention_infer.hpp) ----
 void attention_forward(float* out, float* att, const float* qkv, int d, int n_head,
                        const AttentionArgs& a, ProbLayout prob, Seqs q, Models m = {});
 // Adds into dqkv [K, N, 3d]. scratch: K·prob.stride floats of workspace (dLoss/dlogits).
