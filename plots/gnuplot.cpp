@@ -1,10 +1,7 @@
 #include "plots/gnuplot.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,8 +16,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-
-extern char** environ;
+#include "plots/run_program.hpp"
 
 namespace lenlab {
 namespace fs = std::filesystem;
@@ -233,28 +229,6 @@ std::string plot_command(const FigureSummary& fig, const std::vector<TheoryCurve
   return out + "\n";
 }
 
-std::optional<fs::path> find_program(const std::string& program) {
-  const auto executable = [](const fs::path& p) {
-    std::error_code ec;
-    return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (program.empty()) return std::nullopt;
-  if (program.find('/') != std::string::npos) {
-    if (!executable(program)) return std::nullopt;
-    return fs::absolute(program);  // the child runs in the figure's folder
-  }
-  const char* path_env = std::getenv("PATH");
-  const std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
-  size_t start = 0;
-  while (start <= path.size()) {
-    const size_t end = std::min(path.find(':', start), path.size());
-    const fs::path dir = end == start ? fs::path(".") : fs::path(path.substr(start, end - start));
-    if (executable(dir / program)) return fs::absolute(dir / program);
-    start = end + 1;
-  }
-  return std::nullopt;
-}
-
 // The line of gnuplot's error output that says what went wrong: gnuplot echoes the failing
 // command and a caret first, then `"fig1a.gp" line 12: <message>`.
 std::string error_line(const std::string& err) {
@@ -269,45 +243,6 @@ std::string error_line(const std::string& err) {
     if (first.empty()) first = line;
   }
   return first.empty() ? "no error message" : first;
-}
-
-// Runs `program --default-settings script` in `dir`, without a shell; returns its status and
-// stderr. --default-settings: a user's ~/.gnuplot must not restyle the figures.
-std::pair<int, std::string> run_in(const fs::path& program, const fs::path& dir,
-                                   const std::string& script) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    throw UsageError(fmt::format("cannot run {}: {}", program.string(), std::strerror(errno)));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  std::string arg0 = program.string(), arg1 = "--default-settings", arg2 = script;
-  char* argv[] = {arg0.data(), arg1.data(), arg2.data(), nullptr};
-  pid_t pid = 0;
-  const int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    throw UsageError(fmt::format("cannot run {}: {}", program.string(), std::strerror(rc)));
-  }
-  std::string err;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n > 0)
-      err.append(buf, static_cast<size_t>(n));
-    else if (n == 0 || errno != EINTR)
-      break;
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return {status, err};
 }
 
 }  // namespace
@@ -413,7 +348,8 @@ bool render_figure(const FigureSummary& fig, const fs::path& dir, const PlotOpti
 
   const std::optional<fs::path> program = find_program(opt.gnuplot);
   if (!program) return false;
-  const auto [status, err] = run_in(*program, dir, base + ".gp");
+  // --default-settings: a user's ~/.gnuplot must not restyle the figures.
+  const auto [status, err] = run_program_in(*program, dir, {"--default-settings", base + ".gp"});
   const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   const auto written = [](const fs::path& p) {
     std::error_code e;

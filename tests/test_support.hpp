@@ -2,10 +2,15 @@
 // Small helpers shared by the test suites.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -26,6 +31,36 @@ inline std::string read_text(const std::filesystem::path& p) {
   s << in.rdbuf();
   return s.str();
 }
+
+inline void write_raw(const std::filesystem::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
+// A fresh folder below LENLAB_TEST_TMP per object, removed with it.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static int counter = 0;
+    path = std::filesystem::path(LENLAB_TEST_TMP) /
+           ("tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  // The names in the folder, sorted.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(path))
+      out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+};
 
 inline bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
