@@ -18,6 +18,11 @@ namespace lenlab::test {
 
 namespace fs = std::filesystem;
 
+// An empty folder of the CLI suites' own (LENLAB_TEST_TMP/lab/<name>).
+inline fs::path run_dir(const std::string& name) {
+  return fresh_dir("lab", name);
+}
+
 struct CliResult {
   int rc;
   std::string out, err;

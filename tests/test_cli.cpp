@@ -18,14 +18,6 @@ using namespace lenlab::test;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  return lenlab::test::fresh_dir("cli", name);
-}
-
-}  // namespace
-
 TEST_CASE("lenlab --help and lenlab train --help list every flag with its default") {
   const CliResult top = run_cli({"--help"});
   CHECK(top.rc == 0);
@@ -96,7 +88,7 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
 }
 
 TEST_CASE("bad input: exit 2, one error line naming the value, nothing written") {
-  const fs::path dir = fresh_dir("bad_input");
+  const fs::path dir = run_dir("bad_input");
   const fs::path out = dir / "out";
   const fs::path file = dir / "F";
   std::ofstream(file) << "not a folder\n";
@@ -175,7 +167,7 @@ TEST_CASE("--device cuda without a usable GPU is one clear error, and nothing is
     MESSAGE("not checked: this machine has a usable GPU (tests/cuda covers it)");
     return;
   }
-  const fs::path dir = fresh_dir("no_gpu");
+  const fs::path dir = run_dir("no_gpu");
   for (const std::vector<std::string>& cmd :
        {tiny_args(dir / "run"), std::vector<std::string>{"reproduce", "--figures", "1a", "--out",
                                                          (dir / "exp").string()}}) {
@@ -194,7 +186,7 @@ TEST_CASE("--device cuda without a usable GPU is one clear error, and nothing is
 
 TEST_CASE("a negative --seed or --eval-seed is rejected, not wrapped to 2^64 - 1") {
   // CLI11 2.1 converts "-1" for an unsigned option with strtoull, which wraps it.
-  const fs::path dir = fresh_dir("negative_seed");
+  const fs::path dir = run_dir("negative_seed");
   for (const std::string flag : {"--seed", "--eval-seed"}) {
     INFO(flag);
     const fs::path out = dir / "out";
@@ -213,7 +205,7 @@ TEST_CASE("a negative --seed or --eval-seed is rejected, not wrapped to 2^64 - 1
 TEST_CASE("an integer with a leading zero is decimal (or refused), never octal") {
   // CLI11 2.1 converts integers with strtol(..., base 0): "--steps 010" would be 8 steps and
   // "--l-test 050" 40 lengths, silently.
-  const fs::path out = fresh_dir("leading_zero") / "run";
+  const fs::path out = run_dir("leading_zero") / "run";
   std::vector<std::string> args = tiny_args(out);
   const auto steps = std::find(args.begin(), args.end(), "--steps");
   REQUIRE(steps != args.end());
@@ -231,7 +223,7 @@ TEST_CASE("an integer with a leading zero is decimal (or refused), never octal")
 }
 
 TEST_CASE("a second run into the same --out needs --overwrite") {
-  const fs::path out = fresh_dir("existing") / "run";
+  const fs::path out = run_dir("existing") / "run";
   REQUIRE(run_cli(tiny_args(out)).rc == 0);
   const std::map<std::string, std::string> first = snapshot(out);
   REQUIRE(first.size() == 4);
@@ -257,7 +249,7 @@ TEST_CASE("a second run into the same --out needs --overwrite") {
 TEST_CASE("replacing a completed run with --overwrite leaves none of the old run's outputs") {
   // A diverged run writes no results.csv or model.safetensors; those of the run it replaced must
   // not stay beside its manifest (they belong to another configuration).
-  const fs::path out = fresh_dir("overwrite_stale") / "run";
+  const fs::path out = run_dir("overwrite_stale") / "run";
   REQUIRE(run_cli(tiny_args(out)).rc == 0);
   REQUIRE(fs::exists(out / "results.csv"));
   const CliResult r =

@@ -24,16 +24,8 @@ using namespace lenlab::test;
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  return lenlab::test::fresh_dir("train_run", name);
-}
-
-}  // namespace
-
 TEST_CASE("a tiny run writes a complete, consistent set of files") {
-  const fs::path out = fresh_dir("tiny") / "run";
+  const fs::path out = run_dir("tiny") / "run";
   const CliResult r = run_cli(tiny_args(out));
   INFO("err: " << r.err);
   REQUIRE(r.rc == 0);
@@ -145,7 +137,7 @@ TEST_CASE("a tiny run writes a complete, consistent set of files") {
 TEST_CASE("the same seed gives bit-identical runs; another seed does not") {
   // Folder names of different lengths on purpose: the runs then see different heap layouts (the
   // paths and the command line are allocated before the model), which must not matter.
-  const fs::path dir = fresh_dir("reproducible");
+  const fs::path dir = run_dir("reproducible");
   auto args = [&](const std::string& name, const std::string& seed) {
     std::vector<std::string> a = tiny_args(dir / name);
     a.insert(a.end(), {"--pe", "rope", "--seed", seed});
@@ -168,7 +160,7 @@ TEST_CASE("the same seed gives bit-identical runs; another seed does not") {
 }
 
 TEST_CASE("a diverging run exits 3 and records where, without results") {
-  const fs::path out = fresh_dir("diverged") / "run";
+  const fs::path out = run_dir("diverged") / "run";
   // lr 1e30: Adam's first step moves every weight by ~1e30, and the next forward overflows.
   const CliResult r = run_cli(
       {"train",     "--task",    "length", "--lr",      "1e30", "--clip",         "0",  "--warmup",
@@ -197,7 +189,7 @@ TEST_CASE("a diverging run exits 3 and records where, without results") {
 
 TEST_CASE("300 short steps on --task mean --pe nope learn far better than a constant") {
   // Small on purpose (one layer, batch 32) so the test stays quick under AddressSanitizer.
-  const fs::path out = fresh_dir("learns") / "run";
+  const fs::path out = run_dir("learns") / "run";
   const CliResult r = run_cli(
       {"train", "--task",   "mean",      "--pe",      "nope", "--steps",   "300", "--batch",
        "32",    "--warmup", "50",        "--n-layer", "1",    "--d-model", "16",  "--n-head",
