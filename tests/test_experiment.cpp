@@ -260,7 +260,7 @@ TEST_CASE("a killed sweep resumes and gives the same results as an uninterrupted
     CHECK_MESSAGE(read_text(whole / f) == read_text(killed / f), f);
 }
 
-TEST_CASE("lenlab plot redraws an experiment folder; figures are drawn when gnuplot is present") {
+TEST_CASE("lenlab plot redraws an experiment folder, figures are drawn when gnuplot is present") {
   const fs::path out = fresh_dir("plot");
   ExperimentOptions o = tiny_options(out);
   o.figures = {"p"};

@@ -191,7 +191,7 @@ TEST_CASE("clamping: out-of-range predictions map to the nearest bracket end, ne
   CHECK(clamped);
 }
 
-TEST_CASE("log and invsqrt refuse target 0 and point to --reparam-shift; a shift fixes it") {
+TEST_CASE("log and invsqrt refuse target 0 and point to --reparam-shift, a shift fixes it") {
   Reparam lg = Reparam::make("log");
   CHECK(usage_message([&] { lg.check_domain(sum_targets(), "sum"); }) ==
         "reparam 'log' is not finite at target y = 0 of task 'sum' (f(0) = -inf); train on "

@@ -281,7 +281,7 @@ TEST_CASE("eval_batch enumerates up to the threshold and samples above it") {
   for (int s = 0; s < big.n_seq(); ++s) CHECK(big.seq_len(s) == 302);
 }
 
-TEST_CASE("same seed gives the same data; different seeds differ") {
+TEST_CASE("same seed gives the same data, different seeds differ") {
   for (const TaskKind task : kAllTasks) {
     CAPTURE(task_name(task));
     Rng a(42);

@@ -134,7 +134,7 @@ TEST_CASE("a tiny run writes a complete, consistent set of files") {
   CHECK(max_change > 1e-3);  // training changed the model: the comparison above means something
 }
 
-TEST_CASE("the same seed gives bit-identical runs; another seed does not") {
+TEST_CASE("the same seed gives bit-identical runs, another seed does not") {
   // Folder names of different lengths on purpose: the runs then see different heap layouts (the
   // paths and the command line are allocated before the model), which must not matter.
   const fs::path dir = run_dir("reproducible");

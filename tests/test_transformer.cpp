@@ -276,7 +276,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("a distance cap at or past the longest distance changes nothing; a shorter one does") {
+TEST_CASE("a distance cap at or past the longest distance changes nothing, a shorter one does") {
   for (PositionalEncoding pe : {PositionalEncoding::kAlibi, PositionalEncoding::kRope}) {
     DModel model(small_config(pe));
     model.init(6);
