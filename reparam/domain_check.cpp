@@ -2,6 +2,7 @@
 // bracket the numerical inverse searches.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -19,6 +20,29 @@ constexpr double kMinStep = 1e-9;     // stop widening once steps fall below thi
 constexpr int kMaxWidenSteps = 400;   // hard cap on widening attempts per side
 constexpr double kInverseRelTol = 1e-6;
 constexpr double kInverseAbsTol = 1e-12;
+// Targets closer than this fraction of the targets' range may share one float value of f: the
+// mean task's neighbouring fractions k/l do under sqrt or a shift once l_test reaches about 2000,
+// and merging them costs at most (1e-6 of the range)^2 in squared error.
+constexpr double kMergeRelTol = 1e-6;
+constexpr double kFloatMin = std::numeric_limits<float>::min();  // smallest normal float
+constexpr double kFloatMax = std::numeric_limits<float>::max();
+
+// A tolerance for messages: 1e-06 as 1e-6.
+std::string show_tol(double t) {
+  std::string s = fmt::format("{:g}", t);
+  const size_t e = s.find("e-0");
+  if (e != std::string::npos) s.erase(e + 2, 1);
+  return s;
+}
+
+// What the float check allows, for its messages.
+std::string float_rules(const std::string& range) {
+  return fmt::format(
+      "the model predicts in float (32-bit), so at every target ({}) f(y + c) must be 0 or of "
+      "magnitude {:.6g} to {:.6g} (a normal float), and distinct targets must round to distinct "
+      "floats (targets within {} of the range's width of each other excepted)",
+      range, kFloatMin, kFloatMax, show_tol(kMergeRelTol));
+}
 
 }  // namespace
 
@@ -91,20 +115,13 @@ void Reparam::check_domain(const std::vector<double>& targets, const std::string
         increasing ? ">=" : "<=", f_of(points[i]), show(values[i]), fix_shift));
   }
 
-  // 3. A given inverse must invert f at every target.
-  if (inverse_expr_) {
-    for (const double y : ys) {
-      const double u = y + shift_;
-      const double back = (*inverse_expr_)(f(u));
-      if (std::abs(back - u) <= kInverseRelTol * std::abs(u) + kInverseAbsTol) continue;
-      throw UsageError(fmt::format(
-          "inverse expression '{}' does not invert reparam '{}' at target y = {:.6g} of task '{}' "
-          "(f^-1({}) = {}, expected {:.10g}); fix it, or leave it out to invert numerically",
-          inverse_spec_, spec_, y, task, f_of(y), show(back), u));
-    }
-  }
+  // 3. Representable in float, the precision the model predicts in.
+  check_float_precision(ys, task, range);
 
-  // 4. The numerical inverse's bracket: the checked range, widened outward on each side while f
+  // 4. A given inverse must invert f wherever the model's outputs fall: at and between the targets.
+  if (inverse_expr_) check_inverse(ys, points, values, task, range);
+
+  // 5. The numerical inverse's bracket: the checked range, widened outward on each side while f
   // stays finite and strictly monotone (so predictions beyond the training targets, e.g. at
   // longer lengths, can still be inverted).
   bracket_.reset();
@@ -149,6 +166,73 @@ void Reparam::check_domain(const std::vector<double>& targets, const std::string
   b.range_lo = u_lo;
   b.range_hi = u_hi;
   bracket_ = b;
+}
+
+void Reparam::check_float_precision(const std::vector<double>& ys, const std::string& task,
+                                    const std::string& range) const {
+  // Only the targets: by monotonicity every value between them lies between the two end targets'
+  // values, so it cannot overflow, and a value near 0 between them is where f crosses 0, which
+  // float outputs near 0 resolve; grid points closer together than the targets need not be
+  // distinct, the model never has to tell them apart.
+  std::vector<float> rounded(ys.size());
+  for (size_t i = 0; i < ys.size(); ++i) {
+    const double v = forward(ys[i]);
+    const bool over = std::abs(v) > kFloatMax;  // checked first: converting it would be UB
+    if (!over) rounded[i] = static_cast<float>(v);
+    if (!over && (v == 0.0 || std::isnormal(rounded[i]))) continue;
+    throw UsageError(fmt::format(
+        "--reparam '{}' is too {} for float at target y = {:.10g} of task '{}' ({} = {}, {}): {}; "
+        "scale the reparam {}",
+        spec_, over ? "large" : "small", ys[i], task, f_of(ys[i]), v,
+        over ? fmt::format("above the largest float, {:.6g}", kFloatMax)
+             : fmt::format("nonzero but below the smallest normal float, {:.6g}", kFloatMin),
+        float_rules(range), over ? "down" : "up"));
+  }
+  const double merge_tol = kMergeRelTol * (ys.back() - ys.front());
+  for (size_t a = 0; a < ys.size();) {
+    size_t b = a;  // targets a..b round to one float; they are contiguous since f is monotone
+    while (b + 1 < ys.size() && rounded[b + 1] == rounded[a]) ++b;
+    if (ys[b] - ys[a] > merge_tol) {
+      throw UsageError(fmt::format(
+          "--reparam '{}' rounds targets y = {:.10g} to {:.10g} of task '{}' to the same float, "
+          "{} ({} = {}, {} = {}), so the model could not tell them apart: {}; spread its values "
+          "(remove a large constant part, or scale it up)",
+          spec_, ys[a], ys[b], task, rounded[a], f_of(ys[a]), forward(ys[a]), f_of(ys[b]),
+          forward(ys[b]), float_rules(range)));
+    }
+    a = b + 1;
+  }
+}
+
+void Reparam::check_inverse(const std::vector<double>& ys, const std::vector<double>& points,
+                            const std::vector<double>& values, const std::string& task,
+                            const std::string& range) const {
+  auto check = [&](double y, double fu, bool is_target) {
+    const double u = y + shift_;
+    const double back = (*inverse_expr_)(fu);
+    if (std::abs(back - u) <= kInverseRelTol * std::abs(u) + kInverseAbsTol) return;
+    std::string where;
+    if (is_target) {
+      where = fmt::format("target y = {:.10g} of task '{}'", y, task);
+    } else if (ys.size() == 1) {
+      where = fmt::format("y = {:.10g}, next to the only target of task '{}'", y, task);
+    } else {
+      where = fmt::format("y = {:.10g}, between the targets of task '{}' ({})", y, task, range);
+    }
+    throw UsageError(fmt::format(
+        "--reparam-inverse '{}' does not invert --reparam '{}' at {} = {:.10g} ({}): f(u) = "
+        "{:.10g} but f^-1(f(u)) = {}; it must give back u to within {} |u| + {} at every "
+        "target, midpoint between targets and point of a {}-interval grid over their range, where "
+        "the model's outputs fall: fix it, or leave it out to invert numerically",
+        inverse_spec_, spec_, shift_ == 0.0 ? "u" : "u = y + c", u, where, fu,
+        std::isnan(back) ? "nan" : fmt::format("{:.10g}", back), show_tol(kInverseRelTol),
+        show_tol(kInverseAbsTol), kGridIntervals));
+  };
+  // The targets first: a failure there is the plainest to read.
+  for (const double y : ys) check(y, forward(y), true);
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!std::binary_search(ys.begin(), ys.end(), points[i])) check(points[i], values[i], false);
+  }
 }
 
 }  // namespace lenlab

@@ -45,20 +45,31 @@ class Reparam {
   // inverse is needed and check_domain has not run. `clamped`, when not null, is always written.
   double inverse(double z, bool* clamped = nullptr) const;
 
-  // Throws UsageError unless f(y + c) is finite at every target and strictly monotone on
-  // [min, max] of them (checked at each target, at the midpoints between consecutive targets and
-  // on a 1024-interval uniform grid; a single target is checked on [y - d, y + d] with
-  // d = 1e-3 max(|y|, 1)). The message names the reparam, the offending value, the task, and how
-  // to fix it (e.g. --reparam-shift). With an inverse expression, also requires
-  // |f^-1(f(u)) - u| <= 1e-6 |u| + 1e-12 at each target (u = y + c).
+  // Checks that f can be trained on and inverted over every target the run will meet, and throws
+  // a one-line UsageError naming the reparam, the offending y and value, the task and the fix
+  // otherwise. With u = y + c, and "the dense set" meaning the targets, the midpoints between
+  // consecutive targets and a 1024-interval uniform grid over [min, max] of the targets (a single
+  // target y: the grid over [y - d, y + d], d = 1e-3 max(|y|, 1)), it requires, in this order:
+  //  1. f(u) finite at every target (at the smallest target the message suggests the
+  //     --reparam-shift that moves it to u = 1 when f is finite there);
+  //  2. f(u) finite on the dense set and strictly monotone along it, in one direction;
+  //  3. float precision, since the model predicts in float (32-bit): at every target, f(u) is 0
+  //     exactly or its magnitude lies in [FLT_MIN, FLT_MAX] (rounded to float it is a normal
+  //     number: no underflow to a subnormal or 0, no overflow); and targets rounding to one float
+  //     span at most 1e-6 of (max - min) of the targets (distinct targets stay distinct in float,
+  //     except the mean task's neighbouring fractions at l_test in the thousands). Only targets:
+  //     by 2. every value between them lies within the end targets' values;
+  //  4. with an inverse expression: |f^-1(f(u)) - u| <= 1e-6 |u| + 1e-12 on the whole dense set
+  //     (the model's outputs fall between and around the values at the targets), the targets
+  //     checked first. Built-ins invert exactly; the numerical inverse inverts f by construction.
   //
   // For the numerical inverse it then records the bracket: [min, max] widened outward on each side
   // by steps that double from the range's width (halving after a failure, down to 1e-9 of it),
   // up to 1e6 times the width, accepting a step only while f stays finite and strictly monotone
   // in the same direction on 16 points along it (so the bracket never crosses a pole or the edge
-  // of f's domain). Call it with every target the model will be trained on; calling it again
-  // replaces the recorded range. Not const because of that recording; `targets` must be non-empty
-  // and finite (std::invalid_argument otherwise).
+  // of f's domain). Call it with every target the model will be trained on or evaluated at;
+  // calling it again replaces the recorded range. Not const because of that recording; `targets`
+  // must be non-empty and finite (std::invalid_argument otherwise).
   void check_domain(const std::vector<double>& targets, const std::string& task);
 
   const std::string& spec() const { return spec_; }
@@ -88,6 +99,13 @@ class Reparam {
   // Human-readable "f(y)" or "f(y + c)" for messages.
   std::string f_of(double y) const;
   static std::string show(double v);  // a value for messages, 6 significant digits
+  // Steps 3 and 4 of check_domain (domain_check.cpp): ys sorted and distinct; points and values
+  // the dense set and f there; range the "y in [..]" text for messages.
+  void check_float_precision(const std::vector<double>& ys, const std::string& task,
+                             const std::string& range) const;
+  void check_inverse(const std::vector<double>& ys, const std::vector<double>& points,
+                     const std::vector<double>& values, const std::string& task,
+                     const std::string& range) const;
 
   std::string spec_;
   std::string inverse_spec_;
