@@ -4,6 +4,9 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include "models/cuda/blas.hpp"
 
 namespace lenlab::cuda {
 
@@ -15,8 +18,13 @@ void check_cuda(cudaError_t status, const char* what, const char* file, int line
 
 void check_cublas(cublasStatus_t status, const char* what, const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw CudaError(fmt::format("cuBLAS: {} failed at {}:{}: {} ({})", what, file, line,
-                              cublasGetStatusString(status), cublasGetStatusName(status)));
+  // cuBLAS is loaded at run time (blas.hpp); a status can only come from a loaded library, but a
+  // failure report must not depend on that.
+  const Cublas* lib = loaded_cublas();
+  const std::string text = lib ? lib->get_status_string(status) : "cuBLAS error";
+  const std::string name =
+      lib ? lib->get_status_name(status) : fmt::format("status {}", static_cast<int>(status));
+  throw CudaError(fmt::format("cuBLAS: {} failed at {}:{}: {} ({})", what, file, line, text, name));
 }
 
 void check_launch(const char* kernel, const char* file, int line) {

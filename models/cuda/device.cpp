@@ -3,6 +3,10 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include <string>
+
+#include "models/cuda/blas.hpp"
+
 namespace lenlab::cuda {
 
 const DeviceInfo& device_info() {
@@ -25,8 +29,15 @@ const DeviceInfo& device_info() {
       d.reason = fmt::format("cannot read CUDA device 0: {}", cudaGetErrorString(props));
       return d;
     }
-    d.available = true;
     d.name = prop.name;
+    // Only now, with a device present, is cuBLAS worth loading (blas.hpp): a machine without a
+    // GPU or driver never pays for it. Without it the GPU cannot train, so it is not usable.
+    std::string why;
+    if (!load_cublas(&why)) {
+      d.reason = fmt::format("CUDA device 0 ({}) found, but {}", d.name, why);
+      return d;
+    }
+    d.available = true;
     d.multiprocessors = prop.multiProcessorCount;
     d.memory_gib = static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0);
     return d;

@@ -14,7 +14,9 @@ struct DeviceInfo {
   std::string label() const { return "cuda:0 (" + name + ")"; }
 };
 
-// Asks the runtime once and remembers the answer; never throws.
+// Asks the runtime once and remembers the answer; never throws. When a device is present it also
+// loads cuBLAS (blas.hpp), and reports the GPU unusable, naming the library, if that fails. Nothing
+// else loads CUDA libraries or asks the driver; `--device cpu` never calls it.
 const DeviceInfo& device_info();
 
 }  // namespace lenlab::cuda

@@ -41,10 +41,10 @@ void linear_forward(float* out, const float* inp, const float* w, const float* b
   if (N == 0) return;
   const float one = 1, zero = 0;
   // Row-major out[N,OC] = inp[N,C]·w[C,OC] is column-major outᵀ = wᵀ·inpᵀ.
-  LENLAB_CUBLAS_CHECK(cublasSgemmStridedBatched(blas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, OC, N, C,
-                                                &one, w, OC, static_cast<long long>(m.param_stride),
-                                                inp, C, static_cast<long long>(N) * C, &zero, out,
-                                                OC, static_cast<long long>(N) * OC, m.count));
+  LENLAB_CUBLAS_CHECK(cublas().sgemm_strided_batched(
+      blas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, OC, N, C, &one, w, OC,
+      static_cast<long long>(m.param_stride), inp, C, static_cast<long long>(N) * C, &zero, out, OC,
+      static_cast<long long>(N) * OC, m.count));
   if (b) {
     add_bias_kernel<<<blocks_for(static_cast<size_t>(m.count) * N * OC), kThreads>>>(
         out, b, N, OC, m.count, m.param_stride);
@@ -57,12 +57,12 @@ void linear_backward(float* dinp, float* dw, float* db, const float* dout, const
   if (N == 0) return;
   const float one = 1;
   if (dinp)  // dinp[N,C] += dout[N,OC]·wᵀ  ⇔  dinpᵀ += w·doutᵀ (column-major: (wᵀ)ᵀ)
-    LENLAB_CUBLAS_CHECK(cublasSgemmStridedBatched(
+    LENLAB_CUBLAS_CHECK(cublas().sgemm_strided_batched(
         blas_handle(), CUBLAS_OP_T, CUBLAS_OP_N, C, N, OC, &one, w, OC,
         static_cast<long long>(m.param_stride), dout, OC, static_cast<long long>(N) * OC, &one,
         dinp, C, static_cast<long long>(N) * C, m.count));
   if (dw)  // dw[C,OC] += inpᵀ·dout  ⇔  dwᵀ(OC×C) += doutᵀ(OC×N)·inp(N×C)
-    LENLAB_CUBLAS_CHECK(cublasSgemmStridedBatched(
+    LENLAB_CUBLAS_CHECK(cublas().sgemm_strided_batched(
         blas_handle(), CUBLAS_OP_N, CUBLAS_OP_T, OC, C, N, &one, dout, OC,
         static_cast<long long>(N) * OC, inp, C, static_cast<long long>(N) * C, &one, dw, OC,
         static_cast<long long>(m.param_stride), m.count));
