@@ -1,10 +1,12 @@
 #include "core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <system_error>
@@ -16,10 +18,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// pid + a process-wide counter: two processes, or two threads of one, never pick the same name.
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || !name[0]) return "localhost";
+  return name;
+}
+
+// host + pid + a process-wide counter: two processes (on one machine or on two sharing a folder),
+// or two threads of one, never pick the same name; a leftover's writer can be told apart.
 std::string unique_suffix() {
   static std::atomic<uint64_t> counter{0};
-  return std::to_string(::getpid()) + "." + std::to_string(counter.fetch_add(1));
+  return host_name() + "." + std::to_string(::getpid()) + "." +
+         std::to_string(counter.fetch_add(1));
+}
+
+// errno values that say the machine failed (the path was fine): a full disk or quota, a file
+// size limit, an I/O error. Anything else (no such folder, no permission…) is the path's fault.
+bool machine_failure(int err) {
+  return err == ENOSPC || err == EDQUOT || err == EFBIG || err == EIO;
+}
+
+[[noreturn]] void throw_write_error(const fs::path& path, int err, const std::string& reason) {
+  const std::string what = "cannot write " + path.string() + ": " + reason;
+  if (machine_failure(err)) throw SystemFailure(what);
+  throw UsageError(what);
 }
 
 std::string os_reason(int err) {
@@ -59,27 +81,60 @@ void write_file_atomic(const fs::path& path, std::string_view content) {
   std::string tmp_name = ".";  // built by appending: GCC 12 warns falsely (-Wrestrict) on "." + str
   tmp_name.append(path.filename().string()).append(".tmp.").append(unique_suffix());
   const fs::path tmp = dir / tmp_name;
-  auto fail = [&](const std::string& reason) {
+  auto fail = [&](int err, const std::string& reason) {
     std::error_code ignored;
     fs::remove(tmp, ignored);
-    throw UsageError("cannot write " + path.string() + ": " + reason);
+    throw_write_error(path, err, reason);
   };
 
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) {
     // Nothing was created, but O_EXCL means an existing file of that name is not ours: only
     // report, never remove.
-    throw UsageError("cannot write " + path.string() + ": " + os_reason(errno));
+    const int err = errno;
+    throw_write_error(path, err, os_reason(err));
   }
   int err = write_all(fd, content);
   if (err == 0 && ::fsync(fd) != 0) err = errno;
   if (::close(fd) != 0 && err == 0) err = errno;
-  if (err != 0) fail(os_reason(err));
+  if (err != 0) fail(err, os_reason(err));
 
   std::error_code ec;
   fs::rename(tmp, path, ec);
-  if (ec) fail(ec.message());
+  if (ec) fail(ec.value(), ec.message());
   fsync_directory(dir);
+}
+
+int remove_stale_temporaries(const fs::path& dir) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec), end;
+  if (ec) return 0;
+  const std::string host = host_name();
+  const auto now = fs::file_time_type::clock::now();
+  int removed = 0;
+  for (; it != end; it.increment(ec)) {
+    if (ec) break;
+    const std::string name = it->path().filename().string();
+    const size_t tmp = name.rfind(".tmp.");
+    if (name.empty() || name[0] != '.' || tmp == std::string::npos) continue;
+    // ".<file>.tmp.<host>.<pid>.<n>", or ".<file>.tmp.<pid>.<n>" from older versions.
+    const std::string suffix = name.substr(tmp + 5);
+    const size_t last = suffix.rfind('.');
+    if (last == std::string::npos || last == 0) continue;
+    const size_t before = suffix.rfind('.', last - 1);
+    const std::string pid_text =
+        suffix.substr(before == std::string::npos ? 0 : before + 1,
+                      last - (before == std::string::npos ? 0 : before + 1));
+    const std::string writer_host = before == std::string::npos ? host : suffix.substr(0, before);
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::stol(pid_text);
+    const bool writer_gone =
+        writer_host == host && pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+    const auto modified = fs::last_write_time(it->path(), ec);
+    const bool old = !ec && now - modified > std::chrono::hours(24);
+    if ((writer_gone || old) && fs::remove(it->path(), ec)) ++removed;
+  }
+  return removed;
 }
 
 void ensure_writable_directory(const fs::path& dir) {

@@ -7,9 +7,17 @@
 namespace lenlab {
 
 // Writes `content` to a temporary file next to `path` (same directory, so the rename stays on one
-// file system), fsyncs it, then renames it over `path`. On failure the temporary is removed and a
-// UsageError "cannot write <path>: <reason>" is thrown; `path` keeps its old content.
+// file system), fsyncs it, then renames it over `path`. On failure the temporary is removed and
+// "cannot write <path>: <reason>" is thrown, `path` keeping its old content: a SystemFailure when
+// the machine failed (disk full, quota, file size limit, I/O error), else a UsageError (no such
+// folder, no permission, …).
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+// Removes the temporaries write_file_atomic left in `dir` when its process was killed: those whose
+// writer (named in the temporary's name) is a process of this machine that no longer exists, and
+// any older than a day. A live writer's temporaries, on this machine or another sharing the
+// folder, are left alone. Returns how many were removed.
+int remove_stale_temporaries(const std::filesystem::path& dir);
 
 // Creates `dir` (and its parents) if missing and proves it is writable by creating and removing a
 // probe file, so a run fails at start-up rather than after hours of training. Throws UsageError

@@ -13,6 +13,13 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The machine failed although the input was fine: a full disk, an I/O error (a GPU error has its
+// own type). The CLI prints `lenlab: error: <what>` and exits with status 1, not 2.
+class SystemFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // "a, b or c": for error messages that list the valid choices.
 inline std::string join_choices(const std::vector<std::string>& choices) {
   std::string out;

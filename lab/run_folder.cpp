@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <optional>
 #include <ostream>
 
 #include "core/atomic_file.hpp"
@@ -40,6 +41,18 @@ std::string inverse_kind(const Reparam& r) {
   return r.uses_numerical_inverse() ? "numerical (bisection)" : "expression";
 }
 
+// Whether `dir` holds this very run, unfinished ("running": killed, or stopped by a full disk):
+// training it again needs no --overwrite, so the same command resumes it.
+bool unfinished_same_run(const fs::path& dir, const TrainSpec& spec) {
+  try {
+    const std::optional<RunRecord> found = load_run(dir, /*with_results=*/false);
+    return found && found->status == "running" &&
+           canonical_spec_text(found->spec) == canonical_spec_text(spec);
+  } catch (const UsageError&) {  // a manifest cut short by the kill: not provably this run
+    return false;
+  }
+}
+
 }  // namespace
 
 RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const RunOptions& options,
@@ -47,12 +60,13 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
     : spec_(spec), model_(resolved.model), options_(options), start_(now_seconds()) {
   const fs::path manifest_path = options.out / "manifest.json";
   if (options.out.empty()) throw UsageError("--out is required: the folder to write the run into");
-  if (!options.overwrite && fs::exists(manifest_path))
+  if (!options.overwrite && fs::exists(manifest_path) && !unfinished_same_run(options.out, spec))
     throw UsageError(
         fmt::format("{} already holds a run ({}); pass --overwrite to replace it, or "
                     "choose another --out",
                     options.out.string(), manifest_path.filename().string()));
   ensure_writable_directory(options.out);
+  remove_stale_temporaries(options.out);  // left by a run killed while writing
   // A replaced run's outputs belong to other settings: none may survive beside the new manifest
   // (a diverged run, say, writes no results.csv).
   for (const char* stale : {"results.csv", "loss.csv", "model.safetensors", "manifest.json"})
