@@ -7,13 +7,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "bench/bench_args.hpp"
 #include "core/text_file.hpp"
 #include "lab/experiment.hpp"
 #include "lab/gpu_runs.hpp"
@@ -53,13 +52,15 @@ double group_steps_per_second(int K, int steps, const fs::path& dir) {
 
 int main(int argc, char** argv) {
   int steps = 300;
-  bool reproduce = true;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--no-reproduce") == 0)
-      reproduce = false;
-    else
-      steps = std::atoi(argv[i]);
-  }
+  bool no_reproduce = false;
+  CLI::App app{
+      "GPU training speed for K = 1, 8, 32, 96 models at once, and the wall time of the "
+      "whole default reproduction on the GPU. Prints figures; never fails on time.",
+      "lenlab_cuda_bench"};
+  add_steps_argument(app, steps, "Training steps per K");
+  app.add_flag("--no-reproduce", no_reproduce, "Skip the whole-reproduction timing");
+  if (const int rc = parse_bench_args(app, argc, argv); rc >= 0) return rc;
+  const bool reproduce = !no_reproduce;
   const cuda::DeviceInfo& gpu = cuda::device_info();
   if (!gpu.available) {
     std::cout << "lenlab_cuda_bench: no GPU: " << gpu.reason << "\n";

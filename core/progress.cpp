@@ -102,8 +102,11 @@ std::string Progress::render(bool for_tty, bool final) const {
     const int filled = static_cast<int>(fraction * kBarWidth);
     line += " [" + std::string(filled, '#') + std::string(kBarWidth - filled, '.') + "]";
   }
-  line += fmt::format(" {}/{} ({:.0f}%) {}", done_, total_, std::floor(fraction * 100),
-                      format_rate(rate));
+  if (show_counts_)
+    line += fmt::format(" {}/{} ({:.0f}%) {}", done_, total_, std::floor(fraction * 100),
+                        format_rate(rate));
+  else
+    line += fmt::format(" {:.0f}%", std::floor(fraction * 100));
   if (final || done_ == total_) {
     line += " in " + format_duration(elapsed);
   } else {

@@ -22,6 +22,10 @@ class Progress {
   Progress(std::string label, int64_t total, std::ostream& out, bool is_tty);
   Progress(std::string label, int64_t total, std::ostream& out, bool is_tty, Clock now_seconds);
 
+  // Off: the line shows the fraction done and the ETA but not done/total and the rate, for units
+  // that mean nothing to a reader (work weighted by its cost, so that the ETA is right).
+  void show_counts(bool on) { show_counts_ = on; }
+
   // `done` units finished so far; `status` e.g. "loss 1.23e-03". An empty `status` keeps the last
   // one given, so a loop can refresh the count every step and the loss only now and then.
   void update(int64_t done, std::string_view status = {});
@@ -54,6 +58,7 @@ class Progress {
   int64_t printed_done_ = -1;  // Off a terminal: what the last printed line reported.
   std::string printed_status_;
   bool finished_ = false;
+  bool show_counts_ = true;
 };
 
 // "12s", "3m05s", "1h02m", "--" for unknown (negative, NaN, infinite).

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <exception>
 #include <filesystem>
 #include <ostream>
@@ -12,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
 #include "core/text_file.hpp"
+#include "lab/budget.hpp"
 #include "lab/cli_options.hpp"
 #include "lab/device.hpp"
 #include "lab/experiment.hpp"
@@ -30,6 +32,15 @@ void add_device_option(CLI::App& cmd, std::string& device) {
       ->check(CLI::IsMember(device_names()));
 }
 
+// Limits checked against the estimated memory and time before any work starts (lab/budget.hpp).
+void add_budget_options(CLI::App& cmd, Budget& b) {
+  cmd.add_option("--max-memory", b.max_memory,
+                 "Refuse work estimated to need more memory than this, e.g. 4G or 512M "
+                 "(default: the memory this machine has available)");
+  cmd.add_option("--max-time", b.max_time,
+                 "Refuse work estimated to take longer than this, e.g. 30m, 12h, 3d");
+}
+
 void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.option_defaults()->always_capture_default();
   cmd.add_option("--task", s.task,
@@ -46,38 +57,38 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_option("--reparam-shift", s.reparam_shift,
                  "Train on f(y + c): makes log and invsqrt defined at target 0 (sum, mean tasks)");
   add_setting(cmd, "--l-train", s.l_train,
-              "Longest training length (lengths uniform in 1..l-train)");
-  add_setting(cmd, "--l-test", s.l_test, "Evaluate at every length 1..l-test");
-  add_setting(cmd, "--steps", s.steps, "Training steps (one fresh batch each)");
-  add_setting(cmd, "--batch", s.batch_size, "Sequences per training batch");
-  // NonNegativeNumber: CLI11 would read "-1" into an unsigned seed as 2^64 - 1.
-  add_setting(cmd, "--seed", s.seed, "Seed for the initial weights and the training data")
-      ->check(CLI::NonNegativeNumber);
-  add_setting(cmd, "--n-layer", s.n_layer, "Transformer blocks");
-  add_setting(cmd, "--d-model", s.d_model, "Hidden size");
-  add_setting(cmd, "--n-head", s.n_head, "Attention heads (must divide --d-model)");
-  add_setting(cmd, "--d-ff", s.d_ff, "MLP hidden size");
+              "Longest training length (lengths uniform in 1..l-train)", 1);
+  add_setting(cmd, "--l-test", s.l_test, "Evaluate at every length 1..l-test", 1);
+  add_setting(cmd, "--steps", s.steps, "Training steps (one fresh batch each)", 1);
+  add_setting(cmd, "--batch", s.batch_size, "Sequences per training batch", 1);
+  add_setting(cmd, "--seed", s.seed, "Seed for the initial weights and the training data");
+  add_setting(cmd, "--n-layer", s.n_layer, "Transformer blocks", 1);
+  add_setting(cmd, "--d-model", s.d_model, "Hidden size", 1);
+  add_setting(cmd, "--n-head", s.n_head, "Attention heads (must divide --d-model)", 1);
+  add_setting(cmd, "--d-ff", s.d_ff, "MLP hidden size", 1);
   cmd.add_option("--lr", s.optimizer.lr, "Peak learning rate (AdamW)");
-  add_setting(cmd, "--warmup", s.optimizer.warmup_steps, "Linear warm-up steps, then cosine decay");
+  add_setting(cmd, "--warmup", s.optimizer.warmup_steps, "Linear warm-up steps, then cosine decay",
+              0);
   cmd.add_option("--min-lr-ratio", s.optimizer.min_lr_ratio,
                  "Cosine decays to lr times this at the last step");
   cmd.add_option("--weight-decay", s.optimizer.weight_decay,
                  "Decoupled weight decay on weight matrices");
   cmd.add_option("--clip", s.optimizer.clip_norm, "Clip gradients to this global norm (<= 0: off)");
   add_setting(cmd, "--eval-samples", s.eval_samples,
-              "Test sequences per length (all 2^l, exactly weighted, when that is fewer)");
+              "Test sequences per length (all 2^l, exactly weighted, when that is fewer)", 1);
   add_setting(cmd, "--eval-seed", s.eval_seed,
-              "Seed of the test sequences (fixed so that runs are comparable)")
-      ->check(CLI::NonNegativeNumber);
+              "Seed of the test sequences (fixed so that runs are comparable)");
   add_setting(cmd, "--threads", s.threads,
               "CPU threads for this run (1 is fastest for default sizes; run several runs side "
-              "by side instead)");
+              "by side instead)",
+              1);
   cmd.add_option("--out", run.out,
                  "Folder to write manifest.json, results.csv, loss.csv and "
                  "model.safetensors into")
       ->required();
   cmd.add_flag("--overwrite", run.overwrite, "Replace a run already in --out");
   add_device_option(cmd, run.device);
+  add_budget_options(cmd, run.budget);
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -100,11 +111,14 @@ void add_experiment_options(CLI::App& cmd, ExperimentOptions& o, std::string& fi
   cmd.option_defaults()->always_capture_default();
   cmd.add_option("--out", o.out, "Folder for the runs, figures, CSVs and report.md")->required();
   cmd.add_option("--figures", figures, "Comma-separated figure names (default: all in the config)");
-  add_setting(cmd, "--seeds", o.n_seeds, "Seeds 1..N for every line (default: the config's seeds)");
+  add_setting(cmd, "--seeds", o.n_seeds, "Seeds 1..N for every line (default: the config's seeds)")
+      ->check(int_range(1, INT32_MAX));
   add_setting(cmd, "--jobs", o.jobs,
               "Runs trained side by side on the CPU, or groups of runs on the GPU (default: one "
-              "per core)");
+              "per core)")
+      ->check(int_range(1, thread_limit(), " (4 per core of this machine)"));
   add_device_option(cmd, o.device);
+  add_budget_options(cmd, o.budget);
   cmd.add_option("--emit-slurm", o.emit_slurm,
                  "Write a SLURM job-array script into this folder instead of training (one array "
                  "task per run); draw the figures afterwards with lenlab plot");
@@ -155,7 +169,8 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   run_cmd->add_option("config", config_path, "The experiment config (TOML)")->required();
   add_experiment_options(*run_cmd, exp, figures);
   add_setting(*run_cmd, "--run-index", exp.run_index,
-              "Train only this run of the plan (0-based; what a SLURM array task does)");
+              "Train only this run of the plan (0-based; what a SLURM array task does)")
+      ->check(int_range(0, INT32_MAX));
 
   std::string plot_dir;
   PlotOptions plot_options;
@@ -166,6 +181,19 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   plot->add_option("--gnuplot", plot_options.gnuplot, "The gnuplot program")->capture_default_str();
 
   TheoryCommand theory(app);
+
+  // CLI11 would say "A subcommand is required" for a misspelt one: name it and list the commands.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* c : app.get_subcommands({})) names.push_back(c->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      err << fmt::format(
+          "lenlab: error: unknown command '{}'; valid commands: {} (see lenlab "
+          "--help)\n",
+          argv[1], join_choices(names));
+      return kExitUsage;
+    }
+  }
 
   try {
     app.parse(argc, argv);

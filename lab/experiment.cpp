@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 
 #include "core/atomic_file.hpp"
@@ -16,6 +19,7 @@
 #include "lab/theory_overlay.hpp"
 #include "plots/figure_data.hpp"
 #include "results/run_record.hpp"
+#include "train/run_cost.hpp"
 
 namespace lenlab {
 
@@ -46,6 +50,16 @@ void check_same_config(const fs::path& out, const ExperimentConfig& config) {
   }
 }
 
+// The runs whose folders under out/runs do not hold a finished run yet: what a sweep will train.
+std::vector<PlannedRun> unfinished(const std::vector<PlannedRun>& runs, const fs::path& out) {
+  std::vector<PlannedRun> todo;
+  for (const PlannedRun& r : runs) {
+    const std::optional<RunRecord> found = load_run(out / "runs" / r.id, false);
+    if (!found || (found->status != "completed" && found->status != "diverged")) todo.push_back(r);
+  }
+  return todo;
+}
+
 std::vector<uint64_t> chosen_seeds(const ExperimentConfig& config, int n_seeds) {
   if (n_seeds <= 0) return config.seeds;
   std::vector<uint64_t> seeds;
@@ -53,7 +67,25 @@ std::vector<uint64_t> chosen_seeds(const ExperimentConfig& config, int n_seeds) 
   return seeds;
 }
 
-std::string slurm_script(const ExperimentOptions& o, size_t n_runs) {
+// SLURM's --mem and --time for one array task: the largest run's estimates (train/run_cost.hpp)
+// with room to spare (1.5× the memory, 3× the time), at least 1G and 10 minutes.
+std::pair<std::string, std::string> slurm_limits(const std::vector<PlannedRun>& runs) {
+  double bytes = 0, seconds = 0;
+  for (const PlannedRun& r : runs) {
+    const RunCost cost = estimate_run_cost(r.spec, resolve(r.spec).model);
+    bytes = std::max(bytes, cost.peak_bytes);
+    seconds = std::max(seconds, cost.flops() / (kCpuFlopsPerSecondPerThread * r.spec.threads));
+  }
+  const long gib = std::max(1L, static_cast<long>(std::ceil((32e6 + 1.5 * bytes) / 0x1p30)));
+  const long total = std::max(600L, static_cast<long>(std::ceil(3 * seconds)));
+  return {fmt::format("{}G", gib),
+          fmt::format("{}-{:02}:{:02}:{:02}", total / 86400, total % 86400 / 3600,
+                      total % 3600 / 60, total % 60)};
+}
+
+std::string slurm_script(const ExperimentOptions& o, const std::vector<PlannedRun>& runs) {
+  const size_t n_runs = runs.size();
+  const auto [mem, time] = slurm_limits(runs);
   std::string figures;
   for (size_t i = 0; i < o.figures.size(); ++i) figures += (i ? "," : "") + o.figures[i];
   const fs::path dir = fs::absolute(o.out);
@@ -64,14 +96,15 @@ std::string slurm_script(const ExperimentOptions& o, size_t n_runs) {
       "#SBATCH --job-name=lenlab\n"
       "#SBATCH --array=0-{last}\n"
       "#SBATCH --cpus-per-task=1\n"
-      "#SBATCH --mem=2G\n"
-      "#SBATCH --time=00:30:00\n"
+      "#SBATCH --mem={mem}\n"
+      "#SBATCH --time={time}\n"
       "#SBATCH --output={slurm}/run-%a.log\n"
       "set -euo pipefail\n"
       "exec {lenlab} run {dir}/config.toml --out {dir} --run-index "
       "\"$SLURM_ARRAY_TASK_ID\"{figs}{seeds}\n",
-      fmt::arg("dir", dir.string()), fmt::arg("lenlab", o.lenlab_path),
-      fmt::arg("last", n_runs - 1), fmt::arg("slurm", fs::absolute(o.emit_slurm).string()),
+      fmt::arg("dir", dir.string()), fmt::arg("lenlab", o.lenlab_path), fmt::arg("mem", mem),
+      fmt::arg("time", time), fmt::arg("last", n_runs - 1),
+      fmt::arg("slurm", fs::absolute(o.emit_slurm).string()),
       fmt::arg("figs", figures.empty() ? "" : " --figures " + figures),
       fmt::arg("seeds", o.n_seeds > 0 ? fmt::format(" --seeds {}", o.n_seeds) : ""));
 }
@@ -83,17 +116,40 @@ int run_experiment(const ExperimentOptions& o) {
   if (o.jobs < 1)
     throw UsageError(fmt::format("--jobs must be a positive integer, got {}", o.jobs));
   const ExperimentConfig config = parse_experiment_config(o.config_text, o.config_source);
+  for (const std::string& name : o.figures)  // before the plan: its size depends on them
+    if (!config.find(name))
+      throw UsageError(fmt::format("--figures: unknown figure '{}'; valid figures: {}", name,
+                                   join_choices(config.figure_names())));
+  check_plan_size(config, o.figures, o.n_seeds > 0 ? o.n_seeds : config.seeds.size(), o.budget);
   const std::vector<uint64_t> seeds = chosen_seeds(config, o.n_seeds);
   const std::vector<PlannedRun> runs = plan_runs(config, o.figures, seeds);
-  for (const PlannedRun& r : runs) resolve(r.spec);    // every mistake before anything is written
-  if (o.emit_slurm.empty()) resolve_device(o.device);  // SLURM tasks choose on their own node
+  for (const PlannedRun& r : runs) {  // every mistake before anything is written
+    try {
+      resolve(r.spec);
+    } catch (const UsageError& e) {  // say which run of which config: flags are config keys there
+      throw UsageError(fmt::format("{}, run {}: {}", o.config_source, r.id, e.what()));
+    }
+  }
   if (o.run_index >= static_cast<int>(runs.size()))
     throw UsageError(
         fmt::format("--run-index {} is out of range: this experiment has {} runs "
                     "(0..{})",
                     o.run_index, runs.size(), runs.size() - 1));
+  if (o.emit_slurm.empty()) {  // SLURM tasks choose their device on their own node
+    const ResolvedDevice device = resolve_device(o.device);
+    const std::vector<PlannedRun> todo =
+        o.run_index >= 0 ? std::vector<PlannedRun>{runs[o.run_index]} : unfinished(runs, o.out);
+    const WorkEstimate estimate =
+        check_sweep_budget(todo, o.run_index >= 0 ? 1 : o.jobs, o.budget, device.cuda);
+    if (o.log && estimate.seconds >= kAnnounceSeconds)
+      *o.log << "estimated: " << estimate.summary() << "\n";
+    // A gnuplot that fails, or none, would otherwise be noticed only after all the training.
+    if (o.run_index < 0 && !check_gnuplot(o.plot) && o.log)
+      *o.log << gnuplot_missing_message(o.out) << "\n";
+  }
   check_same_config(o.out, config);
   ensure_writable_directory(o.out / "runs");
+  remove_stale_temporaries(o.out);  // left by a lenlab killed while writing figures or CSVs
   write_file_atomic(o.out / "config.toml", o.config_text);
   write_file_atomic(
       o.out / "selection.json",
@@ -104,7 +160,7 @@ int run_experiment(const ExperimentOptions& o) {
   if (!o.emit_slurm.empty()) {
     ensure_writable_directory(o.emit_slurm);
     const fs::path script = o.emit_slurm / "lenlab.sbatch";
-    write_file_atomic(script, slurm_script(o, runs.size()));
+    write_file_atomic(script, slurm_script(o, runs));
     fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add);
     if (o.log)
       *o.log << fmt::format(
@@ -139,6 +195,7 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
                     "selection.json); make one with lenlab reproduce or lenlab run",
                     dir.string()));
   const ExperimentConfig config = load_experiment_config((dir / "config.toml").string());
+  remove_stale_temporaries(dir);
   Json selection;
   try {
     selection = Json::parse(read_text_file(dir / "selection.json"));

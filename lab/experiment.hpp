@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "lab/budget.hpp"
 #include "lab/experiment_config.hpp"
 #include "plots/gnuplot.hpp"
 
@@ -28,6 +29,7 @@ struct ExperimentOptions {
   int n_seeds = 0;                   // > 0: seeds 1..n instead of the config's
   int jobs = 1;
   std::string device = "auto";  // --device (lab/device.hpp)
+  Budget budget;                // --max-memory, --max-time (lab/budget.hpp)
   int run_index = -1;  // >= 0: train only that planned run (a SLURM array task), no figures
   std::filesystem::path emit_slurm;  // non-empty: write a SLURM job array there, train nothing
   PlotOptions plot;

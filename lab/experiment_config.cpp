@@ -4,10 +4,12 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "core/error.hpp"
 #include "core/text_file.hpp"
+#include "lab/toml_guard.hpp"
 
 namespace lenlab {
 
@@ -45,6 +47,7 @@ TrainSpec settings_from_table(const toml::table& table, const TrainSpec& base,
 }  // namespace
 
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source) {
+  check_ascii_outside_strings(text, source);
   toml::table root;
   try {
     root = toml::parse(text, source);
@@ -63,8 +66,9 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   if (!seeds || seeds->empty())
     throw UsageError(fmt::format("{}: 'seeds' must be a non-empty list of integers >= 0", source));
   for (const toml::node& s : *seeds) {
-    const auto v = s.value<int64_t>();
-    if (!s.is_integer() || !v || *v < 0)
+    // is_integer first: value<int64_t>() of a float such as 1e19 converts it, out of range.
+    const std::optional<int64_t> v = s.is_integer() ? s.value<int64_t>() : std::optional<int64_t>{};
+    if (!v || *v < 0)
       throw UsageError(
           fmt::format("{}:{}: 'seeds' must hold integers >= 0", source, s.source().begin.line));
     config.seeds.push_back(static_cast<uint64_t>(*v));
@@ -127,7 +131,7 @@ std::vector<PlannedRun> plan_runs(const ExperimentConfig& config,
     if (!figures.empty() && std::find(figures.begin(), figures.end(), fig.name) == figures.end())
       continue;
     for (size_t line = 0; line < fig.values.size(); ++line)
-      for (uint64_t seed : seeds) {
+      for (uint64_t seed : fig.line_seeds(line, seeds)) {
         TrainSpec spec = fig.line_spec(line, seed);
         std::string id = run_id(spec);
         if (seen.insert(id).second) runs.push_back({std::move(id), std::move(spec)});

@@ -2,12 +2,16 @@
 // An experiment config (TOML): the settings of every run of a set of figures, e.g.
 // configs/paper.toml for `lenlab reproduce`. Layout:
 //
-//   seeds = [1, 2, 3]                 # every line of every figure is run once per seed
-//   [defaults]                        # any `lenlab train` setting, flag name with '_' (l_train,
-//   lr…) steps = 1000 [figures.1a]                      # one table per figure title = "Mean
-//   prediction" task = "mean"                     # settings that differ from [defaults] for this
-//   figure vary = "pe"                       # the setting that differs between the figure's lines
+//   seeds = [1, 2, 3]              # every line of every figure is run once per seed
+//   [defaults]                     # any `lenlab train` setting, its flag with '_' for '-'
+//   steps = 1000                   #   (l_train, lr, eval_samples, ...)
+//   [figures.1a]                   # one table per figure
+//   title = "Mean prediction"
+//   task = "mean"                  # settings that differ from [defaults] for this figure
+//   vary = "pe"                    # the setting that differs between the figure's lines
 //   values = ["nope", "learned", "alibi", "rope"]
+//
+// A figure with vary = "seed" has one run per value (its lines are seeds), whatever `seeds` says.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>

@@ -14,6 +14,7 @@
 #include "lab/run_folder.hpp"
 #include "models/model.hpp"
 #include "train/evaluate.hpp"
+#include "train/run_cost.hpp"
 #include "train/trainer.hpp"
 
 namespace lenlab {
@@ -40,8 +41,10 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
                                                   device_label, model.num_parameters()));
     if (B::kDevice) folders.back()->manifest()["models_trained_together"] = K;
   }
-  auto unit_done = [&](int k) {
-    if (jobs[k].options.on_unit_done) jobs[k].options.on_unit_done();
+  std::vector<RunCost> costs;
+  for (int k = 0; k < K; ++k) costs.push_back(estimate_run_cost(jobs[k].spec, resolved[k].model));
+  auto work_done = [&](int k, double flops) {
+    if (jobs[k].options.on_work_done) jobs[k].options.on_work_done(flops);
   };
   // A group of one (`lenlab train`) shows progress bars for its training and its evaluation.
   std::ostream* log = K == 1 ? jobs[0].options.log : nullptr;
@@ -54,7 +57,7 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   const std::vector<TrainOutcome> outcomes =
       train(model, train_jobs, [&](int k, int step, double loss) {
         if (bar && k == 0) bar->update(step, fmt::format("loss {:.3e}", loss));
-        unit_done(k);
+        work_done(k, costs[k].train_step_flops);
       });
   if (bar) bar->finish();
 
@@ -69,11 +72,23 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
                          s.eval_seed, AttentionSpec{}});
     l_max = std::max(l_max, l_test);
   }
-  if (log && l_max > 0) bar.emplace("eval", l_max, *log, jobs[0].options.log_is_tty);
+  // The bar counts work, not lengths: a long test length costs more than all short ones.
+  constexpr double kFlopsPerUnit = 1e6;
+  double eval_done = 0;
+  if (log && l_max > 0) {
+    bar.emplace("eval", static_cast<int64_t>(costs[0].eval_flops / kFlopsPerUnit) + 1, *log,
+                jobs[0].options.log_is_tty);
+    bar->show_counts(false);
+  }
   const std::vector<std::vector<LengthResult>> results =
       evaluate(model, eval_jobs, [&](int k, int l) {
-        if (bar && k == 0) bar->update(l, fmt::format("length {}", l));
-        unit_done(k);
+        const double flops = costs[k].eval_flops_at(l);
+        if (bar && k == 0) {
+          eval_done += flops;
+          bar->update(static_cast<int64_t>(eval_done / kFlopsPerUnit),
+                      fmt::format("length {}/{}", l, l_max));
+        }
+        work_done(k, flops);
       });
   if (bar && l_max > 0) bar->finish();
   const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();

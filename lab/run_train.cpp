@@ -11,8 +11,13 @@
 namespace lenlab {
 
 int run_train(const TrainSpec& spec, const RunOptions& options) {
-  resolve(spec);  // bad input is a UsageError before anything else
+  const ResolvedSpec resolved = resolve(spec);  // bad input is a UsageError before anything else
   const ResolvedDevice device = resolve_device(options.device);
+  // Work that cannot fit the machine (or the time budget) is refused before anything is written;
+  // long work says up front what it will take.
+  const WorkEstimate estimate = check_run_budget(spec, resolved.model, options.budget, device.cuda);
+  if (options.log && estimate.seconds >= kAnnounceSeconds)
+    *options.log << "estimated: " << estimate.summary() << "\n";
 #if LENLAB_WITH_CUDA
   if (device.cuda) return run_train_gpu_group({{spec, options}}).front();
 #endif

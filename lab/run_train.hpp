@@ -11,6 +11,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "lab/budget.hpp"
 #include "train/train_spec.hpp"
 
 namespace lenlab {
@@ -25,9 +26,11 @@ struct RunOptions {
   std::ostream* log = nullptr;  // progress and summary; null = silent
   bool log_is_tty = false;
   std::string device = "auto";  // --device: auto, cpu or cuda (lab/device.hpp)
-  // Called once per training step and once per evaluated length (a run is steps + l_test units
-  // of work): lets a sweep show one progress bar over many runs.
-  std::function<void()> on_unit_done;
+  Budget budget;                // --max-memory, --max-time: checked before anything is written
+  // Called after each training step and each evaluated length with its estimated work in FLOPs
+  // (train/run_cost.hpp; a run's calls sum to its estimate's flops()): lets a sweep show one
+  // progress bar over many runs, whose ETA weighs a long test length as the work it is.
+  std::function<void(double)> on_work_done;
 };
 
 // Returns kExitOk or kExitDiverged; throws UsageError (before writing anything) on bad input.

@@ -18,15 +18,20 @@
 #include "lab/gpu_runs.hpp"
 #include "lab/run_train.hpp"
 #include "results/run_record.hpp"
+#include "train/run_cost.hpp"
 
 namespace lenlab {
+
+namespace {
+constexpr double kFlopsPerUnit = 1e6;  // the progress bar's unit of work
+}  // namespace
 
 SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesystem::path& runs_dir,
                        const SweepOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   SweepOutcome outcome;
   std::vector<const PlannedRun*> todo;
-  int64_t total_units = 0;
+  double total_flops = 0;  // the progress bar counts work, so its ETA weighs long runs as such
   for (const PlannedRun& run : runs) {
     resolve(run.spec);  // fail before anything starts
     const std::optional<RunRecord> found = load_run(runs_dir / run.id);
@@ -41,7 +46,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
       continue;
     }
     todo.push_back(&run);
-    total_units += run.spec.steps + run.spec.l_test;
+    total_flops += estimate_run_cost(run.spec, resolve(run.spec).model).flops();
   }
 
   const ResolvedDevice device = resolve_device(options.device);
@@ -66,7 +71,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
     for (const PlannedRun* run : todo) items.push_back({run});
   }
 
-  std::atomic<int64_t> units_done{0};
+  std::atomic<double> flops_done{0};
   std::atomic<size_t> next{0};
   std::atomic<int> finished{0}, diverged{0};
   std::atomic<bool> stop{false};
@@ -82,7 +87,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
         ro.out = runs_dir / run->id;
         ro.overwrite = true;  // a folder left by a killed run holds a "running" manifest
         ro.command_line = "lenlab sweep run " + run->id;
-        ro.on_unit_done = [&] { ++units_done; };
+        ro.on_work_done = [&](double flops) { flops_done += flops; };
         ro.device = device.cuda ? "cuda" : "cpu";
         group.push_back({run->spec, ro});
       }
@@ -120,11 +125,15 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
     else
       *options.log << fmt::format("{} runs to train on {} worker(s); {} already on disk\n",
                                   todo.size(), jobs, outcome.skipped);
-    bar.emplace("runs", total_units, *options.log, options.log_is_tty);
+    bar.emplace("runs", static_cast<int64_t>(total_flops / kFlopsPerUnit) + 1, *options.log,
+                options.log_is_tty);
+    bar->show_counts(false);
   }
   while (!stop && finished < static_cast<int>(todo.size())) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (bar) bar->update(units_done, fmt::format("{}/{} runs", finished.load(), todo.size()));
+    if (bar)
+      bar->update(static_cast<int64_t>(flops_done / kFlopsPerUnit),
+                  fmt::format("{}/{} runs", finished.load(), todo.size()));
   }
   for (std::thread& t : threads) t.join();
   if (error) std::rethrow_exception(error);

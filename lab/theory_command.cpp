@@ -11,6 +11,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "lab/cli_options.hpp"
+#include "models/config.hpp"
 #include "reparam/reparam.hpp"
 
 namespace lenlab {
@@ -156,7 +157,26 @@ bool TheoryCommand::parsed() const {
 }
 
 int TheoryCommand::run(std::ostream& out) const {
-  const TheoryReport report = compute_theory(options_);
+  const TheoryOptions& o = options_;
+  if (!o.pe.empty()) {
+    if (o.runs.empty())
+      throw UsageError(fmt::format(
+          "--pe {} filters the runs of --runs DIR, and no --runs was given; add --runs, or drop "
+          "--pe",
+          o.pe));
+    parse_positional_encoding(o.pe);  // an unknown name lists the valid ones
+  }
+  const TheoryReport report = compute_theory(o);
+  if (report.measured && report.measured->runs.empty()) {
+    const MeasuredErrors& m = *report.measured;
+    throw UsageError(fmt::format(
+        "--runs {}: no completed run has task {}, l_train {}, reparam {} (shift {}){}; found {} "
+        "run(s) there, {} completed{}",
+        o.runs, o.task, o.l_train, o.reparam, o.reparam_shift, o.pe.empty() ? "" : ", pe " + o.pe,
+        m.n_found, m.n_completed,
+        m.n_unreadable ? fmt::format(", and {} unreadable manifest.json file(s)", m.n_unreadable)
+                       : ""));
+  }
   // The file first: an unwritable --out is a usage error, reported before any output.
   if (!out_file_.empty()) write_file_atomic(out_file_, theory_csv(report));
   out << format_theory_report(report);

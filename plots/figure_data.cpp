@@ -14,8 +14,9 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
   for (size_t i = 0; i < figure.values.size(); ++i) {
     FigureLine line;
     line.label = figure.line_label(i);
-    line.spec = figure.line_spec(i, seeds.front());
-    for (uint64_t seed : seeds) {
+    const std::vector<uint64_t> line_seeds = figure.line_seeds(i, seeds);
+    line.spec = figure.line_spec(i, line_seeds.front());
+    for (uint64_t seed : line_seeds) {
       const auto it = runs.find(run_id(figure.line_spec(i, seed)));
       if (it == runs.end() || it->second.status != "completed") {
         ++out.missing_runs;

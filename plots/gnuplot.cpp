@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -326,6 +327,32 @@ std::string figure_gnuplot_script(const FigureSummary& fig,
 
 bool gnuplot_available(const PlotOptions& opt) {
   return find_program(opt.gnuplot).has_value();
+}
+
+bool check_gnuplot(const PlotOptions& opt) {
+  const std::optional<fs::path> program = find_program(opt.gnuplot);
+  if (!program) return false;
+  // A scratch folder of this process's own; the probe draws both terminals the figures use.
+  const fs::path dir =
+      fs::temp_directory_path() / fmt::format("lenlab-gnuplot-probe-{}", ::getpid());
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  write_file_atomic(dir / "probe.gp",
+                    "set terminal pngcairo size 64,64\nset output 'probe.png'\nplot x\n"
+                    "set terminal svg size 64,64\nset output 'probe.svg'\nreplot\nset output\n");
+  const auto [status, err] = run_program_in(*program, dir, {"--default-settings", "probe.gp"});
+  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+                  fs::file_size(dir / "probe.png", ec) > 0 &&
+                  fs::file_size(dir / "probe.svg", ec) > 0;
+  fs::remove_all(dir, ec);
+  if (!ok)
+    throw UsageError(fmt::format(
+        "gnuplot ({}) fails on a test figure: {}; fix it, or point --gnuplot at one that works "
+        "(the runs would train, but no figure could be drawn)",
+        program->string(),
+        WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status))
+                            : error_line(err)));
+  return true;
 }
 
 std::string gnuplot_missing_message(const fs::path& dir) {

@@ -36,6 +36,11 @@ bool render_figure(const FigureSummary& fig, const std::filesystem::path& dir,
 // Whether opt.gnuplot names an executable file (searched in PATH unless it contains a '/').
 bool gnuplot_available(const PlotOptions& opt);
 
+// Before long work: draws a one-line test figure with opt.gnuplot (both terminals the figures use)
+// in a scratch folder. False when gnuplot is missing; a UsageError with its error line when it
+// runs but fails.
+bool check_gnuplot(const PlotOptions& opt);
+
 // One line for the user when gnuplot is missing: how to install it and redraw the figures of
 // `dir` with `lenlab plot`.
 std::string gnuplot_missing_message(const std::filesystem::path& dir);

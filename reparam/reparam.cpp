@@ -46,9 +46,9 @@ Reparam Reparam::make(const std::string& spec, const std::string& inverse_spec, 
   if (r.is_builtin()) {
     if (!inverse_spec.empty()) {
       throw UsageError(fmt::format(
-          "reparam '{}' is a built-in with an exact inverse; an inverse expression ('{}') is only "
-          "for user expressions",
-          spec, inverse_spec));
+          "--reparam-inverse '{}' is only for expressions: --reparam '{}' is a built-in with an "
+          "exact inverse; drop --reparam-inverse",
+          inverse_spec, spec));
     }
     return r;
   }

@@ -24,11 +24,17 @@ uint64_t fnv1a(const std::string& s) {
 
 }  // namespace
 
+std::vector<uint64_t> FigureSpec::line_seeds(size_t line,
+                                             const std::vector<uint64_t>& seeds) const {
+  if (vary == "seed") return {line_spec(line, 0).seed};
+  return seeds;
+}
+
 TrainSpec FigureSpec::line_spec(size_t line, uint64_t seed) const {
   Json j = Json::object();
   j[vary] = values.at(line);
   TrainSpec spec = spec_from_json(j, base, "figure " + name);
-  spec.seed = seed;
+  if (vary != "seed") spec.seed = seed;  // else the line's own value is its seed
   return spec;
 }
 

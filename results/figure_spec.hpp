@@ -17,7 +17,10 @@ struct FigureSpec {
   std::string vary;                            // a setting key
   std::vector<nlohmann::ordered_json> values;  // one per line, in the order given
   TrainSpec base;                              // [defaults] with the figure's own settings applied
-  // The settings of line i (base with vary = values[i]) for a seed.
+  // The seeds line i is run with: the experiment's, or, when the figure varies the seed itself
+  // (vary = "seed"), its own value alone.
+  std::vector<uint64_t> line_seeds(size_t line, const std::vector<uint64_t>& seeds) const;
+  // The settings of line i (base with vary = values[i]) for one of its seeds.
   TrainSpec line_spec(size_t line, uint64_t seed) const;
   std::string line_label(size_t line) const;  // the value as text, e.g. "rope" or "15"
 };

@@ -57,7 +57,9 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--threads", "1"},
                                                                   {"--out", ""},
                                                                   {"--overwrite", ""},
-                                                                  {"--device", "auto"}};
+                                                                  {"--device", "auto"},
+                                                                  {"--max-memory", ""},
+                                                                  {"--max-time", "24h"}};
   const std::vector<std::string> lines = split(help.out, '\n');
   for (const auto& [flag, default_value] : flags) {
     INFO(flag << " (default '" << default_value << "')");

@@ -302,3 +302,17 @@ TEST_CASE("single target and repeated check_domain") {
 }
 
 }  // namespace lenlab
+
+// Found by fuzz/fuzz_expression (docs/fuzzing.md): muparser 2.3.3's bytecode optimizer folds a
+// constant `a && b` or `a || b` as (int)a && (int)b, undefined behaviour for 1e10 and the like and
+// 0 for 0.5 && 1, where evaluation gives 1. Expressions are now evaluated as written.
+TEST_CASE("constant && and || in an expression evaluate as written, not folded through int") {
+  using lenlab::Reparam;
+  CHECK(Reparam::make("x*(0.5&&1)").forward(2.0) == 2.0);
+  CHECK(Reparam::make("x*(0.5||0)").forward(3.0) == 3.0);
+  CHECK(Reparam::make("x+(1e10||0)").forward(2.0) == 3.0);
+  CHECK(Reparam::make("x+(2.1e307&&0.21)").forward(2.0) == 3.0);
+  Reparam r = Reparam::make("x*(0.5&&1)", "x/(0.25||0)");
+  r.check_domain(lenlab::task_target_values(lenlab::TaskKind::kLength, 1, 20), "length");
+  CHECK(r.inverse(r.forward(7.0)) == 7.0);
+}

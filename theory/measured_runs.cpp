@@ -46,7 +46,10 @@ MeasuredErrors average_runs(const fs::path& dir, const RunFilter& filter) {
       ++m.n_unreadable;
       continue;
     }
-    if (!run || run->status != "completed" || !matches(run->spec, filter)) continue;
+    if (!run) continue;
+    ++m.n_found;
+    m.n_completed += run->status == "completed";
+    if (run->status != "completed" || !matches(run->spec, filter)) continue;
     m.runs.push_back(path.parent_path());
     pes.insert(run->spec.pe);
     // A matching run with a broken results.csv is an error (naming the file), not a skip.

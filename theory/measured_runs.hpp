@@ -20,6 +20,8 @@ struct MeasuredErrors {
   std::vector<std::filesystem::path> runs;  // matching run folders, sorted
   std::vector<std::string> pe_values;       // distinct "pe" among them, sorted
   int n_unreadable = 0;  // manifest.json files that are not a readable lenlab run (skipped)
+  int n_found = 0;       // readable runs under the folder, matching or not
+  int n_completed = 0;   // of those, completed
   // Per length, ascending, every length some matching run reports:
   std::vector<int> lengths;
   std::vector<double> mean_mse;  // mean over the runs reporting that length (inf if any is inf)

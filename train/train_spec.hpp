@@ -40,8 +40,13 @@ struct ResolvedSpec {
   Reparam reparam;
 };
 
-// Throws UsageError naming the first bad value and the valid choices.
+// Throws UsageError naming the first bad value and the valid choices (or range).
 ResolvedSpec resolve(const TrainSpec& spec);
+
+// The longest length, and the largest batch or number of test sequences, a spec may ask for.
+inline constexpr int kMaxLength = 1'000'000;
+// Threads a run, or runs side by side, may use: 4 per core of this machine.
+int thread_limit();
 
 // Every setting under its config-file / manifest key (the flag name with '_' for '-'), in one
 // place: visit(key, field&) with field a std::string, int, double or uint64_t. Config files,

@@ -1,6 +1,6 @@
 #pragma once
 // train()'s definition (train/trainer.hpp), instantiated per backend: train/trainer.cpp (CPU),
-// train/cuda/trainer.cpp (CUDA builds).
+// train/cuda/instantiate.cpp (CUDA builds).
 #include <chrono>
 #include <cmath>
 #include <stdexcept>

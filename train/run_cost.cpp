@@ -1,0 +1,112 @@
+#include "train/run_cost.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace lenlab {
+
+namespace {
+
+constexpr double kFloat = 4;  // bytes: the engine computes in float
+
+// Rows the CPU evaluator puts in one forward (train/evaluate.hpp's default max_rows); a GPU
+// group's 2^18 rows are spread over its K models, so per model it is less.
+constexpr double kEvalRows = 8192;
+// The CPU inference attention's query tile (models/cpu/attention_infer.hpp).
+constexpr double kAttentionTile = 64;
+
+// Parameters of one model (models/parameters.cpp's layout), in double.
+double parameters(const ModelConfig& c) {
+  const double d = c.d_model, f = c.d_ff, V = c.vocab_size;
+  double p = V * d + (c.pe == PositionalEncoding::kLearned ? c.max_positions * d : 0);
+  p += c.n_layer * (2 * d + d * 3 * d + 3 * d + d * d + d + 2 * d + d * f + f + f * d + d);
+  p += 2 * d;                                 // final layer norm
+  if (c.scalar_head) p += d * d + d + d + 1;  // d → d, GELU, d → 1
+  if (c.token_head) p += d * V + V;
+  return p;
+}
+
+// Forward FLOPs of one sequence of L tokens through `layers` full blocks, plus `last_rows` rows of
+// one more block (whose keys and values still come from every row).
+double forward_flops(const ModelConfig& c, double L, double layers, double last_rows) {
+  const double d = c.d_model, f = c.d_ff;
+  const double per_token = 2 * (4 * d * d + 2 * d * f);  // qkv, output projection, MLP
+  const double attention = 2 * d * L * (L + 1);          // q·k and p·v over the causal half
+  double flops = layers * (L * per_token + attention);
+  if (last_rows > 0) flops += L * 2 * 3 * d * d + last_rows * (2 * (d * d + 2 * d * f) + 4 * d * L);
+  return flops;
+}
+
+}  // namespace
+
+double RunCost::eval_flops_at(int length) const {
+  const double L = length + 2.0;  // BOS + bits + EOS
+  const double n = length < 60 ? std::min<double>(eval_samples, std::ldexp(1.0, length))
+                               : eval_samples;  // all 2^l sequences when that is fewer
+  return n * forward_flops(model, L, model.n_layer - 1, 1);
+}
+
+RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
+  RunCost cost;
+  cost.model = c;
+  cost.eval_samples = spec.eval_samples;
+  const double d = c.d_model, f = c.d_ff, layers = c.n_layer, H = c.n_head;
+  const double rope = c.pe == PositionalEncoding::kRope ? 1 : 0;
+
+  // ---- work
+  // Training lengths are uniform in 1..l_train: E[L] and E[L(L+1)] of L = l + 2.
+  double mean_flops = 0;
+  for (int l = 1; l <= spec.l_train; ++l) mean_flops += forward_flops(c, l + 2.0, layers, 0);
+  mean_flops /= spec.l_train;
+  cost.train_step_flops = 3 * spec.batch_size * mean_flops;
+  cost.train_flops = cost.train_step_flops * spec.steps;
+  for (int l = 1; l <= spec.l_test; ++l) cost.eval_flops += cost.eval_flops_at(l);
+
+  const std::string model_flags =
+      fmt::format("--d-model {}, --d-ff {}, --n-layer {}", c.d_model, c.d_ff, c.n_layer);
+  cost.work_parts = {{"training", cost.train_flops,
+                      fmt::format("--steps {}, --batch {}, --l-train {}, {}", spec.steps,
+                                  spec.batch_size, spec.l_train, model_flags)},
+                     {"evaluation", cost.eval_flops,
+                      fmt::format("--l-test {}, --eval-samples {}, {}", spec.l_test,
+                                  spec.eval_samples, model_flags)}};
+
+  // ---- memory
+  auto& parts = cost.memory_parts;
+  const double P = parameters(c);
+  // Parameters, gradients, AdamW's m and v, the decay mask; the checkpoint's bytes when written.
+  parts.push_back({"parameters", 7 * P * kFloat, model_flags});
+  // Training activations (models/model.hpp's Activations and ActivationGrads), kept for the
+  // largest batch (every sequence at l_train) until the run ends; the probabilities and their
+  // gradients; the packed batch's ints.
+  const double L_train = spec.l_train + 2.0, N = spec.batch_size * L_train;
+  const double per_token = d + layers * (8 * d + 4 + 3 * f + 3 * d * rope) +  // forward
+                           (6 * d + 3 * d * rope + 2 * f);                    // gradients
+  parts.push_back(
+      {"training activations",
+       N * per_token * kFloat + 2 * layers * N * L_train * H * kFloat + N * 6 * 4,
+       fmt::format("--batch {}, --l-train {}, {}", spec.batch_size, spec.l_train, model_flags)});
+  // Evaluation at the longest length: its set (tokens and positions per row, targets and weights
+  // per sequence), one forward's inference scratch, attention's query tile per thread.
+  const double L_test = spec.l_test + 2.0;
+  const double n_test = spec.l_test < 60
+                            ? std::min<double>(spec.eval_samples, std::ldexp(1.0, spec.l_test))
+                            : spec.eval_samples;
+  const double rows = std::max(kEvalRows, L_test);
+  parts.push_back({"evaluation",
+                   n_test * (L_test * 2 * 4 + 64) +
+                       rows * (10 * d + 3 * d * rope + 2 * f + 4) * kFloat +
+                       (kAttentionTile + 1) * L_test * kFloat * std::max(1, spec.threads),
+                   fmt::format("--l-test {}, --eval-samples {}", spec.l_test, spec.eval_samples)});
+  // The loss log and loss.csv's text; the results and results.csv's.
+  parts.push_back({"logs", spec.steps * (2 * 32.0 + 48) + spec.l_test * (64.0 + 128),
+                   fmt::format("--steps {}", spec.steps)});
+  double bytes = 0;
+  for (const CostPart& p : parts) bytes += p.amount;
+  cost.peak_bytes = bytes;
+  return cost;
+}
+
+}  // namespace lenlab
