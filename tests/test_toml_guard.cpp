@@ -34,6 +34,8 @@ TEST_CASE("non-ASCII text where TOML allows it passes the guard") {
   CHECK(accepted("t = { \"k" + e + "\" = 'v" + e + "' }\n"));
   CHECK(accepted("seeds = [1] # " + e + "\n# " + e + "\n"));
   CHECK(accepted("a = \"x\\\"" + e + "\"\n"));  // an escaped quote does not end the string
+  CHECK(accepted("title=\"" + e + "\"\nt={k='" + e + "'}\n"));  // no spaces around '='
+  CHECK(accepted("[figures.\"" + e + "\"]\n[[x]]\na = 1979-05-27 07:32:00 # " + e + "\n"));
 }
 
 TEST_CASE("non-ASCII text where toml++ would read it as code is refused, with its line") {
@@ -45,8 +47,15 @@ TEST_CASE("non-ASCII text where toml++ would read it as code is refused, with it
   CHECK_FALSE(accepted("a = \"x\n" + e + "\n"));         // and a one-line string at its line's end
   // Found by fuzzing: a quote inside a bare value opens no string; toml++ reads on past it.
   CHECK_FALSE(accepted("seeds = [9'9" + e + "]\n"));
+  CHECK_FALSE(accepted("seeds = 1X/x[\"no" + e + "\"]\n"));
+  CHECK_FALSE(accepted("a = 1=\"" + e + "\"\n"));
   CHECK_FALSE(accepted("a = \"x\"'" + e + "'\n"));
   CHECK_FALSE(accepted("title = \"\"\"\\\n  \n" + e + "\"\"\"\n"));  // right after the backslash
+  CHECK_FALSE(accepted("title = \"\"\"\\" + e + "\"\"\"\n"));        // found by fuzzing: no escape
+  CHECK_FALSE(accepted("title = \"\"\"\\  " + e + "\"\"\"\n"));
+  CHECK_FALSE(accepted("title = \"\\" + e + "\"\n"));
+  // Found by fuzzing: toml++ reads """ where a key starts as a multi-line string, escapes and all.
+  CHECK_FALSE(accepted("\"\"\"k \\" + e + "\"\"\" = 1\n"));
   try {
     lenlab::check_ascii_outside_strings("a = 1\n\nb = " + e + "\n", "t.toml");
     FAIL("refused nothing");
