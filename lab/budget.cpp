@@ -181,6 +181,30 @@ WorkEstimate check_run_budget(const TrainSpec& spec, const ModelConfig& model, c
   return e;
 }
 
+WorkEstimate check_eval_budget(const TrainSpec& spec, const ModelConfig& model,
+                               const Budget& budget, bool gpu, const std::vector<CostPart>& extra) {
+  RunCost cost = estimate_run_cost(spec, model);
+  // No training: no optimizer state, no training activations, no training steps.
+  std::vector<CostPart> memory, work;
+  for (const CostPart& p : cost.memory_parts)
+    if (p.what != "training activations" && p.what != "logs")
+      memory.push_back(p.what == "parameters" ? CostPart{p.what, p.amount / 7, p.settings} : p);
+  memory.insert(memory.end(), extra.begin(), extra.end());
+  for (const CostPart& p : cost.work_parts)
+    if (p.what == "evaluation") work.push_back(p);
+  WorkEstimate e;
+  e.peak_bytes = kBaseBytes;
+  for (const CostPart& p : memory) e.peak_bytes += p.amount;
+  e.memory_limit = memory_limit(budget);
+  e.flops = cost.eval_flops;
+  e.seconds = e.flops / (gpu ? kGpuFlopsPerSecond : kCpuFlopsPerSecondPerThread * spec.threads);
+  e.time_limit = parse_duration(budget.max_time, "--max-time");
+  e.where =
+      gpu ? "the GPU" : fmt::format("{} CPU thread{}", spec.threads, spec.threads > 1 ? "s" : "");
+  refuse_if_over(e, budget, "this evaluation", memory, work);
+  return e;
+}
+
 void check_plan_size(const ExperimentConfig& config, const std::vector<std::string>& figures,
                      size_t n_seeds, const Budget& budget) {
   double runs = 0;

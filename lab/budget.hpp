@@ -46,6 +46,12 @@ struct WorkEstimate {
 WorkEstimate check_run_budget(const TrainSpec& spec, const ModelConfig& model, const Budget& budget,
                               bool gpu);
 
+// Evaluating a trained run (lenlab eval): the evaluation's work and memory only, plus `extra`
+// memory parts (e.g. the predictions file's text). The same refusal as check_run_budget.
+WorkEstimate check_eval_budget(const TrainSpec& spec, const ModelConfig& model,
+                               const Budget& budget, bool gpu,
+                               const std::vector<CostPart>& extra = {});
+
 // Before a sweep is planned: the number of runs its figures × values × seeds can make, and the
 // memory the plan itself takes (so `--seeds 2000000000` is refused before it is materialised).
 void check_plan_size(const ExperimentConfig& config, const std::vector<std::string>& figures,

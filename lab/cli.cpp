@@ -16,6 +16,7 @@
 #include "lab/budget.hpp"
 #include "lab/cli_options.hpp"
 #include "lab/device.hpp"
+#include "lab/eval_run.hpp"
 #include "lab/experiment.hpp"
 #include "lab/run_train.hpp"
 #include "lab/theory_command.hpp"
@@ -59,6 +60,9 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   add_setting(cmd, "--l-train", s.l_train,
               "Longest training length (lengths uniform in 1..l-train)", 1);
   add_setting(cmd, "--l-test", s.l_test, "Evaluate at every length 1..l-test", 1);
+  cmd.add_option("--lengths", s.lengths,
+                 "Evaluate at these lengths only, e.g. 1..50,64,128 or 64..1024:64 (--l-test "
+                 "defaults to the longest)");
   add_setting(cmd, "--steps", s.steps, "Training steps (one fresh batch each)", 1);
   add_setting(cmd, "--batch", s.batch_size, "Sequences per training batch", 1);
   add_setting(cmd, "--seed", s.seed, "Seed for the initial weights and the training data");
@@ -89,6 +93,28 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_flag("--overwrite", run.overwrite, "Replace a run already in --out");
   add_device_option(cmd, run.device);
   add_budget_options(cmd, run.budget);
+}
+
+void add_eval_options(CLI::App& cmd, EvalOptions& o) {
+  cmd.add_option("run", o.run_dir, "A trained run's folder (lenlab train's --out)")->required();
+  cmd.add_option("--lengths", o.lengths,
+                 "Test lengths, e.g. 1..50,64,128,256,512,1024 or 64..1024:64 (default: the "
+                 "run's own)");
+  add_setting(cmd, "--samples", o.samples,
+              "Test sequences per length (all 2^l, exactly weighted, when that is fewer; "
+              "default: the run's --eval-samples)")
+      ->check(int_range(1, kMaxLength));
+  add_setting(cmd, "--eval-seed", o.eval_seed,
+              "Seed of the test sequences (default: the run's, so that results compare)");
+  cmd.add_option("--out", o.out, "Folder to write results.csv, eval.json and predictions.csv into")
+      ->required();
+  cmd.add_flag("--predictions", o.predictions,
+               "Also write predictions.csv: every test sequence's input, target and output");
+  add_setting(cmd, "--threads", o.threads, "CPU threads (default: the run's)")
+      ->check(int_range(1, thread_limit(), " (4 per core of this machine)"));
+  cmd.add_flag("--overwrite", o.overwrite, "Replace an evaluation already in --out");
+  add_device_option(cmd, o.device);
+  add_budget_options(cmd, o.budget);
 }
 
 std::vector<std::string> split_commas(const std::string& s) {
@@ -172,6 +198,14 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
               "Train only this run of the plan (0-based; what a SLURM array task does)")
       ->check(int_range(0, INT32_MAX));
 
+  EvalOptions eval;
+  CLI::App* eval_cmd =
+      app.add_subcommand("eval", "Evaluate a trained run at any test lengths, without retraining");
+  add_eval_options(*eval_cmd, eval);
+  eval_cmd->footer(
+      "Example:\n  lenlab eval runs/x --lengths 1..50,64,128,256,512,1024 --samples 100 --out "
+      "runs/x-long --predictions");
+
   std::string plot_dir;
   PlotOptions plot_options;
   CLI::App* plot = app.add_subcommand(
@@ -203,7 +237,7 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
     return app.exit(e, out, err);
   } catch (const CLI::ParseError& e) {
     std::string sub;
-    for (const CLI::App* c : {train, reproduce, run_cmd, plot})
+    for (const CLI::App* c : {train, reproduce, run_cmd, plot, eval_cmd})
       if (c->parsed()) sub = c->get_name() + " ";
     if (theory.parsed()) sub = "theory ";
     err << "lenlab: error: " << e.what() << " (see lenlab " << sub << "--help)\n";
@@ -229,6 +263,22 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
     }
     std::string command_line;
     for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+    for (CLI::App* c : {train, eval_cmd})  // "" is the unset value: given, it is a mistake
+      if (c->parsed() && c->count("--lengths") > 0 &&
+          c->get_option("--lengths")->as<std::string>().empty())
+        throw UsageError(
+            "--lengths '': no lengths; write lengths and ranges separated by commas, "
+            "e.g. 1..50,64,128");
+    if (eval_cmd->parsed()) {
+      eval.has_eval_seed = eval_cmd->count("--eval-seed") > 0;
+      eval.command_line = command_line;
+      eval.log = &err;
+      eval.log_is_tty = err_is_tty;
+      return run_eval(eval);
+    }
+    // --lengths without --l-test: test up to the longest of them.
+    if (!spec.lengths.empty() && train->count("--l-test") == 0)
+      spec.l_test = test_lengths(spec).back();
     run.command_line = command_line;
     run.log = &err;
     run.log_is_tty = err_is_tty;

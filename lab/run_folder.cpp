@@ -119,12 +119,13 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
   double in_range = 0, beyond = 0;
   std::vector<int> lengths;
   std::vector<double> mse;
+  int n_in_range = 0, n_beyond = 0;
   for (const LengthResult& r : results) {
     (r.length <= spec_.l_train ? in_range : beyond) += r.mse;
+    ++(r.length <= spec_.l_train ? n_in_range : n_beyond);
     lengths.push_back(r.length);
     mse.push_back(r.mse);
   }
-  const int n_beyond = spec_.l_test - spec_.l_train;
   const PowerLawFit growth = fit_error_growth(spec_.task, spec_.l_train, lengths, mse);
   manifest_["train_seconds"] = outcome.seconds;
   manifest_["steps_per_second"] = outcome.log.size() / std::max(outcome.seconds, 1e-9);
@@ -132,7 +133,7 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
   manifest_["final_train_loss"] = outcome.final_loss();
   manifest_["last_step_loss"] = outcome.log.back().loss;
   manifest_["eval_seconds"] = eval_seconds;
-  manifest_["mean_test_mse_within_l_train"] = in_range / spec_.l_train;
+  if (n_in_range > 0) manifest_["mean_test_mse_within_l_train"] = in_range / n_in_range;
   if (n_beyond > 0) manifest_["mean_test_mse_beyond_l_train"] = beyond / n_beyond;
   if (growth.ok())  // how the test error grows past l_train: c·(l − a)^p (theory/power_law.hpp)
     manifest_["error_growth_fit"] = {{"p", growth.p}, {"a", growth.a}, {"c", growth.c}};
@@ -141,13 +142,19 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
   write_file_atomic(options_.out / "manifest.json", manifest_.dump(2) + "\n");
 
   if (std::ostream* log = options_.log) {
-    *log << fmt::format(
-        "final train loss (on f(y), last 100 steps) {:.3e}; test mse on y: {:.3e} "
-        "for lengths 1..{}",
-        outcome.final_loss(), in_range / spec_.l_train, spec_.l_train);
+    // Means over the test lengths within and beyond the training range (all of 1..l_test unless
+    // --lengths chose some).
+    *log << fmt::format("final train loss (on f(y), last 100 steps) {:.3e}; test mse on y:",
+                        outcome.final_loss());
+    const bool every = spec_.lengths.empty();
+    if (n_in_range > 0)
+      *log << fmt::format(" {:.3e} for {}", in_range / n_in_range,
+                          every ? fmt::format("lengths 1..{}", spec_.l_train)
+                                : fmt::format("{} lengths <= {}", n_in_range, spec_.l_train));
     if (n_beyond > 0)
-      *log << fmt::format(", {:.3e} for {}..{}", beyond / n_beyond, spec_.l_train + 1,
-                          spec_.l_test);
+      *log << fmt::format("{} {:.3e} for {}", n_in_range > 0 ? "," : "", beyond / n_beyond,
+                          every ? fmt::format("{}..{}", spec_.l_train + 1, spec_.l_test)
+                                : fmt::format("{} lengths > {}", n_beyond, spec_.l_train));
     *log << fmt::format("\nwrote {}/{{manifest.json, results.csv, loss.csv, model.safetensors}}\n",
                         options_.out.string());
   }

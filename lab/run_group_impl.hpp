@@ -67,10 +67,10 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   int l_max = 0;
   for (int k = 0; k < K; ++k) {
     const TrainSpec& s = jobs[k].spec;
-    const int l_test = outcomes[k].diverged ? 0 : s.l_test;
-    eval_jobs.push_back({resolved[k].task, &resolved[k].reparam, l_test, s.eval_samples,
-                         s.eval_seed, AttentionSpec{}});
-    l_max = std::max(l_max, l_test);
+    EvalJob job{resolved[k].task, &resolved[k].reparam, {}, s.eval_samples, s.eval_seed, {}, {}};
+    if (!outcomes[k].diverged) job.lengths = resolved[k].test_lengths;
+    if (!job.lengths.empty()) l_max = std::max(l_max, job.lengths.back());
+    eval_jobs.push_back(std::move(job));
   }
   // The bar counts work, not lengths: a long test length costs more than all short ones.
   constexpr double kFlopsPerUnit = 1e6;

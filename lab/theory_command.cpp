@@ -130,7 +130,7 @@ TheoryCommand::TheoryCommand(CLI::App& app) {
   CLI::App& cmd = *command_;
   cmd.option_defaults()->always_capture_default();
   TheoryOptions& o = options_;
-  cmd.add_option("--task", o.task, "What to predict: " + join_choices(task_names()));
+  cmd.add_option("--task", o.task, "What to predict: " + join_choices(scalar_task_names()));
   add_setting(cmd, "--l-train", o.l_train,
               "Longest training length (lengths uniform in 1..l-train)");
   add_setting(cmd, "--l-test", o.l_test, "Report every length 1..l-test");

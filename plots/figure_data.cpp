@@ -24,13 +24,22 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
       }
       line.runs.push_back(&it->second);
     }
-    const int l_test = line.spec.l_test;
-    for (int l = 1; l <= l_test; ++l) {
+    // Every length any seed's run was tested at (runs of one line share their lengths; a run cut
+    // short has fewer), ascending.
+    std::vector<int> lengths;
+    for (const RunRecord* r : line.runs)
+      for (const LengthResult& x : r->results) lengths.push_back(x.length);
+    std::sort(lengths.begin(), lengths.end());
+    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
+    for (const int l : lengths) {
       double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
       int n = 0;
       for (const RunRecord* r : line.runs) {
-        if (static_cast<int>(r->results.size()) < l) continue;
-        const double mse = r->results[l - 1].mse;
+        const auto at =
+            std::lower_bound(r->results.begin(), r->results.end(), l,
+                             [](const LengthResult& x, int length) { return x.length < length; });
+        if (at == r->results.end() || at->length != l) continue;
+        const double mse = at->mse;
         sum += mse;
         lo = std::min(lo, mse);
         hi = std::max(hi, mse);

@@ -65,6 +65,9 @@ std::vector<LengthResult> parse_results_csv(const std::string& text, const std::
     r.exact = integer(6) != 0;
     r.n_clamped = integer(7);
     r.n_nonfinite = integer(8);
+    if (!rows.empty() && r.length <= rows.back().length)
+      throw UsageError(fmt::format("{}:{}: length {} after length {}: lengths must ascend", where,
+                                   n, r.length, rows.back().length));
     rows.push_back(r);
   }
   return rows;

@@ -16,19 +16,39 @@
 
 namespace lenlab {
 
-enum class TaskKind { kMean, kLength, kSum, kMeanUniform };
+// The first four are the scalar tasks above (one real number read at EOS); the rest are token
+// tasks (tasks/token_tasks.hpp: next-token prediction on their answer rows).
+enum class TaskKind {
+  kMean,
+  kLength,
+  kSum,
+  kMeanUniform,
+  kPasskey,
+  kRecall,
+  kCopy,
+  kReverse,
+  kParity,
+  kMarkov
+};
 
-// "mean", "length", "sum" or "mean-uniform"; anything else throws UsageError listing the choices.
+inline bool is_token_task(TaskKind task) { return task >= TaskKind::kPasskey; }
+
+// "mean", "length", "sum", "mean-uniform", "passkey", "recall", "copy", "reverse", "parity" or
+// "markov"; anything else throws UsageError listing the choices.
 TaskKind parse_task(const std::string& name);
 std::string task_name(TaskKind task);
 std::vector<std::string> task_names();  // in the order of TaskKind
+// The scalar tasks only: parse_task's, but a token task's name is refused too, naming the four.
+TaskKind parse_scalar_task(const std::string& name);
+std::vector<std::string> scalar_task_names();
 
 // The task's vocabulary size (the model's embedding rows): {0, 1, BOS, EOS} for these tasks.
 inline int task_vocab_size(TaskKind) {
   return kVocabSize;
 }
 
-// The target of a sequence of `length` bits with `n_ones` ones (0 <= n_ones <= length).
+// The target of a sequence of `length` bits with `n_ones` ones (0 <= n_ones <= length); scalar
+// tasks only (this and the functions below throw std::logic_error for a token task).
 double task_target(TaskKind task, int length, int n_ones);
 
 // Every value the target takes over lengths l_min..l_max (sorted ascending, unique); used to check

@@ -126,6 +126,27 @@ const std::vector<Misuse>& table() {
         {train({"--eval-samples", "1000001"}), 2, "--eval-samples"},
         {train({"--threads", "0"}), 2, "--threads"},
         {train({"--threads", "5000"}), 2, "--threads"},
+        // ---- test lengths
+        {train({"--lengths", ""}), 2, "--lengths"},
+        {train({"--lengths", "0..5"}), 2, "--lengths"},
+        {train({"--lengths", "5..3"}), 2, "ends below"},
+        {train({"--lengths", "1,,3"}), 2, "empty item"},
+        {train({"--lengths", "1..9:0"}), 2, "step"},
+        {train({"--lengths", "1.5"}), 2, "whole number"},
+        {train({"--lengths", "1000001"}), 2, "--lengths"},
+        {train({"--lengths", "1..1000000", "--l-test", "1000000"}), 2, "more than 100000"},
+        {train({"--lengths", "1000..1000000:1000", "--l-test", "1000000", "--eval-samples", "500"}),
+         2, "--max-time"},
+        {train({"--lengths", "1..9", "--l-test", "5"}), 2, "--l-test"},
+        // ---- lenlab eval (a trained run's rows: tests/test_eval.cpp)
+        {{"eval", "{dir}", "--out", "{out}"}, 2, "holds no run"},
+        {{"eval", "{dir}/absent", "--out", "{out}"}, 2, "absent"},
+        {{"eval", "{dir}", "--samples", "0", "--out", "{out}"}, 2, "--samples"},
+        {{"eval", "{dir}", "--lengths", "x", "--out", "{out}"}, 2, "--lengths"},
+        {{"eval", "{dir}", "--eval-seed", "-1", "--out", "{out}"}, 2, "--eval-seed"},
+        {{"eval", "{dir}", "--threads", "0", "--out", "{out}"}, 2, "--threads"},
+        {{"eval", "{dir}", "--device", "tpu", "--out", "{out}"}, 2, "tpu"},
+        {{"eval", "{dir}"}, 2, "--out"},
         // ---- reals
         {train({"--lr", "0"}), 2, "--lr"},
         {train({"--lr", "nan"}), 2, "--lr"},
@@ -236,10 +257,10 @@ TEST_CASE("every misuse in the table: its exit status, one error line with its w
   }
 }
 
-TEST_CASE("every flag of train and run is in the table at least once") {
+TEST_CASE("every flag of train, run and eval is in the table at least once") {
   // The flags `lenlab train --help` and `lenlab run --help` list.
   std::vector<std::string> flags;
-  for (const char* cmd : {"train", "run"}) {
+  for (const char* cmd : {"train", "run", "eval"}) {
     const CliResult help = run_cli({cmd, "--help"});
     for (const std::string& l : split(help.out, '\n'))
       if (l.rfind("  --", 0) == 0) flags.push_back(l.substr(2, l.find(' ', 2) - 2));
@@ -247,7 +268,8 @@ TEST_CASE("every flag of train and run is in the table at least once") {
   REQUIRE(flags.size() > 20);
   // Flags without a wrong value: a switch, and paths whose misuse other rows cover.
   const std::vector<std::string> no_wrong_value = {
-      "--help", "--overwrite", "--out", "--figures", "--emit-slurm", "--reparam-inverse"};
+      "--help",       "--overwrite",       "--out",        "--figures",
+      "--emit-slurm", "--reparam-inverse", "--predictions"};
   for (const std::string& flag : flags) {
     if (std::find(no_wrong_value.begin(), no_wrong_value.end(), flag) != no_wrong_value.end())
       continue;

@@ -62,7 +62,12 @@ uint64_t fnv1a(const std::vector<int32_t>& tokens) {
 }  // namespace
 
 TEST_CASE("task names parse, print and reject unknown names") {
+  // The token tasks' names join once the trainer takes them (tasks/task.cpp).
   CHECK(task_names() == std::vector<std::string>{"mean", "length", "sum", "mean-uniform"});
+  CHECK(scalar_task_names() == task_names());
+  CHECK(task_name(TaskKind::kCopy) == "copy");
+  CHECK(usage_message([] { parse_scalar_task("copy"); }) ==
+        "unknown task 'copy'; valid choices: 'mean', 'length', 'sum' or 'mean-uniform'");
   for (const TaskKind t : kAllTasks) CHECK(parse_task(task_name(t)) == t);
   CHECK(usage_message([] { parse_task("foo"); }) ==
         "unknown task 'foo'; valid choices: 'mean', 'length', 'sum' or 'mean-uniform'");
@@ -253,6 +258,8 @@ TEST_CASE("enumeration: all 2^l sequences, weights sum to 1, exact expectations"
             CHECK(weight_by_ones[k] == doctest::Approx(1.0 / (l + 1)).epsilon(1e-12));
           }
           break;
+        default:
+          FAIL("not a scalar task");
       }
     }
   }

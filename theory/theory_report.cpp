@@ -49,7 +49,7 @@ std::string cell(double v) {
 TheoryReport compute_theory(const TheoryOptions& options) {
   TheoryReport report;
   report.options = options;
-  report.task = parse_task(options.task);
+  report.task = parse_scalar_task(options.task);
   report.layout = parse_token_layout(options.tokens);
   check_lengths(options);
   Reparam f = Reparam::make(options.reparam, options.reparam_inverse, options.reparam_shift);

@@ -42,13 +42,16 @@ class LengthScorer {
 struct EvalJob {
   TaskKind task;
   const Reparam* reparam;
-  int l_test = 0;
+  std::vector<int> lengths;  // the test lengths, ascending (empty: none, e.g. a diverged run)
   int eval_samples = 0;
   uint64_t eval_seed = 0;
   AttentionSpec attention;  // at test time (inference-side methods); default: plain causal
+  // Optional: called with every test sequence's raw output z (before f⁻¹), in sequence order
+  // within a length: (length, sequence index in the length's evaluation set, z).
+  std::function<void(int, int, double)> on_output;
 };
 
-// Evaluates model k on jobs[k] at lengths 1..l_test through the inference path (nothing kept for
+// Evaluates model k on jobs[k] at its lengths through the inference path (nothing kept for
 // a backward; memory linear in the length), all models at each length at once, in forwards of
 // at most `max_rows` rows over all models. Returns each run's results; on_length(k, l) is called
 // after run k's length l.

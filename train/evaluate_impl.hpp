@@ -18,11 +18,13 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
   const int K = model.n_models();
   if (static_cast<int>(jobs.size()) != K)
     throw std::invalid_argument("evaluate: one job per model is needed");
-  int l_max = 0;
-  for (const EvalJob& j : jobs) l_max = std::max(l_max, j.l_test);
+  std::vector<int> all;  // every job's lengths, ascending, each once
+  for (const EvalJob& j : jobs) all.insert(all.end(), j.lengths.begin(), j.lengths.end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
   std::vector<std::vector<LengthResult>> results(K);
   PackedBatch<B> packed;
-  for (int l = 1; l <= l_max; ++l) {
+  for (const int l : all) {
     // Runs with the same task and evaluation settings share one evaluation set.
     std::map<std::tuple<TaskKind, int, uint64_t>, Batch> sets;
     std::vector<const Batch*> full(K, nullptr);
@@ -30,7 +32,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
     int n_max = 0, participating = 0;
     for (int k = 0; k < K; ++k) {
       const EvalJob& j = jobs[k];
-      if (l > j.l_test) continue;
+      if (!std::binary_search(j.lengths.begin(), j.lengths.end(), l)) continue;
       const auto key = std::make_tuple(j.task, j.eval_samples, j.eval_seed);
       auto it = sets.find(key);
       if (it == sets.end())
@@ -57,8 +59,10 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       const auto z = model.download_scalar_out(packed);
       const size_t R = packed.n_scalar;
       for (int k = 0; k < K; ++k)
-        for (int s = 0; s < slices[k].n_read(); ++s)
+        for (int s = 0; s < slices[k].n_read(); ++s) {
           scorers[k]->add(begin + s, static_cast<double>(z[k * R + s]));
+          if (jobs[k].on_output) jobs[k].on_output(l, begin + s, static_cast<double>(z[k * R + s]));
+        }
     }
     for (int k = 0; k < K; ++k)
       if (scorers[k]) {

@@ -62,16 +62,19 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   mean_flops /= spec.l_train;
   cost.train_step_flops = 3 * spec.batch_size * mean_flops;
   cost.train_flops = cost.train_step_flops * spec.steps;
-  for (int l = 1; l <= spec.l_test; ++l) cost.eval_flops += cost.eval_flops_at(l);
+  const std::vector<int> lengths = test_lengths(spec);
+  for (const int l : lengths) cost.eval_flops += cost.eval_flops_at(l);
+  const std::string length_flags = spec.lengths.empty() ? fmt::format("--l-test {}", spec.l_test)
+                                                        : fmt::format("--lengths {}", spec.lengths);
 
   const std::string model_flags =
       fmt::format("--d-model {}, --d-ff {}, --n-layer {}", c.d_model, c.d_ff, c.n_layer);
-  cost.work_parts = {{"training", cost.train_flops,
-                      fmt::format("--steps {}, --batch {}, --l-train {}, {}", spec.steps,
-                                  spec.batch_size, spec.l_train, model_flags)},
-                     {"evaluation", cost.eval_flops,
-                      fmt::format("--l-test {}, --eval-samples {}, {}", spec.l_test,
-                                  spec.eval_samples, model_flags)}};
+  cost.work_parts = {
+      {"training", cost.train_flops,
+       fmt::format("--steps {}, --batch {}, --l-train {}, {}", spec.steps, spec.batch_size,
+                   spec.l_train, model_flags)},
+      {"evaluation", cost.eval_flops,
+       fmt::format("{}, --eval-samples {}, {}", length_flags, spec.eval_samples, model_flags)}};
 
   // ---- memory
   auto& parts = cost.memory_parts;
@@ -90,18 +93,18 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
        fmt::format("--batch {}, --l-train {}, {}", spec.batch_size, spec.l_train, model_flags)});
   // Evaluation at the longest length: its set (tokens and positions per row, targets and weights
   // per sequence), one forward's inference scratch, attention's query tile per thread.
-  const double L_test = spec.l_test + 2.0;
-  const double n_test = spec.l_test < 60
-                            ? std::min<double>(spec.eval_samples, std::ldexp(1.0, spec.l_test))
-                            : spec.eval_samples;
+  const int longest = lengths.empty() ? 0 : lengths.back();
+  const double L_test = longest + 2.0;
+  const double n_test = longest < 60 ? std::min<double>(spec.eval_samples, std::ldexp(1.0, longest))
+                                     : spec.eval_samples;
   const double rows = std::max(kEvalRows, L_test);
   parts.push_back({"evaluation",
                    n_test * (L_test * 2 * 4 + 64) +
                        rows * (10 * d + 3 * d * rope + 2 * f + 4) * kFloat +
                        (kAttentionTile + 1) * L_test * kFloat * std::max(1, spec.threads),
-                   fmt::format("--l-test {}, --eval-samples {}", spec.l_test, spec.eval_samples)});
+                   fmt::format("{}, --eval-samples {}", length_flags, spec.eval_samples)});
   // The loss log and loss.csv's text; the results and results.csv's.
-  parts.push_back({"logs", spec.steps * (2 * 32.0 + 48) + spec.l_test * (64.0 + 128),
+  parts.push_back({"logs", spec.steps * (2 * 32.0 + 48) + lengths.size() * (64.0 + 128),
                    fmt::format("--steps {}", spec.steps)});
   double bytes = 0;
   for (const CostPart& p : parts) bytes += p.amount;

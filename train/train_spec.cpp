@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "train/lengths.hpp"
 
 namespace lenlab {
 
@@ -42,6 +43,10 @@ ResolvedSpec resolve(const TrainSpec& s) {
     throw UsageError(
         fmt::format("--l-test ({}) must be at least --l-train ({})", s.l_test, s.l_train));
   check_range("--l-test", s.l_test, s.l_train, kMaxLength);
+  std::vector<int> lengths = test_lengths(s);
+  if (lengths.back() > s.l_test)
+    throw UsageError(fmt::format("--lengths '{}' goes past --l-test {}: raise --l-test to {}",
+                                 s.lengths, s.l_test, lengths.back()));
   check_range("--batch", s.batch_size, 1, kMaxLength);
   check_range("--eval-samples", s.eval_samples, 1, kMaxLength);
   // A batch's rows are counted in int (packed offsets).
@@ -75,12 +80,24 @@ ResolvedSpec resolve(const TrainSpec& s) {
   reparam.check_domain(
       task_target_values(task, 1, fractions ? std::min(s.l_test, kMeanCheckedLength) : s.l_test),
       s.task);
-  return {task, model, std::move(reparam)};
+  return {task, model, std::move(reparam), std::move(lengths)};
+}
+
+std::vector<int> test_lengths(const TrainSpec& spec) {
+  if (spec.lengths.empty()) {
+    std::vector<int> all(static_cast<size_t>(std::max(spec.l_test, 0)));
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i) + 1;
+    return all;
+  }
+  return parse_lengths(spec.lengths, "--lengths", kMaxLength);
 }
 
 nlohmann::ordered_json to_json(const TrainSpec& spec) {
   nlohmann::ordered_json j;
-  visit_spec_fields(spec, [&](const char* key, const auto& value) { j[key] = value; });
+  visit_spec_fields(spec, [&](const char* key, const auto& value) {
+    if (std::string(key) == "lengths" && spec.lengths.empty()) return;  // see the header
+    j[key] = value;
+  });
   return j;
 }
 
@@ -129,6 +146,14 @@ TrainSpec spec_from_json(const nlohmann::ordered_json& j, const TrainSpec& base,
     if (!found)
       throw UsageError(fmt::format("{}: unknown setting '{}'; valid settings: {}", where, key,
                                    join_choices(keys)));
+  }
+  // lengths without l_test: test up to the longest of them.
+  if (j.contains("lengths") && !j.contains("l_test") && !spec.lengths.empty()) {
+    try {
+      spec.l_test = test_lengths(spec).back();
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", where, e.what()));
+    }
   }
   return spec;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "models/config.hpp"
 #include "models/optimizer.hpp"
@@ -20,6 +21,9 @@ struct TrainSpec {
   double reparam_shift = 0.0;   // train on f(y + c)
   int l_train = 10;
   int l_test = 50;
+  // Test lengths (train/lengths.hpp), all within 1..l_test; empty: every length 1..l_test. Given
+  // without l_test (a flag or config key), l_test becomes its largest length.
+  std::string lengths;
   int steps = 2000;
   int batch_size = 64;
   uint64_t seed = 1;
@@ -38,6 +42,7 @@ struct ResolvedSpec {
   TaskKind task;
   ModelConfig model;
   Reparam reparam;
+  std::vector<int> test_lengths;  // sorted: `lengths`, or 1..l_test
 };
 
 // Throws UsageError naming the first bad value and the valid choices (or range).
@@ -60,6 +65,7 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("reparam_shift", s.reparam_shift);
   visit("l_train", s.l_train);
   visit("l_test", s.l_test);
+  visit("lengths", s.lengths);
   visit("steps", s.steps);
   visit("batch_size", s.batch_size);
   visit("seed", s.seed);
@@ -80,7 +86,12 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("threads", s.threads);
 }
 
-// Flat {key: value} in visit_spec_fields order.
+// The test lengths of a spec: parse_lengths(lengths), or 1..l_test (UsageError on a bad list).
+std::vector<int> test_lengths(const TrainSpec& spec);
+
+// Flat {key: value} in visit_spec_fields order. Settings added after the first results were
+// published (lengths) are left out while at their defaults, so that earlier runs keep their ids
+// and manifests.
 nlohmann::ordered_json to_json(const TrainSpec& spec);
 // The inverse of to_json; every key must be known and of the right type (UsageError naming it,
 // prefixed with `where`, e.g. a file name). Missing keys keep `base`'s values.

@@ -1,0 +1,222 @@
+#include "lab/eval_run.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <omp.h>
+
+#include <Eigen/Core>
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/git_revision.hpp"
+#include "core/progress.hpp"
+#include "lab/device.hpp"
+#include "lab/evaluate_checkpoint_impl.hpp"
+#include "models/backend.hpp"
+#include "models/checkpoint.hpp"
+#include "models/parameters.hpp"
+#include "results/run_record.hpp"
+#include "train/lengths.hpp"
+#include "train/run_cost.hpp"
+
+namespace lenlab {
+
+namespace fs = std::filesystem;
+
+std::vector<LengthResult> evaluate_checkpoint_cpu(const ModelConfig& model,
+                                                  const std::vector<float>& params,
+                                                  const EvalJob& job,
+                                                  const std::function<void(int, int)>& on_length) {
+  return evaluate_checkpoint_on<CpuBackend<float>>(model, params, job, on_length);
+}
+
+namespace {
+
+// predictions.csv, one length at a time: the model's raw outputs z of a length's test sequences
+// arrive in sequence order (EvalJob::on_output); once the length is done its rows are written
+// from the same evaluation set, regenerated (it is a pure function of its settings).
+class PredictionWriter {
+ public:
+  PredictionWriter(TaskKind task, const Reparam& reparam, int samples, uint64_t seed)
+      : task_(task), reparam_(reparam), samples_(samples), seed_(seed) {}
+
+  void output(int s, double z) {
+    if (static_cast<size_t>(s) >= z_.size()) z_.resize(s + 1);
+    z_[s] = z;
+  }
+
+  void length_done(int length) {
+    const Batch b = eval_batch(task_, length, samples_, seed_);
+    for (int s = 0; s < b.n_seq(); ++s) {
+      std::string input;  // the bits between BOS and EOS
+      for (int i = b.offsets[s] + 1; i < b.offsets[s + 1] - 1; ++i)
+        input += static_cast<char>('0' + b.tokens[i]);
+      bool clamped = false;
+      const double y_hat = reparam_.inverse(z_[s], &clamped);
+      text_ += fmt::format("{},{},{:.17g},{},{:.17g},{:.9g},{:.9g},{}\n", length, s, b.weight(s),
+                           input, b.targets[s], z_[s], y_hat, clamped ? 1 : 0);
+    }
+    z_.clear();
+  }
+
+  const std::string& text() const { return text_; }
+
+ private:
+  TaskKind task_;
+  const Reparam& reparam_;
+  int samples_;
+  uint64_t seed_;
+  std::vector<double> z_;
+  std::string text_ = "length,sequence,weight,input,target,output,prediction,clamped\n";
+};
+
+// The test sequences of `lengths` (enumerated or sampled) and predictions.csv's size.
+double prediction_bytes(const std::vector<int>& lengths, int samples) {
+  double bytes = 0;
+  for (const int l : lengths) {
+    const double n = l < 60 ? std::min<double>(samples, std::ldexp(1.0, l)) : samples;
+    bytes += n * (l + 100.0);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+int run_eval(const EvalOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  // ---- the source run and what to evaluate: every mistake before anything is written
+  if (!o.lengths.empty()) parse_lengths(o.lengths, "--lengths", kMaxLength);  // the flag first
+  const std::optional<RunRecord> record = load_run(o.run_dir, /*with_results=*/false);
+  if (!record)
+    throw UsageError(
+        fmt::format("{} holds no run (no manifest.json); give a folder that lenlab "
+                    "train (or a sweep, under runs/) wrote",
+                    o.run_dir.string()));
+  if (record->status != "completed")
+    throw UsageError(
+        fmt::format("the run in {} is '{}': only a completed run has weights to "
+                    "evaluate",
+                    o.run_dir.string(), record->status));
+  const TrainSpec& trained = record->spec;
+  const ResolvedSpec model_spec = resolve(trained);  // the model as it was trained
+  const ModelConfig& config = model_spec.model;
+
+  TrainSpec spec = trained;  // the evaluation's settings: the run's, changed by the flags
+  if (!o.lengths.empty()) {
+    spec.lengths = o.lengths;
+    spec.l_test = std::max(trained.l_test, test_lengths(spec).back());
+  }
+  if (o.samples != 0) spec.eval_samples = o.samples;
+  if (o.has_eval_seed) spec.eval_seed = o.eval_seed;
+  if (o.threads != 0) spec.threads = o.threads;
+  // resolve() checks the lengths, the number of test sequences, the threads, and the reparam on
+  // every target the new lengths reach (its inverse is applied to every output).
+  const ResolvedSpec resolved = resolve(spec);
+  const std::vector<int>& lengths = resolved.test_lengths;
+  if (config.pe == PositionalEncoding::kLearned && lengths.back() + 2 > config.max_positions)
+    throw UsageError(fmt::format(
+        "--lengths: the run's learned position table has {} rows (trained with --l-test {}), so "
+        "it cannot evaluate length {}, which needs {} positions; choose lengths up to {}",
+        config.max_positions, trained.l_test, lengths.back(), lengths.back() + 2,
+        config.max_positions - 2));
+
+  const ResolvedDevice device = resolve_device(o.device);
+  std::vector<CostPart> extra;
+  if (o.predictions)
+    extra.push_back(
+        {"predictions.csv", prediction_bytes(lengths, spec.eval_samples),
+         fmt::format("--lengths {}, --samples {}", format_lengths(lengths), spec.eval_samples)});
+  const WorkEstimate estimate = check_eval_budget(spec, config, o.budget, device.cuda, extra);
+  if (o.log && estimate.seconds >= kAnnounceSeconds)
+    *o.log << "estimated: " << estimate.summary() << "\n";
+
+  if (o.out.empty()) throw UsageError("--out is required: the folder to write the evaluation into");
+  if (!o.overwrite && fs::exists(o.out / "eval.json"))
+    throw UsageError(fmt::format(
+        "{} already holds an evaluation (eval.json); pass --overwrite to replace it, or choose "
+        "another --out",
+        o.out.string()));
+  if (fs::exists(o.out / "manifest.json"))
+    throw UsageError(fmt::format(
+        "{} holds a trained run (manifest.json); write the evaluation into another --out",
+        o.out.string()));
+  std::vector<float> params(parameter_count(config));
+  load_checkpoint(o.run_dir / "model.safetensors", config, params.data());
+  ensure_writable_directory(o.out);
+  remove_stale_temporaries(o.out);
+  for (const char* stale : {"eval.json", "results.csv", "predictions.csv"})
+    fs::remove(o.out / stale);  // a replaced evaluation's files
+
+  // ---- evaluate
+  std::optional<PredictionWriter> predictions;
+  if (o.predictions)
+    predictions.emplace(resolved.task, resolved.reparam, spec.eval_samples, spec.eval_seed);
+  EvalJob job{resolved.task, &resolved.reparam, lengths, spec.eval_samples, spec.eval_seed, {}, {}};
+  if (predictions) job.on_output = [&](int, int s, double z) { predictions->output(s, z); };
+  const RunCost cost = estimate_run_cost(spec, config);
+  constexpr double kFlopsPerUnit = 1e6;  // the bar counts work: a long length costs more
+  std::optional<Progress> bar;
+  if (o.log) {
+    bar.emplace("eval", static_cast<int64_t>(cost.eval_flops / kFlopsPerUnit) + 1, *o.log,
+                o.log_is_tty);
+    bar->show_counts(false);
+  }
+  double done = 0;
+  const auto on_length = [&](int, int l) {
+    if (predictions) predictions->length_done(l);
+    done += cost.eval_flops_at(l);
+    if (bar)
+      bar->update(static_cast<int64_t>(done / kFlopsPerUnit),
+                  fmt::format("length {}/{}", l, lengths.back()));
+  };
+  const auto eval_start = Clock::now();
+  std::vector<LengthResult> results;
+#if LENLAB_WITH_CUDA
+  if (device.cuda) results = evaluate_checkpoint_gpu(config, params, job, on_length);
+#endif
+  if (!device.cuda) {
+    omp_set_num_threads(spec.threads);
+    Eigen::setNbThreads(spec.threads);
+    results = evaluate_checkpoint_cpu(config, params, job, on_length);
+  }
+  if (bar) bar->finish();
+  const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
+
+  // ---- write: results, predictions, and eval.json last
+  write_file_atomic(o.out / "results.csv", results_csv_text(results));
+  std::vector<std::string> files = {"eval.json", "results.csv"};
+  if (predictions) {
+    write_file_atomic(o.out / "predictions.csv", predictions->text());
+    files.push_back("predictions.csv");
+  }
+  nlohmann::ordered_json info;
+  info["lenlab_version"] = "0.1.0";
+  info["git_revision"] = git_revision();
+  info["command_line"] = o.command_line;
+  info["source"] = {{"dir", fs::absolute(o.run_dir).lexically_normal().string()},
+                    {"id", record->id},
+                    {"config", to_json(trained)}};
+  info["lengths"] = format_lengths(lengths);
+  info["eval_samples"] = spec.eval_samples;
+  info["eval_seed"] = spec.eval_seed;
+  info["threads"] = spec.threads;
+  info["device"] = device.label;
+  info["status"] = "completed";
+  info["eval_seconds"] = eval_seconds;
+  info["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
+  info["files"] = files;
+  write_file_atomic(o.out / "eval.json", info.dump(2) + "\n");
+  if (o.log)
+    *o.log << fmt::format("evaluated {} length{} ({}) in {:.1f} s; wrote {}/{{{}}}\n",
+                          lengths.size(), lengths.size() == 1 ? "" : "s", format_lengths(lengths),
+                          eval_seconds, o.out.string(), fmt::join(files, ", "));
+  return 0;
+}
+
+}  // namespace lenlab

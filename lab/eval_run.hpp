@@ -1,0 +1,58 @@
+#pragma once
+// `lenlab eval`: a trained run evaluated again, at any test lengths, without retraining. Reads
+// RUN_DIR's manifest.json and model.safetensors and writes into --out:
+//   results.csv      one row per test length, the same columns as a trained run's
+//   eval.json        what was evaluated: the source run (folder, id, settings), the lengths,
+//                    test sequences per length, their seed, the device, timings, the command line
+//   predictions.csv  with --predictions: every test sequence's input and output, one row each
+//                    (README's "Evaluating a trained run again" names the columns), for
+//                    comparison with another implementation
+// Every file is written atomically, eval.json last: a folder whose eval.json exists is complete.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "lab/budget.hpp"
+#include "models/config.hpp"
+#include "train/evaluate.hpp"
+
+namespace lenlab {
+
+struct EvalOptions {
+  std::filesystem::path run_dir;  // a completed run's folder (lenlab train's --out)
+  std::filesystem::path out;      // where to write; may not hold an evaluation unless overwrite
+  std::string lengths;            // train/lengths.hpp; "" = the run's own test lengths
+  int samples = 0;                // test sequences per length; 0 = the run's --eval-samples
+  uint64_t eval_seed = 0;         // used when has_eval_seed; else the run's --eval-seed
+  bool has_eval_seed = false;
+  bool predictions = false;  // write predictions.csv
+  bool overwrite = false;
+  std::string device = "auto";
+  int threads = 0;  // CPU threads; 0 = the run's --threads
+  Budget budget;
+  std::string command_line;     // recorded in eval.json
+  std::ostream* log = nullptr;  // progress and summary; null = silent
+  bool log_is_tty = false;
+};
+
+// Returns 0. Throws UsageError, before anything is written, on bad input: no completed run in
+// run_dir, weights that do not match its settings, lengths a learned position table cannot reach,
+// a reparam that does not hold at the new lengths' targets, work past the budget.
+int run_eval(const EvalOptions& options);
+
+// One model's parameters evaluated on a backend: what run_eval asks of the CPU, or of the GPU.
+std::vector<LengthResult> evaluate_checkpoint_cpu(const ModelConfig& model,
+                                                  const std::vector<float>& params,
+                                                  const EvalJob& job,
+                                                  const std::function<void(int, int)>& on_length);
+#if LENLAB_WITH_CUDA
+std::vector<LengthResult> evaluate_checkpoint_gpu(const ModelConfig& model,
+                                                  const std::vector<float>& params,
+                                                  const EvalJob& job,
+                                                  const std::function<void(int, int)>& on_length);
+#endif
+
+}  // namespace lenlab

@@ -1,0 +1,325 @@
+// Drawing the token tasks' sequences into packed batches with their answer rows.
+#include "tasks/token_tasks.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace lenlab {
+namespace {
+
+void require_token_task(TaskKind task, const char* function) {
+  if (!is_token_task(task)) {
+    throw std::logic_error(std::string(function) + ": '" + task_name(task) +
+                           "' is not a token task");
+  }
+}
+
+void require_chain(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain) {
+  if (task != TaskKind::kMarkov) return;
+  if (chain == nullptr || chain->n_symbols() != settings.n_symbols ||
+      chain->order() != settings.markov_order) {
+    throw std::logic_error("markov batches need the MarkovChain built from their settings");
+  }
+}
+
+// Tokens of one sequence of length L (BOS included).
+int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length) {
+  const int64_t l = length;
+  switch (task) {
+    case TaskKind::kPasskey:
+      return l + 2 + settings.key_length;
+    case TaskKind::kRecall:
+      return 2 * l + 4;
+    case TaskKind::kCopy:
+    case TaskKind::kReverse:
+      return 2 * l + 2;
+    case TaskKind::kParity:
+      return l + 3;
+    case TaskKind::kMarkov:
+      return l + 1;
+    default:
+      break;
+  }
+  throw std::logic_error("sequence_tokens: not a token task");
+}
+
+// Offsets are int32, so a batch holds at most INT32_MAX tokens.
+void check_batch_size(int64_t worst_tokens, int n_seq, int max_length) {
+  if (worst_tokens > std::numeric_limits<int32_t>::max()) {
+    throw UsageError(fmt::format(
+        "batch of {} sequences of length up to {} is too large ({} tokens; the limit is {})", n_seq,
+        max_length, worst_tokens, std::numeric_limits<int32_t>::max()));
+  }
+}
+
+uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// One sequence: its tokens, and its answer rows first .. first + count − 1 (every task's answer
+// rows are contiguous).
+struct Sequence {
+  std::vector<int32_t> tokens;
+  std::vector<int32_t> scratch;  // recall's key permutation
+  int first = 0;
+  int count = 0;
+};
+
+// Draws a sequence of length L into `seq`. passkey_fill: the fill tokens before MARK, or −1 for a
+// uniformly random number.
+void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
+                   int length, int passkey_fill, Rng& rng, Sequence& seq) {
+  const int n = token_content_symbols(task, settings);
+  const SpecialTokens special = special_tokens(task, settings);
+  auto symbol = [&] { return static_cast<int32_t>(rng.uniform_int(0, n - 1)); };
+  std::vector<int32_t>& t = seq.tokens;
+  t.clear();
+  t.push_back(special.bos);
+  switch (task) {
+    case TaskKind::kPasskey: {
+      const int k = settings.key_length;
+      const int free = length - k - 1;  // fill tokens in all
+      const int a = passkey_fill >= 0 ? passkey_fill : static_cast<int>(rng.uniform_int(0, free));
+      t.insert(t.end(), a, special.fill);
+      t.push_back(special.mark);
+      const size_t key_begin = t.size();
+      for (int i = 0; i < k; ++i) t.push_back(symbol());
+      t.insert(t.end(), free - a, special.fill);
+      seq.first = static_cast<int>(t.size());
+      t.push_back(special.sep);
+      for (int i = 0; i < k; ++i) t.push_back(t[key_begin + i]);
+      seq.count = k;
+      return;
+    }
+    case TaskKind::kRecall: {
+      // Distinct keys: a partial Fisher-Yates shuffle of 0..n−1.
+      std::vector<int32_t>& keys = seq.scratch;
+      keys.resize(n);
+      std::iota(keys.begin(), keys.end(), 0);
+      for (int i = 0; i < length; ++i) {
+        std::swap(keys[i], keys[static_cast<size_t>(rng.uniform_int(i, n - 1))]);
+      }
+      for (int i = 0; i < length; ++i) {
+        t.push_back(keys[i]);
+        t.push_back(symbol());
+      }
+      const int q = static_cast<int>(rng.uniform_int(1, length));
+      t.push_back(special.sep);
+      seq.first = static_cast<int>(t.size());
+      t.push_back(t[2 * q - 1]);  // k_q
+      t.push_back(t[2 * q]);      // v_q
+      seq.count = 1;
+      return;
+    }
+    case TaskKind::kCopy:
+    case TaskKind::kReverse: {
+      for (int i = 0; i < length; ++i) t.push_back(symbol());
+      seq.first = static_cast<int>(t.size());
+      t.push_back(special.sep);
+      for (int i = 0; i < length; ++i) {
+        t.push_back(t[task == TaskKind::kCopy ? 1 + i : length - i]);
+      }
+      seq.count = length;
+      return;
+    }
+    case TaskKind::kParity: {
+      int32_t parity = 0;
+      for (int i = 0; i < length; ++i) {
+        const int32_t b = rng.bit() ? 1 : 0;
+        t.push_back(b);
+        parity ^= b;
+      }
+      seq.first = static_cast<int>(t.size());
+      t.push_back(special.sep);
+      t.push_back(parity);
+      seq.count = 1;
+      return;
+    }
+    case TaskKind::kMarkov: {
+      // x_t sits at row t; the first `order` symbols are iid uniform, the rest follow the chain.
+      const int order = chain->order();
+      for (int i = 1; i <= length; ++i) {
+        t.push_back(i <= order ? symbol() : chain->sample_next(&t[i - order], rng));
+      }
+      seq.first = 0;
+      seq.count = length;
+      return;
+    }
+    default:
+      break;
+  }
+  throw std::logic_error("draw_sequence: not a token task");
+}
+
+// Appends `seq` at positions 0, 1, … with its answer rows, each weighted 1/(n_seq · count).
+void append_token_sequence(const Sequence& seq, int n_seq, Batch& batch) {
+  const int32_t base = batch.offsets.back();
+  for (size_t i = 0; i < seq.tokens.size(); ++i) {
+    batch.tokens.push_back(seq.tokens[i]);
+    batch.positions.push_back(static_cast<int32_t>(i));
+  }
+  batch.offsets.push_back(static_cast<int32_t>(batch.tokens.size()));
+  const double w = 1.0 / (static_cast<double>(n_seq) * static_cast<double>(seq.count));
+  for (int i = 0; i < seq.count; ++i) {
+    const int row = seq.first + i;
+    batch.token.rows.push_back(base + row);
+    batch.token.labels.push_back(seq.tokens[row + 1]);
+    batch.token.weights.push_back(w);
+  }
+}
+
+}  // namespace
+
+int token_content_symbols(TaskKind task, const TokenTaskSettings& settings) {
+  require_token_task(task, "token_content_symbols");
+  return task == TaskKind::kParity ? 2 : settings.n_symbols;
+}
+
+int token_vocab_size(TaskKind task, const TokenTaskSettings& settings) {
+  return token_content_symbols(task, settings) + 4;
+}
+
+SpecialTokens special_tokens(TaskKind task, const TokenTaskSettings& settings) {
+  const int n = token_content_symbols(task, settings);
+  return {n, n + 1, n + 2, n + 3};
+}
+
+void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_min, int l_max) {
+  require_token_task(task, "check_token_task");
+  if (l_min < 1) throw UsageError(fmt::format("lengths must be >= 1, got {}", l_min));
+  if (l_min > l_max) {
+    throw UsageError(fmt::format("empty length range {}..{}", l_min, l_max));
+  }
+  const int n = settings.n_symbols;
+  if (task != TaskKind::kParity && (n < 2 || n > 4096)) {
+    throw UsageError(fmt::format("--n-symbols (n_symbols) must be in 2..4096, got {}", n));
+  }
+  switch (task) {
+    case TaskKind::kPasskey: {
+      const int k = settings.key_length;
+      if (k < 1) {
+        throw UsageError(fmt::format("--key-length (key_length) must be >= 1, got {}", k));
+      }
+      if (l_min < k + 1) {
+        throw UsageError(fmt::format(
+            "a passkey of {} symbols (--key-length, key_length) needs length >= {}, got {}", k,
+            k + 1, l_min));
+      }
+      break;
+    }
+    case TaskKind::kRecall:
+      if (l_max > n) {
+        throw UsageError(fmt::format(
+            "--n-symbols (n_symbols) {} is a vocabulary too small for the task: recall at length "
+            "{} needs {} distinct keys (recall lengths must be <= n_symbols)",
+            n, l_max, l_max));
+      }
+      break;
+    case TaskKind::kMarkov:
+      check_markov_settings(n, settings.markov_order, settings.markov_concentration);
+      break;
+    default:
+      break;
+  }
+}
+
+void check_depth(double depth) {
+  if (!(depth >= 0.0 && depth <= 1.0)) {
+    throw UsageError(fmt::format("--depth must be in [0, 1], got {}", depth));
+  }
+}
+
+Batch token_train_batch(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
+                        int l_train, int n_seq, Rng& rng) {
+  require_token_task(task, "token_train_batch");
+  if (l_train < 1) {
+    throw UsageError(fmt::format("training length must be >= 1 (got {})", l_train));
+  }
+  if (n_seq < 1) throw UsageError(fmt::format("sequences per batch must be >= 1 (got {})", n_seq));
+  int l_lo = 1, l_hi = l_train;
+  if (task == TaskKind::kPasskey) {
+    l_lo = settings.key_length + 1;
+    l_hi = std::max(l_lo, l_train);
+  }
+  check_token_task(task, settings, l_lo, l_hi);
+  require_chain(task, settings, chain);
+  check_batch_size(int64_t{n_seq} * sequence_tokens(task, settings, l_hi), n_seq, l_hi);
+  Batch batch;
+  batch.offsets.reserve(n_seq + 1);
+  batch.offsets.push_back(0);
+  Sequence seq;
+  for (int s = 0; s < n_seq; ++s) {
+    const int length = static_cast<int>(rng.uniform_int(l_lo, l_hi));
+    draw_sequence(task, settings, chain, length, -1, rng, seq);
+    append_token_sequence(seq, n_seq, batch);
+  }
+  return batch;
+}
+
+Batch token_eval_batch(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
+                       int length, int n_samples, uint64_t eval_seed, double depth) {
+  require_token_task(task, "token_eval_batch");
+  if (n_samples < 1) {
+    throw UsageError(fmt::format("evaluation samples must be >= 1 (got {})", n_samples));
+  }
+  const bool fixed_depth = task == TaskKind::kPasskey && !(depth < 0.0);  // NaN is checked
+  if (fixed_depth) check_depth(depth);
+  check_token_task(task, settings, length, length);
+  require_chain(task, settings, chain);
+  check_batch_size(int64_t{n_samples} * sequence_tokens(task, settings, length), n_samples, length);
+  uint64_t seed = eval_seed;
+  int passkey_fill = -1;
+  if (fixed_depth) {
+    if (depth == 0.0) depth = 0.0;  // −0 and +0 are one cell
+    uint64_t bits = 0;
+    std::memcpy(&bits, &depth, sizeof bits);
+    seed ^= splitmix64(bits);
+    passkey_fill = static_cast<int>(std::lround(depth * (length - settings.key_length - 1)));
+  }
+  Rng rng = Rng::stream(seed, static_cast<uint64_t>(length));
+  Batch batch;
+  batch.tokens.reserve(static_cast<size_t>(n_samples) * sequence_tokens(task, settings, length));
+  batch.positions.reserve(batch.tokens.capacity());
+  batch.offsets.reserve(n_samples + 1);
+  batch.offsets.push_back(0);
+  Sequence seq;
+  for (int s = 0; s < n_samples; ++s) {
+    draw_sequence(task, settings, chain, length, passkey_fill, rng, seq);
+    append_token_sequence(seq, n_samples, batch);
+  }
+  return batch;
+}
+
+std::vector<int32_t> token_readout_offsets(const Batch& batch) {
+  const int n_seq = batch.n_seq();
+  std::vector<int32_t> out(n_seq + 1, 0);
+  int s = 0;
+  for (int r = 0; r < batch.token.size(); ++r) {
+    const int32_t row = batch.token.rows[r];
+    if (row < 0 || row >= batch.n_tokens()) {
+      throw std::logic_error("token_readout_offsets: readout row outside the batch");
+    }
+    while (row >= batch.offsets[s + 1]) out[++s] = r;
+    if (row < batch.offsets[s]) {
+      throw std::logic_error("token_readout_offsets: readout rows not in sequence order");
+    }
+  }
+  while (s < n_seq) out[++s] = batch.token.size();
+  return out;
+}
+
+}  // namespace lenlab

@@ -1,0 +1,78 @@
+#pragma once
+// The token tasks: next-token prediction with teacher forcing on each sequence's answer rows
+// (docs/tasks.md has every format with an example). Token readout r means: the logits at row
+// rows[r] predict labels[r], which is the token at row rows[r] + 1 of the same sequence (the
+// answer is part of the input). Each sequence carries loss weight 1/S (S sequences in the batch),
+// spread equally over its answer rows, so a batch's weights sum to 1. The scalar readout
+// (read_rows, targets, weights) stays empty. Readout rows are in sequence order.
+//
+// Vocabulary: content symbols 0..n−1, then BOS = n, SEP = n+1, FILL = n+2, MARK = n+3 (n + 4
+// tokens), where n = n_symbols, except parity whose content symbols are the two bits (n = 2
+// always).
+//
+// "Length" L is each task's size parameter:
+//   passkey  [BOS] FILL×a MARK key(k) FILL×b [SEP] key(k)   L = a + 1 + k + b >= k + 1
+//   recall   [BOS] k1 v1 .. kL vL [SEP] kq vq               L pairs, distinct keys: L <= n_symbols
+//   copy     [BOS] x1 .. xL [SEP] x1 .. xL
+//   reverse  [BOS] x1 .. xL [SEP] xL .. x1
+//   parity   [BOS] b1 .. bL [SEP] p                         p = XOR of the bits
+//   markov   [BOS] x1 .. xL                                 every row 0..L−1 answers
+// All randomness comes from Rng, so a seed gives identical data everywhere.
+#include <cstdint>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "tasks/batch.hpp"
+#include "tasks/markov.hpp"
+#include "tasks/task.hpp"
+
+namespace lenlab {
+
+struct TokenTaskSettings {
+  int n_symbols = 16;                 // content symbols (every token task but parity)
+  int key_length = 4;                 // passkey: symbols in the key
+  int markov_order = 2;               // markov: the chain's order
+  double markov_concentration = 0.5;  // markov: Dirichlet concentration of each transition row
+  uint64_t markov_seed = 1;           // markov: the chain's seed (the chain, not the sequences)
+};
+
+struct SpecialTokens {
+  int bos, sep, fill, mark;
+};
+
+// Content symbols of the task: 2 for parity, n_symbols otherwise.
+int token_content_symbols(TaskKind task, const TokenTaskSettings& settings);
+// content symbols + 4. Both throw std::logic_error for a scalar task (as do the functions below).
+int token_vocab_size(TaskKind task, const TokenTaskSettings& settings);
+SpecialTokens special_tokens(TaskKind task, const TokenTaskSettings& settings);
+
+// Throws UsageError, naming the flag and config key, the value and what is allowed, for settings
+// the task cannot use at lengths l_min..l_max: lengths < 1 or l_min > l_max; n_symbols outside
+// 2..4096 (not parity); key_length < 1 or l_min < key_length + 1 (passkey); l_max > n_symbols
+// (recall); markov_order < 1, n_symbols^markov_order > 65536 or markov_concentration not finite
+// and > 0 (markov). Settings a task does not use are not checked.
+void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_min, int l_max);
+// --depth must be in [0, 1] (NaN is refused).
+void check_depth(double depth);
+
+// n_seq fresh sequences from rng. Lengths are uniform in 1..l_train, except passkey's: uniform in
+// (k+1)..max(k+1, l_train), k = key_length, with the key at a uniformly random depth. `chain` is
+// required for markov (built from the settings; std::logic_error if missing or not matching) and
+// ignored otherwise.
+Batch token_train_batch(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
+                        int l_train, int n_seq, Rng& rng);
+
+// n_samples sequences of exactly `length`, drawn from Rng::stream(eval_seed, length): the same
+// arguments give the same batch. Passkey: depth in [0, 1] puts the key block at
+// a = lround(depth · (L − k − 1)) fill tokens after BOS (half away from zero), drawn from a stream
+// that also depends on the depth, so each (length, depth) cell has its own fixed set; a negative
+// depth (the default) draws a uniformly at random per sequence. Other tasks ignore depth.
+Batch token_eval_batch(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
+                       int length, int n_samples, uint64_t eval_seed, double depth = -1.0);
+
+// [S + 1] offsets into the token readout: sequence s owns readouts offsets[s] .. offsets[s+1]
+// (for exact match: every label of a sequence right). std::logic_error if a readout row lies
+// outside every sequence or the rows are not in sequence order.
+std::vector<int32_t> token_readout_offsets(const Batch& batch);
+
+}  // namespace lenlab
