@@ -164,45 +164,40 @@ void refuse_if_over(const WorkEstimate& e, const Budget& budget, const std::stri
   }
 }
 
+// One run's parts (all of them, or without those only training needs) against the budget.
+WorkEstimate check_parts(const TrainSpec& spec, std::vector<CostPart> memory,
+                         std::vector<CostPart> work, bool with_training, const Budget& budget,
+                         bool gpu, const std::string& what) {
+  const auto training_only = [&](const CostPart& p) { return !with_training && p.training; };
+  memory.erase(std::remove_if(memory.begin(), memory.end(), training_only), memory.end());
+  work.erase(std::remove_if(work.begin(), work.end(), training_only), work.end());
+  WorkEstimate e;
+  e.peak_bytes = kBaseBytes;
+  for (const CostPart& p : memory) e.peak_bytes += p.amount;
+  for (const CostPart& p : work) e.flops += p.amount;
+  e.memory_limit = memory_limit(budget);
+  e.seconds = e.flops / (gpu ? kGpuFlopsPerSecond : kCpuFlopsPerSecondPerThread * spec.threads);
+  e.time_limit = parse_duration(budget.max_time, "--max-time");
+  e.where =
+      gpu ? "the GPU" : fmt::format("{} CPU thread{}", spec.threads, spec.threads > 1 ? "s" : "");
+  refuse_if_over(e, budget, what, memory, work);
+  return e;
+}
+
 }  // namespace
 
 WorkEstimate check_run_budget(const TrainSpec& spec, const ModelConfig& model, const Budget& budget,
                               bool gpu) {
   const RunCost cost = estimate_run_cost(spec, model);
-  WorkEstimate e;
-  e.peak_bytes = kBaseBytes + cost.peak_bytes;
-  e.memory_limit = memory_limit(budget);
-  e.flops = cost.flops();
-  e.seconds = e.flops / (gpu ? kGpuFlopsPerSecond : kCpuFlopsPerSecondPerThread * spec.threads);
-  e.time_limit = parse_duration(budget.max_time, "--max-time");
-  e.where =
-      gpu ? "the GPU" : fmt::format("{} CPU thread{}", spec.threads, spec.threads > 1 ? "s" : "");
-  refuse_if_over(e, budget, "this run", cost.memory_parts, cost.work_parts);
-  return e;
+  return check_parts(spec, cost.memory_parts, cost.work_parts, true, budget, gpu, "this run");
 }
 
 WorkEstimate check_eval_budget(const TrainSpec& spec, const ModelConfig& model,
                                const Budget& budget, bool gpu, const std::vector<CostPart>& extra) {
-  RunCost cost = estimate_run_cost(spec, model);
-  // No training: no optimizer state, no training activations, no training steps.
-  std::vector<CostPart> memory, work;
-  for (const CostPart& p : cost.memory_parts)
-    if (p.what != "training activations" && p.what != "logs")
-      memory.push_back(p.what == "parameters" ? CostPart{p.what, p.amount / 7, p.settings} : p);
+  const RunCost cost = estimate_run_cost(spec, model);
+  std::vector<CostPart> memory = cost.memory_parts;
   memory.insert(memory.end(), extra.begin(), extra.end());
-  for (const CostPart& p : cost.work_parts)
-    if (p.what == "evaluation") work.push_back(p);
-  WorkEstimate e;
-  e.peak_bytes = kBaseBytes;
-  for (const CostPart& p : memory) e.peak_bytes += p.amount;
-  e.memory_limit = memory_limit(budget);
-  e.flops = cost.eval_flops;
-  e.seconds = e.flops / (gpu ? kGpuFlopsPerSecond : kCpuFlopsPerSecondPerThread * spec.threads);
-  e.time_limit = parse_duration(budget.max_time, "--max-time");
-  e.where =
-      gpu ? "the GPU" : fmt::format("{} CPU thread{}", spec.threads, spec.threads > 1 ? "s" : "");
-  refuse_if_over(e, budget, "this evaluation", memory, work);
-  return e;
+  return check_parts(spec, memory, cost.work_parts, false, budget, gpu, "this evaluation");
 }
 
 void check_plan_size(const ExperimentConfig& config, const std::vector<std::string>& figures,

@@ -37,41 +37,26 @@ std::vector<LengthResult> evaluate_checkpoint_cpu(const ModelConfig& model,
 
 namespace {
 
-// predictions.csv, one length at a time: the model's raw outputs z of a length's test sequences
-// arrive in sequence order (EvalJob::on_output); once the length is done its rows are written
-// from the same evaluation set, regenerated (it is a pure function of its settings).
+// predictions.csv: one row per test sequence, from the evaluation set the output came from
+// (EvalJob::on_output).
 class PredictionWriter {
  public:
-  PredictionWriter(TaskKind task, const Reparam& reparam, int samples, uint64_t seed)
-      : task_(task), reparam_(reparam), samples_(samples), seed_(seed) {}
+  explicit PredictionWriter(const Reparam& reparam) : reparam_(reparam) {}
 
-  void output(int s, double z) {
-    if (static_cast<size_t>(s) >= z_.size()) z_.resize(s + 1);
-    z_[s] = z;
-  }
-
-  void length_done(int length) {
-    const Batch b = eval_batch(task_, length, samples_, seed_);
-    for (int s = 0; s < b.n_seq(); ++s) {
-      std::string input;  // the bits between BOS and EOS
-      for (int i = b.offsets[s] + 1; i < b.offsets[s + 1] - 1; ++i)
-        input += static_cast<char>('0' + b.tokens[i]);
-      bool clamped = false;
-      const double y_hat = reparam_.inverse(z_[s], &clamped);
-      text_ += fmt::format("{},{},{:.17g},{},{:.17g},{:.9g},{:.9g},{}\n", length, s, b.weight(s),
-                           input, b.targets[s], z_[s], y_hat, clamped ? 1 : 0);
-    }
-    z_.clear();
+  void add(const Batch& b, int s, double z) {
+    std::string input;  // the bits between BOS and EOS
+    for (int i = b.offsets[s] + 1; i < b.offsets[s + 1] - 1; ++i)
+      input += static_cast<char>('0' + b.tokens[i]);
+    bool clamped = false;
+    const double y_hat = reparam_.inverse(z, &clamped);
+    text_ += fmt::format("{},{},{:.17g},{},{:.17g},{:.9g},{:.9g},{}\n", input.size(), s,
+                         b.weight(s), input, b.targets[s], z, y_hat, clamped ? 1 : 0);
   }
 
   const std::string& text() const { return text_; }
 
  private:
-  TaskKind task_;
   const Reparam& reparam_;
-  int samples_;
-  uint64_t seed_;
-  std::vector<double> z_;
   std::string text_ = "length,sequence,weight,input,target,output,prediction,clamped\n";
 };
 
@@ -155,10 +140,10 @@ int run_eval(const EvalOptions& o) {
 
   // ---- evaluate
   std::optional<PredictionWriter> predictions;
-  if (o.predictions)
-    predictions.emplace(resolved.task, resolved.reparam, spec.eval_samples, spec.eval_seed);
+  if (o.predictions) predictions.emplace(resolved.reparam);
   EvalJob job{resolved.task, &resolved.reparam, lengths, spec.eval_samples, spec.eval_seed, {}, {}};
-  if (predictions) job.on_output = [&](int, int s, double z) { predictions->output(s, z); };
+  if (predictions)
+    job.on_output = [&](const Batch& b, int s, double z) { predictions->add(b, s, z); };
   const RunCost cost = estimate_run_cost(spec, config);
   constexpr double kFlopsPerUnit = 1e6;  // the bar counts work: a long length costs more
   std::optional<Progress> bar;
@@ -169,7 +154,6 @@ int run_eval(const EvalOptions& o) {
   }
   double done = 0;
   const auto on_length = [&](int, int l) {
-    if (predictions) predictions->length_done(l);
     done += cost.eval_flops_at(l);
     if (bar)
       bar->update(static_cast<int64_t>(done / kFlopsPerUnit),

@@ -47,8 +47,8 @@ struct EvalJob {
   uint64_t eval_seed = 0;
   AttentionSpec attention;  // at test time (inference-side methods); default: plain causal
   // Optional: called with every test sequence's raw output z (before f⁻¹), in sequence order
-  // within a length: (length, sequence index in the length's evaluation set, z).
-  std::function<void(int, int, double)> on_output;
+  // within a length: (the length's evaluation set, the sequence's index in it, z).
+  std::function<void(const Batch&, int, double)> on_output;
 };
 
 // Evaluates model k on jobs[k] at its lengths through the inference path (nothing kept for

@@ -61,7 +61,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       for (int k = 0; k < K; ++k)
         for (int s = 0; s < slices[k].n_read(); ++s) {
           scorers[k]->add(begin + s, static_cast<double>(z[k * R + s]));
-          if (jobs[k].on_output) jobs[k].on_output(l, begin + s, static_cast<double>(z[k * R + s]));
+          if (jobs[k].on_output) jobs[k].on_output(*full[k], begin + s, z[k * R + s]);
         }
     }
     for (int k = 0; k < K; ++k)

@@ -72,15 +72,18 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   cost.work_parts = {
       {"training", cost.train_flops,
        fmt::format("--steps {}, --batch {}, --l-train {}, {}", spec.steps, spec.batch_size,
-                   spec.l_train, model_flags)},
+                   spec.l_train, model_flags),
+       /*training=*/true},
       {"evaluation", cost.eval_flops,
        fmt::format("{}, --eval-samples {}, {}", length_flags, spec.eval_samples, model_flags)}};
 
   // ---- memory
   auto& parts = cost.memory_parts;
   const double P = parameters(c);
-  // Parameters, gradients, AdamW's m and v, the decay mask; the checkpoint's bytes when written.
-  parts.push_back({"parameters", 7 * P * kFloat, model_flags});
+  // Parameters, and the checkpoint's bytes when written; for training also their gradients,
+  // AdamW's m and v and the decay mask.
+  parts.push_back({"parameters", 2 * P * kFloat, model_flags});
+  parts.push_back({"gradients and optimizer state", 5 * P * kFloat, model_flags, true});
   // Training activations (models/model.hpp's Activations and ActivationGrads), kept for the
   // largest batch (every sequence at l_train) until the run ends; the probabilities and their
   // gradients; the packed batch's ints.
@@ -90,7 +93,8 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   parts.push_back(
       {"training activations",
        N * per_token * kFloat + 2 * layers * N * L_train * H * kFloat + N * 6 * 4,
-       fmt::format("--batch {}, --l-train {}, {}", spec.batch_size, spec.l_train, model_flags)});
+       fmt::format("--batch {}, --l-train {}, {}", spec.batch_size, spec.l_train, model_flags),
+       true});
   // Evaluation at the longest length: its set (tokens and positions per row, targets and weights
   // per sequence), one forward's inference scratch, attention's query tile per thread.
   const int longest = lengths.empty() ? 0 : lengths.back();
@@ -104,8 +108,9 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
                        (kAttentionTile + 1) * L_test * kFloat * std::max(1, spec.threads),
                    fmt::format("{}, --eval-samples {}", length_flags, spec.eval_samples)});
   // The loss log and loss.csv's text; the results and results.csv's.
-  parts.push_back({"logs", spec.steps * (2 * 32.0 + 48) + lengths.size() * (64.0 + 128),
-                   fmt::format("--steps {}", spec.steps)});
+  parts.push_back(
+      {"loss log", spec.steps * (2 * 32.0 + 48), fmt::format("--steps {}", spec.steps), true});
+  parts.push_back({"results", lengths.size() * (64.0 + 128), length_flags});
   double bytes = 0;
   for (const CostPart& p : parts) bytes += p.amount;
   cost.peak_bytes = bytes;

@@ -22,9 +22,10 @@ namespace lenlab {
 // One part of a cost, with the settings that drive it (flag names), for messages that say what
 // to change.
 struct CostPart {
-  std::string what;      // e.g. "evaluation at the longest length"
-  double amount = 0;     // bytes or FLOPs
-  std::string settings;  // e.g. "--l-test 400, --eval-samples 500"
+  std::string what;       // e.g. "evaluation at the longest length"
+  double amount = 0;      // bytes or FLOPs
+  std::string settings;   // e.g. "--l-test 400, --eval-samples 500"
+  bool training = false;  // needed by training only: an evaluation of a trained run leaves it out
 };
 
 struct RunCost {
