@@ -63,13 +63,6 @@ void check_batch_size(int64_t worst_tokens, int n_seq, int max_length) {
   }
 }
 
-uint64_t splitmix64(uint64_t x) {
-  uint64_t z = x + 0x9E3779B97F4A7C15ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 // One sequence: its tokens, and its answer rows first .. first + count − 1 (every task's answer
 // rows are contiguous).
 struct Sequence {
@@ -287,7 +280,7 @@ Batch token_eval_batch(TaskKind task, const TokenTaskSettings& settings, const M
     if (depth == 0.0) depth = 0.0;  // −0 and +0 are one cell
     uint64_t bits = 0;
     std::memcpy(&bits, &depth, sizeof bits);
-    seed ^= splitmix64(bits);
+    seed ^= Rng(bits).next_u64();  // the depth's own stream: its bits hashed by the RNG
     passkey_fill = static_cast<int>(std::lround(depth * (length - settings.key_length - 1)));
   }
   Rng rng = Rng::stream(seed, static_cast<uint64_t>(length));
