@@ -21,6 +21,7 @@
 #include "lab/run_train.hpp"
 #include "lab/theory_command.hpp"
 #include "reparam/reparam.hpp"
+#include "train/lengths.hpp"
 
 namespace lenlab {
 
@@ -45,8 +46,10 @@ void add_budget_options(CLI::App& cmd, Budget& b) {
 void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.option_defaults()->always_capture_default();
   cmd.add_option("--task", s.task,
-                 "What to predict from a 0/1 sequence: " + join_choices(task_names()) +
-                     " (mean-uniform: #ones uniform in 0..l, paper App. F)");
+                 "What to learn: " + join_choices(task_names()) +
+                     ". The first four predict one number from a 0/1 sequence (mean-uniform: "
+                     "#ones uniform in 0..l, paper App. F); the rest are token tasks, "
+                     "next-token prediction on their answer rows (docs/tasks.md)");
   cmd.add_option("--pe", s.pe, "Positional encoding: " + join_choices(positional_encoding_names()));
   cmd.add_option("--reparam", s.reparam,
                  "Target map f (OutRep: train on f(y), report error on y): " +
@@ -63,6 +66,17 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_option("--lengths", s.lengths,
                  "Evaluate at these lengths only, e.g. 1..50,64,128 or 64..1024:64 (--l-test "
                  "defaults to the longest)");
+  add_setting(cmd, "--n-symbols", s.n_symbols,
+              "Token tasks but parity: content symbols of the vocabulary (recall: every length "
+              "<= this)");
+  add_setting(cmd, "--key-length", s.key_length, "passkey: symbols in the key");
+  add_setting(cmd, "--markov-order", s.markov_order, "markov: the chain's order");
+  cmd.add_option("--markov-concentration", s.markov_concentration,
+                 "markov: Dirichlet concentration of each transition row (small: predictable)");
+  add_setting(cmd, "--markov-seed", s.markov_seed, "markov: the chain's seed");
+  cmd.add_option("--depths", s.depths,
+                 "passkey: the key's depths to test at, in [0, 1] or 'random' (default: " +
+                     std::string(kDefaultDepths) + ")");
   add_setting(cmd, "--steps", s.steps, "Training steps (one fresh batch each)", 1);
   add_setting(cmd, "--batch", s.batch_size, "Sequences per training batch", 1);
   add_setting(cmd, "--seed", s.seed, "Seed for the initial weights and the training data");
@@ -106,6 +120,8 @@ void add_eval_options(CLI::App& cmd, EvalOptions& o) {
       ->check(int_range(1, kMaxLength));
   add_setting(cmd, "--eval-seed", o.eval_seed,
               "Seed of the test sequences (default: the run's, so that results compare)");
+  cmd.add_option("--depths", o.depths,
+                 "passkey: the key's depths, in [0, 1] or 'random' (default: the run's)");
   cmd.add_option("--out", o.out, "Folder to write results.csv, eval.json and predictions.csv into")
       ->required();
   cmd.add_flag("--predictions", o.predictions,
@@ -263,12 +279,16 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
     }
     std::string command_line;
     for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
-    for (CLI::App* c : {train, eval_cmd})  // "" is the unset value: given, it is a mistake
+    for (CLI::App* c : {train, eval_cmd}) {  // "" is the unset value: given, it is a mistake
       if (c->parsed() && c->count("--lengths") > 0 &&
           c->get_option("--lengths")->as<std::string>().empty())
         throw UsageError(
             "--lengths '': no lengths; write lengths and ranges separated by commas, "
             "e.g. 1..50,64,128");
+      if (c->parsed() && c->count("--depths") > 0 &&
+          c->get_option("--depths")->as<std::string>().empty())
+        parse_depths("", "--depths");  // its message names the grammar
+    }
     if (eval_cmd->parsed()) {
       eval.has_eval_seed = eval_cmd->count("--eval-seed") > 0;
       eval.command_line = command_line;

@@ -60,10 +60,50 @@ class PredictionWriter {
   std::string text_ = "length,sequence,weight,input,target,output,prediction,clamped\n";
 };
 
-// The test sequences of `lengths` (enumerated or sampled) and predictions.csv's size.
-double prediction_bytes(const std::vector<int>& lengths, int samples) {
+// predictions.csv of a token task: one row per test sequence, its tokens and, per answer row, the
+// label, the probability the model gave it and the argmax (space-separated lists, in row order).
+class TokenPredictionWriter {
+ public:
+  void add(const Batch& b, int length, double depth, int s, const std::vector<double>& p,
+           const std::vector<int>& argmax) {
+    if (&b != batch_) {  // a new cell's set
+      batch_ = &b;
+      offsets_ = token_readout_offsets(b);
+    }
+    const std::vector<int32_t>& offsets = offsets_;
+    std::string input, labels, probs, arg;
+    for (int i = b.offsets[s]; i < b.offsets[s + 1]; ++i)
+      input += fmt::format("{}{}", i > b.offsets[s] ? " " : "", b.tokens[i]);
+    for (int r = offsets[s]; r < offsets[s + 1]; ++r) {
+      const int a = r - offsets[s];
+      const char* sep = a > 0 ? " " : "";
+      labels += fmt::format("{}{}", sep, b.token.labels[r]);
+      probs += fmt::format("{}{:.9g}", sep, p[a]);
+      arg += fmt::format("{}{}", sep, argmax[a]);
+    }
+    const int first_row = offsets[s + 1] > offsets[s] ? b.token.rows[offsets[s]] - b.offsets[s] : 0;
+    text_ += fmt::format("{},{},{},{},{},{},{},{}\n", length,
+                         depth == kNoDepth ? "" : fmt::format("{:.9g}", depth), s, input, first_row,
+                         labels, probs, arg);
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  const Batch* batch_ = nullptr;
+  std::vector<int32_t> offsets_;
+  std::string text_ = "length,depth,sequence,tokens,first_answer_row,labels,p_label,argmax\n";
+};
+
+// predictions.csv's size: a row per test sequence (enumerated or sampled) holding its input, and
+// for a token task (every depth) its tokens and answer rows (at most ~20 characters each).
+double prediction_bytes(const ResolvedSpec& r, int samples) {
   double bytes = 0;
-  for (const int l : lengths) {
+  for (const int l : r.test_lengths) {
+    if (is_token_task(r.task)) {
+      bytes += r.depths.size() * samples *
+               (20.0 * static_cast<double>(tokens_per_sequence(r.task, r.token, l)) + 100);
+      continue;
+    }
     const double n = l < 60 ? std::min<double>(samples, std::ldexp(1.0, l)) : samples;
     bytes += n * (l + 100.0);
   }
@@ -100,22 +140,34 @@ int run_eval(const EvalOptions& o) {
   if (o.samples != 0) spec.eval_samples = o.samples;
   if (o.has_eval_seed) spec.eval_seed = o.eval_seed;
   if (o.threads != 0) spec.threads = o.threads;
+  if (!o.depths.empty()) {
+    parse_depths(o.depths, "--depths");
+    if (trained.task != "passkey")
+      throw UsageError(
+          fmt::format("--depths applies to passkey runs; this run's task is '{}'", trained.task));
+    spec.depths = o.depths;
+  }
   // resolve() checks the lengths, the number of test sequences, the threads, and the reparam on
   // every target the new lengths reach (its inverse is applied to every output).
   const ResolvedSpec resolved = resolve(spec);
   const std::vector<int>& lengths = resolved.test_lengths;
-  if (config.pe == PositionalEncoding::kLearned && lengths.back() + 2 > config.max_positions)
+  const int64_t needed = tokens_per_sequence(resolved.task, resolved.token, lengths.back());
+  if (config.pe == PositionalEncoding::kLearned && needed > config.max_positions) {
+    int longest = lengths.back();
+    while (longest > 1 &&
+           tokens_per_sequence(resolved.task, resolved.token, longest) > config.max_positions)
+      --longest;
     throw UsageError(fmt::format(
         "--lengths: the run's learned position table has {} rows (trained with --l-test {}), so "
         "it cannot evaluate length {}, which needs {} positions; choose lengths up to {}",
-        config.max_positions, trained.l_test, lengths.back(), lengths.back() + 2,
-        config.max_positions - 2));
+        config.max_positions, trained.l_test, lengths.back(), needed, longest));
+  }
 
   const ResolvedDevice device = resolve_device(o.device);
   std::vector<CostPart> extra;
   if (o.predictions)
     extra.push_back(
-        {"predictions.csv", prediction_bytes(lengths, spec.eval_samples),
+        {"predictions.csv", prediction_bytes(resolved, spec.eval_samples),
          fmt::format("--lengths {}, --samples {}", format_lengths(lengths), spec.eval_samples)});
   const WorkEstimate estimate = check_eval_budget(spec, config, o.budget, device.cuda, extra);
   if (o.log && estimate.seconds >= kAnnounceSeconds)
@@ -135,15 +187,23 @@ int run_eval(const EvalOptions& o) {
   load_checkpoint(o.run_dir / "model.safetensors", config, params.data());
   ensure_writable_directory(o.out);
   remove_stale_temporaries(o.out);
-  for (const char* stale : {"eval.json", "results.csv", "predictions.csv"})
+  for (const char* stale : {"eval.json", "results.csv", "predictions.csv", "positions.csv"})
     fs::remove(o.out / stale);  // a replaced evaluation's files
 
   // ---- evaluate
   std::optional<PredictionWriter> predictions;
-  if (o.predictions) predictions.emplace(resolved.reparam);
-  EvalJob job{resolved.task, &resolved.reparam, lengths, spec.eval_samples, spec.eval_seed, {}, {}};
-  if (predictions)
+  std::optional<TokenPredictionWriter> token_predictions;
+  EvalJob job = eval_job(resolved, spec);
+  if (o.predictions && is_token_task(resolved.task)) {
+    token_predictions.emplace();
+    job.on_token_output = [&](const Batch& b, int length, double depth, int s,
+                              const std::vector<double>& p, const std::vector<int>& argmax) {
+      token_predictions->add(b, length, depth, s, p, argmax);
+    };
+  } else if (o.predictions) {
+    predictions.emplace(resolved.reparam);
     job.on_output = [&](const Batch& b, int s, double z) { predictions->add(b, s, z); };
+  }
   const RunCost cost = estimate_run_cost(spec, config);
   constexpr double kFlopsPerUnit = 1e6;  // the bar counts work: a long length costs more
   std::optional<Progress> bar;
@@ -175,9 +235,14 @@ int run_eval(const EvalOptions& o) {
   // ---- write: results, predictions, and eval.json last
   write_file_atomic(o.out / "results.csv", results_csv_text(results));
   std::vector<std::string> files = {"eval.json", "results.csv"};
-  if (predictions) {
-    write_file_atomic(o.out / "predictions.csv", predictions->text());
+  if (predictions || token_predictions) {
+    write_file_atomic(o.out / "predictions.csv",
+                      predictions ? predictions->text() : token_predictions->text());
     files.push_back("predictions.csv");
+  }
+  if (resolved.task == TaskKind::kMarkov && !results.empty()) {
+    write_file_atomic(o.out / "positions.csv", positions_csv_text(results.back()));
+    files.push_back("positions.csv");
   }
   nlohmann::ordered_json info;
   info["lenlab_version"] = "0.1.0";

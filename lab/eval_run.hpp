@@ -25,6 +25,7 @@ struct EvalOptions {
   std::filesystem::path run_dir;  // a completed run's folder (lenlab train's --out)
   std::filesystem::path out;      // where to write; may not hold an evaluation unless overwrite
   std::string lengths;            // train/lengths.hpp; "" = the run's own test lengths
+  std::string depths;             // passkey (train/lengths.hpp); "" = the run's own
   int samples = 0;                // test sequences per length; 0 = the run's --eval-samples
   uint64_t eval_seed = 0;         // used when has_eval_seed; else the run's --eval-seed
   bool has_eval_seed = false;

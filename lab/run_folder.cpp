@@ -69,7 +69,8 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
   remove_stale_temporaries(options.out);  // left by a run killed while writing
   // A replaced run's outputs belong to other settings: none may survive beside the new manifest
   // (a diverged run, say, writes no results.csv).
-  for (const char* stale : {"results.csv", "loss.csv", "model.safetensors", "manifest.json"})
+  for (const char* stale :
+       {"results.csv", "positions.csv", "loss.csv", "model.safetensors", "manifest.json"})
     fs::remove(options.out / stale);
 
   manifest_["lenlab_version"] = "0.1.0";
@@ -112,40 +113,57 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
                                 const std::vector<float>& params) {
   write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log));
   write_file_atomic(options_.out / "results.csv", results_csv_text(results));
+  const bool token = !results.empty() && results.front().token;
+  const bool positions = token && !results.back().positions.empty();
+  if (positions)  // markov: each position at the longest length
+    write_file_atomic(options_.out / "positions.csv", positions_csv_text(results.back()));
   const std::map<std::string, std::string> meta = {
       {"format", "lenlab"}, {"config", to_json(spec_).dump()}, {"git_revision", git_revision()}};
   save_checkpoint(options_.out / "model.safetensors", model_, params.data(), meta);
 
+  // The headline metric: test MSE on y, or a token task's accuracy (markov: excess
+  // cross-entropy), averaged within and beyond the training lengths (over every depth).
+  const bool markov = spec_.task == "markov";
+  const auto headline = [&](const LengthResult& r) {
+    return !token ? r.mse : markov ? r.excess_ce : r.token_accuracy;
+  };
+  const std::string metric = !token ? "test_mse" : markov ? "excess_ce" : "token_accuracy";
   double in_range = 0, beyond = 0;
   std::vector<int> lengths;
   std::vector<double> mse;
   int n_in_range = 0, n_beyond = 0;
   for (const LengthResult& r : results) {
-    (r.length <= spec_.l_train ? in_range : beyond) += r.mse;
+    (r.length <= spec_.l_train ? in_range : beyond) += headline(r);
     ++(r.length <= spec_.l_train ? n_in_range : n_beyond);
     lengths.push_back(r.length);
     mse.push_back(r.mse);
   }
-  const PowerLawFit growth = fit_error_growth(spec_.task, spec_.l_train, lengths, mse);
+  const PowerLawFit growth =
+      token ? PowerLawFit{} : fit_error_growth(spec_.task, spec_.l_train, lengths, mse);
   manifest_["train_seconds"] = outcome.seconds;
   manifest_["steps_per_second"] = outcome.log.size() / std::max(outcome.seconds, 1e-9);
   manifest_["status"] = "completed";
   manifest_["final_train_loss"] = outcome.final_loss();
   manifest_["last_step_loss"] = outcome.log.back().loss;
   manifest_["eval_seconds"] = eval_seconds;
-  if (n_in_range > 0) manifest_["mean_test_mse_within_l_train"] = in_range / n_in_range;
-  if (n_beyond > 0) manifest_["mean_test_mse_beyond_l_train"] = beyond / n_beyond;
+  if (n_in_range > 0) manifest_["mean_" + metric + "_within_l_train"] = in_range / n_in_range;
+  if (n_beyond > 0) manifest_["mean_" + metric + "_beyond_l_train"] = beyond / n_beyond;
   if (growth.ok())  // how the test error grows past l_train: c·(l − a)^p (theory/power_law.hpp)
     manifest_["error_growth_fit"] = {{"p", growth.p}, {"a", growth.a}, {"c", growth.c}};
   manifest_["wall_seconds"] = wall_seconds();
   manifest_["files"] = {"manifest.json", "loss.csv", "results.csv", "model.safetensors"};
+  if (positions) manifest_["files"].push_back("positions.csv");
   write_file_atomic(options_.out / "manifest.json", manifest_.dump(2) + "\n");
 
   if (std::ostream* log = options_.log) {
     // Means over the test lengths within and beyond the training range (all of 1..l_test unless
     // --lengths chose some).
-    *log << fmt::format("final train loss (on f(y), last 100 steps) {:.3e}; test mse on y:",
-                        outcome.final_loss());
+    if (token)
+      *log << fmt::format("final train loss (cross-entropy, last 100 steps) {:.3e}; test {}:",
+                          outcome.final_loss(), markov ? "excess cross-entropy" : "token accuracy");
+    else
+      *log << fmt::format("final train loss (on f(y), last 100 steps) {:.3e}; test mse on y:",
+                          outcome.final_loss());
     const bool every = spec_.lengths.empty();
     if (n_in_range > 0)
       *log << fmt::format(" {:.3e} for {}", in_range / n_in_range,
@@ -155,8 +173,9 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
       *log << fmt::format("{} {:.3e} for {}", n_in_range > 0 ? "," : "", beyond / n_beyond,
                           every ? fmt::format("{}..{}", spec_.l_train + 1, spec_.l_test)
                                 : fmt::format("{} lengths > {}", n_beyond, spec_.l_train));
-    *log << fmt::format("\nwrote {}/{{manifest.json, results.csv, loss.csv, model.safetensors}}\n",
-                        options_.out.string());
+    *log << fmt::format(
+        "\nwrote {}/{{manifest.json, results.csv, {}loss.csv, model.safetensors}}\n",
+        options_.out.string(), positions ? "positions.csv, " : "");
   }
 }
 

@@ -67,8 +67,8 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   int l_max = 0;
   for (int k = 0; k < K; ++k) {
     const TrainSpec& s = jobs[k].spec;
-    EvalJob job{resolved[k].task, &resolved[k].reparam, {}, s.eval_samples, s.eval_seed, {}, {}};
-    if (!outcomes[k].diverged) job.lengths = resolved[k].test_lengths;
+    EvalJob job = eval_job(resolved[k], s);
+    if (outcomes[k].diverged) job.lengths.clear();
     if (!job.lengths.empty()) l_max = std::max(l_max, job.lengths.back());
     eval_jobs.push_back(std::move(job));
   }

@@ -55,9 +55,10 @@ class Model {
   void zero_grad();
 
   // The last forward's head outputs, in the backend's memory.
-  const T* scalar_out() const { return scalar_out_.data(); }           // [K, R]
-  const T* token_logits() const { return token_out_.data(); }          // [K, R', V]
-  std::vector<T> download_scalar_out(const PackedBatch<B>& in) const;  // [K·R]
+  const T* scalar_out() const { return scalar_out_.data(); }             // [K, R]
+  const T* token_logits() const { return token_out_.data(); }            // [K, R', V]
+  std::vector<T> download_scalar_out(const PackedBatch<B>& in) const;    // [K·R]
+  std::vector<T> download_token_logits(const PackedBatch<B>& in) const;  // [K·R'·V]
 
   // Training forward: keeps the activations for backward().
   void forward(const PackedBatch<B>& in);

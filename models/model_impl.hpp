@@ -95,6 +95,13 @@ std::vector<typename B::Scalar> Model<B>::download_scalar_out(const PackedBatch<
 }
 
 template <class B>
+std::vector<typename B::Scalar> Model<B>::download_token_logits(const PackedBatch<B>& in) const {
+  std::vector<T> host(static_cast<size_t>(K_) * in.n_token * config_.vocab_size);
+  B::download(host.data(), token_out_.data(), host.size());
+  return host;
+}
+
+template <class B>
 void Model<B>::prepare(const PackedBatch<B>& in) {
   if (in.n_models != K_)
     throw std::invalid_argument(

@@ -17,6 +17,15 @@ struct FigureSpec {
   std::string vary;                            // a setting key
   std::vector<nlohmann::ordered_json> values;  // one per line, in the order given
   TrainSpec base;                              // [defaults] with the figure's own settings applied
+  // What the figure draws (config keys `plot` and `metric`):
+  //   plot "length" (default): the metric against test length, a line per value of `vary`;
+  //   plot "depth": passkey only: the metric as a length × depth heatmap, a panel per line;
+  //   plot "position": markov only: the excess cross-entropy against position at the longest
+  //     test length (RunRecord::positions), a line per value.
+  // metric: "mse" (scalar tasks, the default for them), "token_accuracy" (the default for token
+  // tasks), "exact_match", "cross_entropy" or "excess_ce" (markov) — LengthResult's fields.
+  std::string plot = "length";
+  std::string metric;  // empty: the task's default
   // The seeds line i is run with: the experiment's, or, when the figure varies the seed itself
   // (vary = "seed"), its own value alone.
   std::vector<uint64_t> line_seeds(size_t line, const std::vector<uint64_t>& seeds) const;

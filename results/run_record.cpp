@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <stdexcept>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -14,61 +17,163 @@
 namespace lenlab {
 
 namespace {
+
 constexpr const char* kResultsHeader =
     "length,mse,mean_prediction,mean_target,mse_reparam,n_sequences,exact,n_clamped,n_nonfinite";
+constexpr const char* kTokenResultsHeader =
+    "length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens";
+constexpr const char* kPositionsHeader =
+    "length,position,cross_entropy,entropy,excess_ce,token_accuracy";
+
+// The rows of a CSV file under `header`, split into cells, each row checked to have as many cells
+// as the header (UsageError naming `where` and the line).
+class CsvRows {
+ public:
+  CsvRows(const std::string& text, const std::string& where, const char* header, const char* what)
+      : in_(text), where_(where) {
+    std::string line;
+    std::getline(in_, line);
+    if (line != header)
+      throw UsageError(fmt::format("{}: not a lenlab {} file (header '{}')", where, what, line));
+    n_cells_ = 1 + static_cast<size_t>(std::count(line.begin(), line.end(), ','));
+  }
+  // The next row's cells; false at the end.
+  bool next() {
+    std::string line;
+    do {
+      if (!std::getline(in_, line)) return false;
+      ++n_;
+    } while (line.empty());
+    cells_.clear();
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells_.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells_.emplace_back();
+    if (cells_.size() != n_cells_)
+      throw UsageError(
+          fmt::format("{}:{}: expected {} cells, got {}", where_, n_, n_cells_, cells_.size()));
+    return true;
+  }
+  // The whole cell must be a number; strtod also reads "inf" and "nan", how an infinite mse or a
+  // missing excess is written.
+  double number(size_t i) const {
+    char* end = nullptr;
+    const double v = std::strtod(cells_[i].c_str(), &end);
+    if (cells_[i].empty() || end != cells_[i].c_str() + cells_[i].size())
+      throw UsageError(fmt::format("{}:{}: '{}' is not a number", where_, n_, cells_[i]));
+    return v;
+  }
+  int integer(size_t i) const {
+    const double v = number(i);
+    if (v != std::floor(v) || std::abs(v) > 1e9)
+      throw UsageError(fmt::format("{}:{}: '{}' is not an integer", where_, n_, cells_[i]));
+    return static_cast<int>(v);
+  }
+  bool empty(size_t i) const { return cells_[i].empty(); }
+  std::string line_ref() const { return fmt::format("{}:{}", where_, n_); }
+
+ private:
+  std::istringstream in_;
+  std::string where_;
+  size_t n_cells_ = 0;
+  int n_ = 1;
+  std::vector<std::string> cells_;
+};
+
+std::string depth_cell(double depth) {
+  return depth == kNoDepth ? "" : fmt::format("{:.9g}", depth);
+}
+
+std::vector<LengthResult> parse_token_results(const std::string& text, const std::string& where) {
+  CsvRows csv(text, where, kTokenResultsHeader, "results");
+  std::vector<LengthResult> rows;
+  while (csv.next()) {
+    LengthResult r;
+    r.token = true;
+    r.length = csv.integer(0);
+    r.depth = csv.empty(1) ? kNoDepth : csv.number(1);
+    if (r.depth != kNoDepth && !(r.depth >= 0 && r.depth <= 1))
+      throw UsageError(fmt::format("{}: depth {} is not in [0, 1]", csv.line_ref(), r.depth));
+    r.token_accuracy = csv.number(2);
+    r.exact_match = csv.number(3);
+    r.cross_entropy = csv.number(4);
+    r.excess_ce = csv.number(5);
+    r.n_sequences = csv.integer(6);
+    r.n_answer_tokens = csv.integer(7);
+    if (!rows.empty() &&
+        std::make_pair(r.length, r.depth) <= std::make_pair(rows.back().length, rows.back().depth))
+      throw UsageError(fmt::format(
+          "{}: length {} depth '{}' after length {} depth '{}': (length, depth) must ascend",
+          csv.line_ref(), r.length, depth_cell(r.depth), rows.back().length,
+          depth_cell(rows.back().depth)));
+    rows.push_back(r);
+  }
+  return rows;
+}
+
 }  // namespace
 
 std::string results_csv_text(const std::vector<LengthResult>& rows) {
-  std::string out = std::string(kResultsHeader) + "\n";
-  for (const LengthResult& r : rows)
-    out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", r.length, r.mse,
-                       r.mean_prediction, r.mean_target, r.mse_reparam, r.n_sequences,
-                       r.exact ? 1 : 0, r.n_clamped, r.n_nonfinite);
+  const bool token = !rows.empty() && rows.front().token;
+  std::string out = std::string(token ? kTokenResultsHeader : kResultsHeader) + "\n";
+  for (const LengthResult& r : rows) {
+    if (r.token != token)
+      throw std::logic_error("results_csv_text: scalar and token results in one file");
+    if (token)
+      out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", r.length, depth_cell(r.depth),
+                         r.token_accuracy, r.exact_match, r.cross_entropy, r.excess_ce,
+                         r.n_sequences, r.n_answer_tokens);
+    else
+      out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", r.length, r.mse,
+                         r.mean_prediction, r.mean_target, r.mse_reparam, r.n_sequences,
+                         r.exact ? 1 : 0, r.n_clamped, r.n_nonfinite);
+  }
   return out;
 }
 
 std::vector<LengthResult> parse_results_csv(const std::string& text, const std::string& where) {
-  std::istringstream in(text);
-  std::string line;
-  std::getline(in, line);
-  if (line != kResultsHeader)
-    throw UsageError(fmt::format("{}: not a lenlab results file (header '{}')", where, line));
+  if (text.rfind(kTokenResultsHeader, 0) == 0) return parse_token_results(text, where);
+  CsvRows csv(text, where, kResultsHeader, "results");
   std::vector<LengthResult> rows;
-  for (int n = 2; std::getline(in, line); ++n) {
-    if (line.empty()) continue;
-    std::vector<std::string> cells;
-    std::istringstream fields(line);
-    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
-    if (cells.size() != 9)
-      throw UsageError(fmt::format("{}:{}: expected 9 cells, got {}", where, n, cells.size()));
-    // The whole cell must be a number; strtod also reads "inf", how an infinite mse is written.
-    auto number = [&](size_t i) {
-      char* end = nullptr;
-      const double v = std::strtod(cells[i].c_str(), &end);
-      if (cells[i].empty() || end != cells[i].c_str() + cells[i].size())
-        throw UsageError(fmt::format("{}:{}: '{}' is not a number", where, n, cells[i]));
-      return v;
-    };
-    auto integer = [&](size_t i) {
-      const double v = number(i);
-      if (v != std::floor(v) || std::abs(v) > 1e9)
-        throw UsageError(fmt::format("{}:{}: '{}' is not an integer", where, n, cells[i]));
-      return static_cast<int>(v);
-    };
+  while (csv.next()) {
     LengthResult r;
-    r.length = integer(0);
-    r.mse = number(1);
-    r.mean_prediction = number(2);
-    r.mean_target = number(3);
-    r.mse_reparam = number(4);
-    r.n_sequences = integer(5);
-    r.exact = integer(6) != 0;
-    r.n_clamped = integer(7);
-    r.n_nonfinite = integer(8);
+    r.length = csv.integer(0);
+    r.mse = csv.number(1);
+    r.mean_prediction = csv.number(2);
+    r.mean_target = csv.number(3);
+    r.mse_reparam = csv.number(4);
+    r.n_sequences = csv.integer(5);
+    r.exact = csv.integer(6) != 0;
+    r.n_clamped = csv.integer(7);
+    r.n_nonfinite = csv.integer(8);
     if (!rows.empty() && r.length <= rows.back().length)
-      throw UsageError(fmt::format("{}:{}: length {} after length {}: lengths must ascend", where,
-                                   n, r.length, rows.back().length));
+      throw UsageError(fmt::format("{}: length {} after length {}: lengths must ascend",
+                                   csv.line_ref(), r.length, rows.back().length));
     rows.push_back(r);
+  }
+  return rows;
+}
+
+std::string positions_csv_text(const LengthResult& r) {
+  std::string out = std::string(kPositionsHeader) + "\n";
+  for (const PositionResult& p : r.positions)
+    out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n", r.length, p.position, p.cross_entropy,
+                       p.entropy, p.cross_entropy - p.entropy, p.token_accuracy);
+  return out;
+}
+
+std::vector<PositionResult> parse_positions_csv(const std::string& text, const std::string& where) {
+  CsvRows csv(text, where, kPositionsHeader, "positions");
+  std::vector<PositionResult> rows;
+  while (csv.next()) {
+    PositionResult p;
+    p.position = csv.integer(1);
+    p.cross_entropy = csv.number(2);
+    p.entropy = csv.number(3);
+    p.token_accuracy = csv.number(5);
+    if (p.position != static_cast<int>(rows.size()) + 1)
+      throw UsageError(fmt::format("{}: position {} where {} was expected", csv.line_ref(),
+                                   p.position, rows.size() + 1));
+    rows.push_back(p);
   }
   return rows;
 }
@@ -96,7 +201,12 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
   r.wall_seconds = m.value("wall_seconds", 0.0);
   r.train_seconds = m.value("train_seconds", 0.0);
   r.eval_seconds = m.value("eval_seconds", 0.0);
-  if (with_results && r.status == "completed") r.results = load_results(dir);
+  if (with_results && r.status == "completed") {
+    r.results = load_results(dir);
+    const auto positions = dir / "positions.csv";
+    if (std::filesystem::exists(positions))
+      r.positions = parse_positions_csv(read_text_file(positions), positions.string());
+  }
   return r;
 }
 

@@ -19,6 +19,8 @@ struct RunRecord {
   double train_seconds = 0;
   double eval_seconds = 0;
   std::vector<LengthResult> results;  // empty unless completed
+  // markov: each position's cross-entropy at the longest test length (positions.csv); else empty
+  std::vector<PositionResult> positions;
 };
 
 // The run in `dir`; nullopt when there is no manifest. A manifest or results file that cannot be
@@ -27,9 +29,18 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
 // dir/results.csv (UsageError naming the file if missing or malformed).
 std::vector<LengthResult> load_results(const std::filesystem::path& dir);
 
-// results.csv: one row per test length, and its reader (UsageError naming `where` on any
-// malformed row). The two directions live together so the format cannot drift.
+// results.csv: one row per test length (token tasks: per length and depth), and its reader
+// (UsageError naming `where` on any malformed row). The two directions live together so the
+// format cannot drift. A scalar task's columns:
+//   length,mse,mean_prediction,mean_target,mse_reparam,n_sequences,exact,n_clamped,n_nonfinite
+// a token task's (depth empty unless a passkey cell at a fixed depth; excess_ce nan unless markov):
+//   length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens
 std::string results_csv_text(const std::vector<LengthResult>& rows);
 std::vector<LengthResult> parse_results_csv(const std::string& text, const std::string& where);
+
+// positions.csv (markov): one row per position of one length's result:
+//   length,position,cross_entropy,entropy,excess_ce,token_accuracy
+std::string positions_csv_text(const LengthResult& result);
+std::vector<PositionResult> parse_positions_csv(const std::string& text, const std::string& where);
 
 }  // namespace lenlab

@@ -30,19 +30,11 @@ constexpr std::array<TaskEntry, 10> kTasks = {{{TaskKind::kMean, "mean"},
                                                {TaskKind::kParity, "parity"},
                                                {TaskKind::kMarkov, "markov"}}};
 
-// The token tasks' generators exist (tasks/token_tasks.hpp); the trainer and the evaluator do
-// not take them yet, so until they do their names are not offered to users (issue 12).
-constexpr bool kTokenTasksTrainable = false;
-
-bool offered(TaskKind kind) {
-  return kTokenTasksTrainable || !is_token_task(kind);
-}
-
 }  // namespace
 
 TaskKind parse_task(const std::string& name) {
   for (const auto& entry : kTasks) {
-    if (name == entry.name && offered(entry.kind)) return entry.kind;
+    if (name == entry.name) return entry.kind;
   }
   throw UsageError(
       fmt::format("unknown task '{}'; valid choices: {}", name, join_choices(task_names())));
@@ -75,8 +67,7 @@ std::vector<std::string> scalar_task_names() {
 
 std::vector<std::string> task_names() {
   std::vector<std::string> names;
-  for (const auto& entry : kTasks)
-    if (offered(entry.kind)) names.emplace_back(entry.name);
+  for (const auto& entry : kTasks) names.emplace_back(entry.name);
   return names;
 }
 

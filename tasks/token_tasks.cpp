@@ -33,7 +33,6 @@ void require_chain(TaskKind task, const TokenTaskSettings& settings, const Marko
   }
 }
 
-// Tokens of one sequence of length L (BOS included).
 int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length) {
   const int64_t l = length;
   switch (task) {
@@ -176,6 +175,11 @@ void append_token_sequence(const Sequence& seq, int n_seq, Batch& batch) {
 }
 
 }  // namespace
+
+int64_t token_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length) {
+  require_token_task(task, "token_sequence_tokens");
+  return sequence_tokens(task, settings, length);
+}
 
 int token_content_symbols(TaskKind task, const TokenTaskSettings& settings) {
   require_token_task(task, "token_content_symbols");

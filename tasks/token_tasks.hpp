@@ -36,6 +36,9 @@ struct TokenTaskSettings {
   uint64_t markov_seed = 1;           // markov: the chain's seed (the chain, not the sequences)
 };
 
+// A passkey evaluation cell at random depths (and every other task's "depth").
+inline constexpr double kNoDepth = -1.0;
+
 struct SpecialTokens {
   int bos, sep, fill, mark;
 };
@@ -45,6 +48,9 @@ int token_content_symbols(TaskKind task, const TokenTaskSettings& settings);
 // content symbols + 4. Both throw std::logic_error for a scalar task (as do the functions below).
 int token_vocab_size(TaskKind task, const TokenTaskSettings& settings);
 SpecialTokens special_tokens(TaskKind task, const TokenTaskSettings& settings);
+
+// Tokens of one sequence of length L, BOS included (the learned position table's rows for L).
+int64_t token_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length);
 
 // Throws UsageError, naming the flag and config key, the value and what is allowed, for settings
 // the task cannot use at lengths l_min..l_max: lengths < 1 or l_min > l_max; n_symbols outside

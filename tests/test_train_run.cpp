@@ -114,22 +114,14 @@ TEST_CASE("a tiny run writes a complete, consistent set of files") {
   CHECK(Json::parse(st.metadata.at("config")) == c);
   Transformer<float> model(resolved.model);
   load_checkpoint(out / "model.safetensors", resolved.model, model.params());
-  const std::vector<LengthResult> again = evaluate(model, {{resolved.task,
-                                                            &resolved.reparam,
-                                                            resolved.test_lengths,
-                                                            kTinyEvalSamples,
-                                                            20240601,
-                                                            {},
-                                                            {}}})[0];
+  const std::vector<LengthResult> again =
+      evaluate(model, {scalar_job(resolved.task, &resolved.reparam, resolved.test_lengths,
+                                  kTinyEvalSamples, 20240601)})[0];
   Transformer<float> untrained(resolved.model);
   untrained.init(1);
-  const std::vector<LengthResult> before = evaluate(untrained, {{resolved.task,
-                                                                 &resolved.reparam,
-                                                                 resolved.test_lengths,
-                                                                 kTinyEvalSamples,
-                                                                 20240601,
-                                                                 {},
-                                                                 {}}})[0];
+  const std::vector<LengthResult> before =
+      evaluate(untrained, {scalar_job(resolved.task, &resolved.reparam, resolved.test_lengths,
+                                      kTinyEvalSamples, 20240601)})[0];
   REQUIRE(again.size() == rows.size());
   double max_change = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -233,8 +225,8 @@ TEST_CASE("evaluate refuses lengths past a learned position table") {
   model.init(3);
   const Reparam identity = Reparam::make("identity");
   const std::vector<LengthResult> ok =
-      evaluate(model, {{TaskKind::kMean, &identity, {1, 2, 3, 4}, 8, 1, {}, {}}})[0];
+      evaluate(model, {scalar_job(TaskKind::kMean, &identity, {1, 2, 3, 4}, 8, 1)})[0];
   CHECK(ok.size() == 4);
-  CHECK_THROWS_WITH_AS(evaluate(model, {{TaskKind::kMean, &identity, {5}, 8, 1, {}, {}}}),
+  CHECK_THROWS_WITH_AS(evaluate(model, {scalar_job(TaskKind::kMean, &identity, {5}, 8, 1)}),
                        doctest::Contains("learned position table"), UsageError);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
 namespace lenlab {
 
@@ -40,6 +41,98 @@ LengthResult LengthScorer::finish() const {
                                            : std::numeric_limits<double>::infinity();
   }
   return r;
+}
+
+TokenScorer::TokenScorer(const Batch& batch, TaskKind task, const MarkovChain* chain, int length,
+                         double depth)
+    : batch_(batch), offsets_(token_readout_offsets(batch)) {
+  const size_t R = batch.token.rows.size();
+  log_p_.assign(R, 0.0);
+  correct_.assign(R, 0);
+  seen_.assign(R, 0);
+  r_.token = true;
+  r_.length = length;
+  r_.depth = depth;
+  r_.n_sequences = batch.n_seq();
+  r_.n_answer_tokens = batch.n_seq() > 0 ? offsets_[1] - offsets_[0] : 0;
+  for (int s = 0; s < batch.n_seq(); ++s)
+    if (offsets_[s + 1] - offsets_[s] != r_.n_answer_tokens)
+      throw std::logic_error("TokenScorer: sequences of one length with different answer rows");
+  if (task == TaskKind::kMarkov) {
+    if (!chain) throw std::logic_error("TokenScorer: markov needs its chain");
+    entropy_ = chain->position_entropy(length);
+  }
+}
+
+void TokenScorer::add(int r, double log_p_label, bool correct) {
+  log_p_[r] = log_p_label;
+  correct_[r] = correct;
+  seen_[r] = 1;
+}
+
+LengthResult TokenScorer::finish() const {
+  LengthResult r = r_;
+  const int S = batch_.n_seq(), A = r.n_answer_tokens;
+  if (std::find(seen_.begin(), seen_.end(), 0) != seen_.end())
+    throw std::logic_error("TokenScorer: an answer row was not scored");
+  if (S == 0 || A == 0) return r;
+  const bool markov = !entropy_.empty();
+  if (markov) r.positions.resize(A);
+  double ce = 0, right = 0, whole = 0;
+  for (int s = 0; s < S; ++s) {
+    bool all = true;
+    for (int a = 0; a < A; ++a) {
+      const int i = offsets_[s] + a;
+      ce -= log_p_[i];
+      right += correct_[i];
+      all = all && correct_[i];
+      if (markov) {
+        r.positions[a].cross_entropy -= log_p_[i] / S;
+        r.positions[a].token_accuracy += correct_[i] / static_cast<double>(S);
+      }
+    }
+    whole += all;
+  }
+  const double n = static_cast<double>(S) * A;
+  r.cross_entropy = ce / n;
+  r.token_accuracy = right / n;
+  r.exact_match = whole / S;
+  if (markov) {
+    // Answer a predicts x_{a+1}: position t = a + 1, whose perfect cross-entropy is H_t.
+    double h = 0;
+    for (int a = 0; a < A; ++a) {
+      r.positions[a].position = a + 1;
+      r.positions[a].entropy = entropy_[a];
+      h += entropy_[a];
+    }
+    r.excess_ce = r.cross_entropy - h / A;
+  }
+  return r;
+}
+
+template <class T>
+TokenOutput score_logits(const T* logits, int vocab, int label) {
+  int argmax = 0;
+  for (int v = 1; v < vocab; ++v)
+    if (logits[v] > logits[argmax]) argmax = v;
+  // log softmax in double, shifted by the max.
+  const double m = logits[argmax];
+  double sum = 0;
+  for (int v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(logits[v]) - m);
+  return {static_cast<double>(logits[label]) - m - std::log(sum), argmax};
+}
+template TokenOutput score_logits<float>(const float*, int, int);
+template TokenOutput score_logits<double>(const double*, int, int);
+
+EvalJob eval_job(const ResolvedSpec& resolved, const TrainSpec& spec) {
+  EvalJob j = scalar_job(resolved.task, &resolved.reparam, resolved.test_lengths, spec.eval_samples,
+                         spec.eval_seed);
+  if (is_token_task(resolved.task)) {
+    j.token_settings = &resolved.token;
+    j.chain = resolved.chain.get();
+    j.depths = resolved.depths;
+  }
+  return j;
 }
 
 }  // namespace lenlab

@@ -1,19 +1,37 @@
 #pragma once
-// Evaluation at every test length: the model's output z is mapped back with f⁻¹ and compared with
-// the original target y. Each length uses the task's fixed evaluation set (tasks/task.hpp).
+// Evaluation at every test length. Scalar tasks: the model's output z is mapped back with f⁻¹
+// and compared with the original target y. Token tasks: the answer rows' logits are scored
+// against their labels (accuracy, exact match, cross-entropy; the Markov task also against the
+// chain's exact entropy). Each length uses the task's fixed evaluation set (tasks/task.hpp,
+// tasks/token_tasks.hpp); passkey has one per (length, depth).
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "models/model.hpp"
 #include "reparam/reparam.hpp"
+#include "tasks/markov.hpp"
 #include "tasks/task.hpp"
+#include "tasks/token_tasks.hpp"
+#include "train/train_spec.hpp"
 
 namespace lenlab {
+
+// The Markov task at one position t = 1..length (the answer row t − 1 predicts x_t), over the
+// length's test sequences.
+struct PositionResult {
+  int position = 0;
+  double cross_entropy = 0;  // mean −log p(x_t), nats
+  double entropy = 0;        // H_t: the chain's exact conditional entropy (a perfect model's CE)
+  double token_accuracy = 0;
+};
 
 struct LengthResult {
   int length = 0;
   int n_sequences = 0;
+  // Which metrics below are set: the scalar ones (mse …) or the token ones (token_accuracy …).
+  bool token = false;
   bool exact = false;          // all 2^length sequences, probability-weighted
   double mse = 0;              // E[(f⁻¹(z) − y)²]: the paper's test loss
   double mse_reparam = 0;      // E[(z − f(y))²]: the loss the model was trained on
@@ -21,6 +39,16 @@ struct LengthResult {
   double mean_target = 0;      // E[y]
   int n_clamped = 0;           // outputs outside f's range, mapped to its nearest end
   int n_nonfinite = 0;         // f⁻¹(z) not finite (e.g. 1/z² at z = 0): mse is then +inf
+
+  // Token tasks; every sequence of a length has the same number of answer rows, so the token
+  // mean is also the mean over sequences of their per-token accuracy.
+  double depth = kNoDepth;    // passkey: the key's depth in [0, 1]; kNoDepth: random or none
+  int n_answer_tokens = 0;    // per sequence
+  double token_accuracy = 0;  // answer rows whose argmax is the label, fraction
+  double exact_match = 0;     // sequences with every answer row right, fraction
+  double cross_entropy = 0;   // mean −log p(label) per answer row, nats
+  double excess_ce = std::numeric_limits<double>::quiet_NaN();  // markov: cross_entropy − mean H_t
+  std::vector<PositionResult> positions;  // markov: one per position 1..length
 };
 
 // One length's result, accumulated from the model's outputs on that length's evaluation batch
@@ -38,10 +66,38 @@ class LengthScorer {
   double finite_weight_ = 0;
 };
 
+// One length (and depth) of a token task, accumulated like LengthScorer: add(r, …) for every
+// answer row r of the batch (its index in batch.token), then finish(). `chain` (markov only) gives
+// the exact entropies; null otherwise.
+class TokenScorer {
+ public:
+  TokenScorer(const Batch& batch, TaskKind task, const MarkovChain* chain, int length,
+              double depth);
+  // Answer row r: the log-probability the model gave its label, and whether its argmax was it.
+  void add(int r, double log_p_label, bool correct);
+  LengthResult finish() const;
+
+ private:
+  const Batch& batch_;
+  std::vector<int32_t> offsets_;  // token_readout_offsets(batch)
+  std::vector<double> log_p_;     // [answer rows]
+  std::vector<char> correct_, seen_;
+  std::vector<double> entropy_;  // markov: H_t, t = 1..length
+  LengthResult r_;
+};
+
+// The softmax of one row of logits at its label, and its argmax (the first of equal maxima).
+struct TokenOutput {
+  double log_p_label = 0;
+  int argmax = 0;
+};
+template <class T>
+TokenOutput score_logits(const T* logits, int vocab, int label);
+
 // One run's evaluation settings.
 struct EvalJob {
-  TaskKind task;
-  const Reparam* reparam;
+  TaskKind task = TaskKind::kLength;
+  const Reparam* reparam = nullptr;  // scalar tasks
   std::vector<int> lengths;  // the test lengths, ascending (empty: none, e.g. a diverged run)
   int eval_samples = 0;
   uint64_t eval_seed = 0;
@@ -49,12 +105,39 @@ struct EvalJob {
   // Optional: called with every test sequence's raw output z (before f⁻¹), in sequence order
   // within a length: (the length's evaluation set, the sequence's index in it, z).
   std::function<void(const Batch&, int, double)> on_output;
+  // Token tasks: the task's settings and (markov) chain, and passkey's depths (each length is
+  // evaluated at each; empty: one cell per length at random depths).
+  const TokenTaskSettings* token_settings = nullptr;
+  const MarkovChain* chain = nullptr;
+  std::vector<double> depths;
+  // Optional: every answer row's output, sequence by sequence: (the cell's evaluation set, its
+  // length, its depth, the sequence's index in it, per answer row of the sequence the probability
+  // of its label and the argmax).
+  std::function<void(const Batch&, int, double, int, const std::vector<double>&,
+                     const std::vector<int>&)>
+      on_token_output;
 };
 
-// Evaluates model k on jobs[k] at its lengths through the inference path (nothing kept for
-// a backward; memory linear in the length), all models at each length at once, in forwards of
-// at most `max_rows` rows over all models. Returns each run's results; on_length(k, l) is called
-// after run k's length l.
+// A scalar task's job: plain causal attention, no callbacks.
+inline EvalJob scalar_job(TaskKind task, const Reparam* reparam, std::vector<int> lengths,
+                          int eval_samples, uint64_t eval_seed) {
+  EvalJob j;
+  j.task = task;
+  j.reparam = reparam;
+  j.lengths = std::move(lengths);
+  j.eval_samples = eval_samples;
+  j.eval_seed = eval_seed;
+  return j;
+}
+
+// A trained run's job: its task, reparam, test lengths, samples, seed, token settings, chain and
+// depths (`resolved` must outlive the job).
+EvalJob eval_job(const ResolvedSpec& resolved, const TrainSpec& spec);
+
+// Evaluates model k on jobs[k] at its lengths (and depths) through the inference path (nothing kept
+// for a backward; memory linear in the length), all models at each length at once, in forwards of
+// at most `max_rows` rows over all models. Returns each run's results, ascending by (length,
+// depth); on_length(k, l) is called after run k's length l (after its last depth).
 template <class B>
 std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vector<EvalJob>& jobs,
                                                 const std::function<void(int, int)>& on_length = {},

@@ -1,11 +1,16 @@
 #pragma once
 // evaluate()'s definition (train/evaluate.hpp), instantiated per backend: train/trainer.cpp (CPU),
 // train/cuda/instantiate.cpp (CUDA builds).
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <tuple>
+#include <utility>
 
 #include "train/evaluate.hpp"
 
@@ -15,36 +20,61 @@ template <class B>
 std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vector<EvalJob>& jobs,
                                                 const std::function<void(int, int)>& on_length,
                                                 size_t max_rows) {
-  const int K = model.n_models();
+  const int K = model.n_models(), V = model.config().vocab_size;
   if (static_cast<int>(jobs.size()) != K)
     throw std::invalid_argument("evaluate: one job per model is needed");
-  std::vector<int> all;  // every job's lengths, ascending, each once
-  for (const EvalJob& j : jobs) all.insert(all.end(), j.lengths.begin(), j.lengths.end());
-  std::sort(all.begin(), all.end());
-  all.erase(std::unique(all.begin(), all.end()), all.end());
+  // A job's depths: passkey's list, or the one "depth" of every other task.
+  const auto depths_of = [](const EvalJob& j) {
+    return j.depths.empty() ? std::vector<double>{kNoDepth} : j.depths;
+  };
+  std::vector<std::pair<int, double>> cells;  // every job's (length, depth), ascending, each once
+  for (const EvalJob& j : jobs)
+    for (const int l : j.lengths)
+      for (const double d : depths_of(j)) cells.emplace_back(l, d);
+  std::sort(cells.begin(), cells.end());
+  cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
   std::vector<std::vector<LengthResult>> results(K);
   PackedBatch<B> packed;
-  for (const int l : all) {
+  for (size_t c = 0; c < cells.size(); ++c) {
+    const auto [l, depth] = cells[c];
     // Runs with the same task and evaluation settings share one evaluation set.
-    std::map<std::tuple<TaskKind, int, uint64_t>, Batch> sets;
+    std::map<std::string, Batch> sets;
     std::vector<const Batch*> full(K, nullptr);
     std::vector<std::optional<LengthScorer>> scorers(K);
-    int n_max = 0, participating = 0;
+    std::vector<std::optional<TokenScorer>> token_scorers(K);
+    int n_max = 0, participating = 0, tokens_max = 1;
     for (int k = 0; k < K; ++k) {
       const EvalJob& j = jobs[k];
-      if (!std::binary_search(j.lengths.begin(), j.lengths.end(), l)) continue;
-      const auto key = std::make_tuple(j.task, j.eval_samples, j.eval_seed);
+      const std::vector<double> depths = depths_of(j);
+      if (!std::binary_search(j.lengths.begin(), j.lengths.end(), l) ||
+          std::find(depths.begin(), depths.end(), depth) == depths.end())
+        continue;
+      const bool token = is_token_task(j.task);
+      const TokenTaskSettings* ts = j.token_settings;
+      if (token && !ts) throw std::invalid_argument("evaluate: a token task needs its settings");
+      const std::string key =
+          token ? fmt::format("{} {} {} {} {} {} {} {} {}", static_cast<int>(j.task),
+                              j.eval_samples, j.eval_seed, depth, ts->n_symbols, ts->key_length,
+                              ts->markov_order, ts->markov_concentration, ts->markov_seed)
+                : fmt::format("{} {} {}", static_cast<int>(j.task), j.eval_samples, j.eval_seed);
       auto it = sets.find(key);
       if (it == sets.end())
-        it = sets.emplace(key, eval_batch(j.task, l, j.eval_samples, j.eval_seed)).first;
+        it = sets.emplace(key, token ? token_eval_batch(j.task, *ts, j.chain, l, j.eval_samples,
+                                                        j.eval_seed, depth)
+                                     : eval_batch(j.task, l, j.eval_samples, j.eval_seed))
+                 .first;
       full[k] = &it->second;
-      scorers[k].emplace(it->second, *j.reparam, l);
+      if (token)
+        token_scorers[k].emplace(it->second, j.task, j.chain, l, depth);
+      else
+        scorers[k].emplace(it->second, *j.reparam, l);
       n_max = std::max(n_max, it->second.n_seq());
+      tokens_max = std::max(tokens_max, it->second.max_seq_len());
       ++participating;
     }
     // Sequences per forward: at most max_rows rows over all models (memory stays bounded).
     const int chunk = static_cast<int>(
-        std::clamp<size_t>(max_rows / (static_cast<size_t>(participating) * (l + 2)), 1, n_max));
+        std::clamp<size_t>(max_rows / (static_cast<size_t>(participating) * tokens_max), 1, n_max));
     for (int begin = 0; begin < n_max; begin += chunk) {
       std::vector<Batch> slices(K);
       std::vector<const Batch*> ptrs(K);
@@ -56,19 +86,49 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       }
       packed.pack(ptrs, model.config());
       model.infer(packed);
-      const auto z = model.download_scalar_out(packed);
-      const size_t R = packed.n_scalar;
-      for (int k = 0; k < K; ++k)
-        for (int s = 0; s < slices[k].n_read(); ++s) {
-          scorers[k]->add(begin + s, static_cast<double>(z[k * R + s]));
-          if (jobs[k].on_output) jobs[k].on_output(*full[k], begin + s, z[k * R + s]);
-        }
-    }
-    for (int k = 0; k < K; ++k)
-      if (scorers[k]) {
-        results[k].push_back(scorers[k]->finish());
-        if (on_length) on_length(k, l);
+      if (packed.n_scalar > 0) {
+        const auto z = model.download_scalar_out(packed);
+        const size_t R = packed.n_scalar;
+        for (int k = 0; k < K; ++k)
+          for (int s = 0; s < slices[k].n_read(); ++s) {
+            scorers[k]->add(begin + s, static_cast<double>(z[k * R + s]));
+            if (jobs[k].on_output) jobs[k].on_output(*full[k], begin + s, z[k * R + s]);
+          }
       }
+      if (packed.n_token > 0) {
+        const auto logits = model.download_token_logits(packed);
+        const size_t R = packed.n_token;
+        for (int k = 0; k < K; ++k) {
+          const Batch& slice = slices[k];
+          if (!full[k] || slice.token.size() == 0) continue;
+          // The slice's answer rows continue the full set's: sequence `begin` starts them.
+          const std::vector<int32_t> offsets = token_readout_offsets(slice);
+          const int first = token_readout_offsets(*full[k])[begin];
+          std::vector<double> p;
+          std::vector<int> argmax;
+          for (int s = 0; s < slice.n_seq(); ++s) {
+            p.clear();
+            argmax.clear();
+            for (int r = offsets[s]; r < offsets[s + 1]; ++r) {
+              const TokenOutput o =
+                  score_logits(&logits[(k * R + r) * V], V, slice.token.labels[r]);
+              token_scorers[k]->add(first + r, o.log_p_label, o.argmax == slice.token.labels[r]);
+              p.push_back(std::exp(o.log_p_label));
+              argmax.push_back(o.argmax);
+            }
+            if (jobs[k].on_token_output)
+              jobs[k].on_token_output(*full[k], l, depth, begin + s, p, argmax);
+          }
+        }
+      }
+    }
+    // A length is done for run k after its last depth.
+    for (int k = 0; k < K; ++k) {
+      if (scorers[k]) results[k].push_back(scorers[k]->finish());
+      if (token_scorers[k]) results[k].push_back(token_scorers[k]->finish());
+      const bool last_depth = c + 1 == cells.size() || cells[c + 1].first != l;
+      if (full[k] && last_depth && on_length) on_length(k, l);
+    }
   }
   return results;
 }

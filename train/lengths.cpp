@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
+#include "tasks/token_tasks.hpp"
 
 namespace lenlab {
 namespace {
@@ -65,6 +66,38 @@ std::vector<int> parse_lengths(const std::string& text, const std::string& flag,
     }
     if (out.size() > max_count) fail(fmt::format("more than {} lengths", max_count));
     if (comma == text.size()) break;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<double> parse_depths(const std::string& text, const std::string& flag) {
+  const auto fail = [&](const std::string& what) {
+    throw UsageError(
+        fmt::format("{} '{}': {}; write depths in [0, 1] or 'random' separated by commas, e.g. {}",
+                    flag, text, what, kDefaultDepths));
+  };
+  if (text.empty()) fail("no depths");
+  std::vector<double> out;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string item = text.substr(start, comma - start);
+    if (item.empty()) fail("an empty item");
+    if (item == "random") {
+      out.push_back(kNoDepth);
+    } else {
+      char* end = nullptr;
+      const double d = std::strtod(item.c_str(), &end);
+      if (end != item.c_str() + item.size() || item.find_first_of("xXnN") != std::string::npos)
+        fail(fmt::format("'{}' is not a number", item));
+      if (!(d >= 0.0 && d <= 1.0)) fail(fmt::format("{} is outside [0, 1]", item));
+      out.push_back(d == 0.0 ? 0.0 : d);  // -0 is 0
+    }
+    if (out.size() > 101) fail("more than 101 depths");
+    if (comma == text.size()) break;
+    start = comma + 1;
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -17,4 +17,11 @@ std::vector<int> parse_lengths(const std::string& text, const std::string& flag,
 // lengths as A..B, the rest listed. "1..50,64,128".
 std::string format_lengths(const std::vector<int>& lengths);
 
+// Passkey's test depths as a user writes them: numbers in [0, 1] and the word "random" (the key at
+// a uniformly random depth per sequence, written kNoDepth), separated by commas, e.g.
+// "0,0.25,0.5,0.75,1". Sorted ascending (random first), each once. UsageError naming `flag` and
+// the bad item: an empty list or item, a non-number, a depth outside [0, 1], more than 101 depths.
+std::vector<double> parse_depths(const std::string& text, const std::string& flag);
+inline constexpr const char* kDefaultDepths = "0,0.25,0.5,0.75,1";
+
 }  // namespace lenlab

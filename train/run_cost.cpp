@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "train/lengths.hpp"
+
 namespace lenlab {
 
 namespace {
@@ -39,26 +41,66 @@ double forward_flops(const ModelConfig& c, double L, double layers, double last_
   return flops;
 }
 
+// The answer rows of a token task's sequence of `length` (the last block runs at these only).
+double answer_rows(TaskKind task, const TokenTaskSettings& token, int length) {
+  switch (task) {
+    case TaskKind::kPasskey:
+      return token.key_length;
+    case TaskKind::kCopy:
+    case TaskKind::kReverse:
+    case TaskKind::kMarkov:
+      return length;
+    default:
+      return 1;
+  }
+}
+
 }  // namespace
 
 double RunCost::eval_flops_at(int length) const {
-  const double L = length + 2.0;  // BOS + bits + EOS
+  const double L = static_cast<double>(tokens_per_sequence(task, token, length));
+  if (is_token_task(task))
+    return n_depths * static_cast<double>(eval_samples) *
+           forward_flops(model, L, model.n_layer - 1, answer_rows(task, token, length));
   const double n = length < 60 ? std::min<double>(eval_samples, std::ldexp(1.0, length))
                                : eval_samples;  // all 2^l sequences when that is fewer
   return n * forward_flops(model, L, model.n_layer - 1, 1);
 }
 
+namespace {
+
+// The resolved task settings the estimate needs, without resolving the spec again (a task name
+// resolve() would refuse is costed as a scalar task: the run is refused before it matters).
+TaskKind task_of(const TrainSpec& spec) {
+  for (const std::string& name : task_names())
+    if (name == spec.task) return parse_task(name);
+  return TaskKind::kLength;
+}
+
+}  // namespace
+
 RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   RunCost cost;
   cost.model = c;
   cost.eval_samples = spec.eval_samples;
+  cost.task = task_of(spec);
+  cost.token = {spec.n_symbols, spec.key_length, spec.markov_order, spec.markov_concentration,
+                spec.markov_seed};
+  const bool token = is_token_task(cost.task);
+  if (cost.task == TaskKind::kPasskey)
+    cost.n_depths = static_cast<int>(
+        parse_depths(spec.depths.empty() ? kDefaultDepths : spec.depths, "--depths").size());
+  // Tokens of a sequence of length l: l + 2 for the scalar tasks.
+  const auto tokens = [&](int l) {
+    return static_cast<double>(tokens_per_sequence(cost.task, cost.token, std::max(l, 1)));
+  };
   const double d = c.d_model, f = c.d_ff, layers = c.n_layer, H = c.n_head;
   const double rope = c.pe == PositionalEncoding::kRope ? 1 : 0;
 
   // ---- work
   // Training lengths are uniform in 1..l_train: E[L] and E[L(L+1)] of L = l + 2.
   double mean_flops = 0;
-  for (int l = 1; l <= spec.l_train; ++l) mean_flops += forward_flops(c, l + 2.0, layers, 0);
+  for (int l = 1; l <= spec.l_train; ++l) mean_flops += forward_flops(c, tokens(l), layers, 0);
   mean_flops /= spec.l_train;
   cost.train_step_flops = 3 * spec.batch_size * mean_flops;
   cost.train_flops = cost.train_step_flops * spec.steps;
@@ -87,7 +129,7 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   // Training activations (models/model.hpp's Activations and ActivationGrads), kept for the
   // largest batch (every sequence at l_train) until the run ends; the probabilities and their
   // gradients; the packed batch's ints.
-  const double L_train = spec.l_train + 2.0, N = spec.batch_size * L_train;
+  const double L_train = tokens(spec.l_train), N = spec.batch_size * L_train;
   const double per_token = d + layers * (8 * d + 4 + 3 * f + 3 * d * rope) +  // forward
                            (6 * d + 3 * d * rope + 2 * f);                    // gradients
   parts.push_back(
@@ -98,9 +140,10 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   // Evaluation at the longest length: its set (tokens and positions per row, targets and weights
   // per sequence), one forward's inference scratch, attention's query tile per thread.
   const int longest = lengths.empty() ? 0 : lengths.back();
-  const double L_test = longest + 2.0;
-  const double n_test = longest < 60 ? std::min<double>(spec.eval_samples, std::ldexp(1.0, longest))
-                                     : spec.eval_samples;
+  const double L_test = tokens(longest);
+  const double n_test = token || longest >= 60
+                            ? spec.eval_samples
+                            : std::min<double>(spec.eval_samples, std::ldexp(1.0, longest));
   const double rows = std::max(kEvalRows, L_test);
   parts.push_back({"evaluation",
                    n_test * (L_test * 2 * 4 + 64) +

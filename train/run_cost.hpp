@@ -41,6 +41,9 @@ struct RunCost {
 
   ModelConfig model;  // what eval_flops_at depends on
   int eval_samples = 0;
+  TaskKind task = TaskKind::kLength;
+  TokenTaskSettings token;
+  int n_depths = 1;  // passkey: test sets per length
 };
 
 // `model` is resolve(spec).model. Pure arithmetic in double: never overflows, whatever the sizes.

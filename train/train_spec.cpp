@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <thread>
 #include <tuple>
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "tasks/token_tasks.hpp"
 #include "train/lengths.hpp"
 
 namespace lenlab {
@@ -49,13 +51,41 @@ ResolvedSpec resolve(const TrainSpec& s) {
                                  s.lengths, s.l_test, lengths.back()));
   check_range("--batch", s.batch_size, 1, kMaxLength);
   check_range("--eval-samples", s.eval_samples, 1, kMaxLength);
+  const TokenTaskSettings token{s.n_symbols, s.key_length, s.markov_order, s.markov_concentration,
+                                s.markov_seed};
+  std::vector<double> depths = {kNoDepth};
+  if (is_token_task(task)) {
+    if (s.reparam != "identity" || !s.reparam_inverse.empty() || s.reparam_shift != 0.0)
+      throw UsageError(fmt::format(
+          "--reparam, --reparam-inverse and --reparam-shift apply to the scalar tasks ({}); the "
+          "token task '{}' is trained on cross-entropy over its answer tokens: leave them at "
+          "identity, '' and 0",
+          join_choices(scalar_task_names()), s.task));
+    // The training lengths (passkey: key_length+1 .. max(key_length+1, l_train)), then the test
+    // lengths.
+    const bool passkey = task == TaskKind::kPasskey;
+    const int train_lo = passkey ? s.key_length + 1 : 1;
+    check_token_task(task, token, std::max(train_lo, 1), std::max(train_lo, s.l_train));
+    try {
+      check_token_task(task, token, lengths.front(), lengths.back());
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("test lengths ({}): {}",
+                                   s.lengths.empty() ? fmt::format("--l-test {}", s.l_test)
+                                                     : fmt::format("--lengths {}", s.lengths),
+                                   e.what()));
+    }
+    if (passkey) depths = parse_depths(s.depths.empty() ? kDefaultDepths : s.depths, "--depths");
+  }
+  if (!s.depths.empty()) parse_depths(s.depths, "--depths");  // checked even when unused
   // A batch's rows are counted in int (packed offsets).
   for (const auto& [flag, n, l] : {std::tuple{"--batch", s.batch_size, s.l_train},
-                                   std::tuple{"--eval-samples", s.eval_samples, s.l_test}})
-    if (static_cast<int64_t>(n) * (l + 2) > INT32_MAX)
+                                   std::tuple{"--eval-samples", s.eval_samples, s.l_test}}) {
+    const int64_t tokens = tokens_per_sequence(task, token, l);
+    if (static_cast<int64_t>(n) * tokens > INT32_MAX)
       throw UsageError(fmt::format(
           "{} {} sequences of up to {} tokens make more than 2^31 rows in one batch; lower {}",
-          flag, n, l + 2, flag));
+          flag, n, tokens, flag));
+  }
   check_range("--n-layer", s.n_layer, 1, 1024);
   check_range("--d-model", s.d_model, 1, 65536);
   check_range("--d-ff", s.d_ff, 1, 65536);
@@ -68,10 +98,30 @@ ResolvedSpec resolve(const TrainSpec& s) {
   model.d_model = s.d_model;
   model.n_head = s.n_head;
   model.d_ff = s.d_ff;
-  model.max_positions = s.l_test + 2;  // BOS + l_test bits + EOS
-  model.vocab_size = task_vocab_size(task);
+  // The longest sequence: BOS + l_test bits + EOS, or a token task's at l_test.
+  model.max_positions = static_cast<int>(tokens_per_sequence(task, token, s.l_test));
+  if (is_token_task(task)) {
+    model.vocab_size = token_vocab_size(task, token);
+    model.scalar_head = false;
+    model.token_head = true;
+  } else {
+    model.vocab_size = task_vocab_size(task);
+  }
   model.validate();
   Reparam reparam = Reparam::make(s.reparam, s.reparam_inverse, s.reparam_shift);
+  if (is_token_task(task)) {
+    std::shared_ptr<const MarkovChain> chain;
+    if (task == TaskKind::kMarkov)
+      chain = std::make_shared<const MarkovChain>(s.n_symbols, s.markov_order,
+                                                  s.markov_concentration, s.markov_seed);
+    return {task,
+            model,
+            std::move(reparam),
+            std::move(lengths),
+            token,
+            std::move(chain),
+            std::move(depths)};
+  }
   // f is applied to training targets and inverted on test outputs: check it on all of them. The
   // mean tasks' targets k/l number about l_test²/2 (l_test 30000: 450 million); past
   // kMeanCheckedLength their fractions lie in [0, 1], which the targets of the shorter lengths
@@ -80,22 +130,39 @@ ResolvedSpec resolve(const TrainSpec& s) {
   reparam.check_domain(
       task_target_values(task, 1, fractions ? std::min(s.l_test, kMeanCheckedLength) : s.l_test),
       s.task);
-  return {task, model, std::move(reparam), std::move(lengths)};
+  return {task, model, std::move(reparam), std::move(lengths), token, nullptr, std::move(depths)};
+}
+
+int64_t tokens_per_sequence(TaskKind task, const TokenTaskSettings& token, int length) {
+  return is_token_task(task) ? token_sequence_tokens(task, token, length) : int64_t{length} + 2;
 }
 
 std::vector<int> test_lengths(const TrainSpec& spec) {
   if (spec.lengths.empty()) {
-    std::vector<int> all(static_cast<size_t>(std::max(spec.l_test, 0)));
-    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i) + 1;
+    // Passkey has no length below key_length + 1 (check_token_task says so if that is empty).
+    const int first = spec.task == "passkey" ? std::max(spec.key_length + 1, 1) : 1;
+    std::vector<int> all;
+    for (int l = first; l <= spec.l_test; ++l) all.push_back(l);
+    if (all.empty()) all.push_back(std::max(spec.l_test, 1));
     return all;
   }
   return parse_lengths(spec.lengths, "--lengths", kMaxLength);
 }
 
 nlohmann::ordered_json to_json(const TrainSpec& spec) {
+  static const std::set<std::string> late_keys = {
+      "lengths",     "n_symbols", "key_length", "markov_order", "markov_concentration",
+      "markov_seed", "depths"};
+  static const nlohmann::ordered_json defaults = [] {
+    nlohmann::ordered_json d;
+    const TrainSpec base;
+    visit_spec_fields(base, [&](const char* key, const auto& value) { d[key] = value; });
+    return d;
+  }();
   nlohmann::ordered_json j;
   visit_spec_fields(spec, [&](const char* key, const auto& value) {
-    if (std::string(key) == "lengths" && spec.lengths.empty()) return;  // see the header
+    if (late_keys.count(key) && defaults.at(key) == nlohmann::ordered_json(value))
+      return;  // see the header
     j[key] = value;
   });
   return j;

@@ -2,6 +2,7 @@
 // Everything that defines one training run, as a user writes it (CLI flags, later config files),
 // and its validated, parsed form. Every field has the default documented in `lenlab train --help`.
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -9,7 +10,9 @@
 #include "models/config.hpp"
 #include "models/optimizer.hpp"
 #include "reparam/reparam.hpp"
+#include "tasks/markov.hpp"
 #include "tasks/task.hpp"
+#include "tasks/token_tasks.hpp"
 
 namespace lenlab {
 
@@ -24,6 +27,14 @@ struct TrainSpec {
   // Test lengths (train/lengths.hpp), all within 1..l_test; empty: every length 1..l_test. Given
   // without l_test (a flag or config key), l_test becomes its largest length.
   std::string lengths;
+  // The token tasks' settings (tasks/token_tasks.hpp, docs/tasks.md); the scalar tasks ignore them.
+  int n_symbols = 16;
+  int key_length = 4;
+  int markov_order = 2;
+  double markov_concentration = 0.5;
+  uint64_t markov_seed = 1;
+  // Passkey's test depths (train/lengths.hpp's parse_depths); empty: kDefaultDepths.
+  std::string depths;
   int steps = 2000;
   int batch_size = 64;
   uint64_t seed = 1;
@@ -42,11 +53,19 @@ struct ResolvedSpec {
   TaskKind task;
   ModelConfig model;
   Reparam reparam;
-  std::vector<int> test_lengths;  // sorted: `lengths`, or 1..l_test
+  std::vector<int> test_lengths;  // sorted: `lengths`, or 1..l_test (passkey: k+1..l_test)
+  // Token tasks only: their settings, the chain (markov) and the test depths (passkey; kNoDepth
+  // for random); every other task has one "depth", kNoDepth.
+  TokenTaskSettings token;
+  std::shared_ptr<const MarkovChain> chain;
+  std::vector<double> depths = {kNoDepth};
 };
 
 // Throws UsageError naming the first bad value and the valid choices (or range).
 ResolvedSpec resolve(const TrainSpec& spec);
+
+// Tokens of one sequence of `length` of the task (BOS and EOS included for the scalar tasks).
+int64_t tokens_per_sequence(TaskKind task, const TokenTaskSettings& token, int length);
 
 // The longest length, and the largest batch or number of test sequences, a spec may ask for.
 inline constexpr int kMaxLength = 1'000'000;
@@ -66,6 +85,12 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("l_train", s.l_train);
   visit("l_test", s.l_test);
   visit("lengths", s.lengths);
+  visit("n_symbols", s.n_symbols);
+  visit("key_length", s.key_length);
+  visit("markov_order", s.markov_order);
+  visit("markov_concentration", s.markov_concentration);
+  visit("markov_seed", s.markov_seed);
+  visit("depths", s.depths);
   visit("steps", s.steps);
   visit("batch_size", s.batch_size);
   visit("seed", s.seed);
@@ -86,12 +111,13 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("threads", s.threads);
 }
 
-// The test lengths of a spec: parse_lengths(lengths), or 1..l_test (UsageError on a bad list).
+// The test lengths of a spec: parse_lengths(lengths), or 1..l_test (passkey: key_length+1..l_test)
+// (UsageError on a bad list).
 std::vector<int> test_lengths(const TrainSpec& spec);
 
 // Flat {key: value} in visit_spec_fields order. Settings added after the first results were
-// published (lengths) are left out while at their defaults, so that earlier runs keep their ids
-// and manifests.
+// published (lengths, the token tasks' settings, depths) are left out while at their defaults, so
+// that earlier runs keep their ids and manifests.
 nlohmann::ordered_json to_json(const TrainSpec& spec);
 // The inverse of to_json; every key must be known and of the right type (UsageError naming it,
 // prefixed with `where`, e.g. a file name). Missing keys keep `base`'s values.

@@ -8,6 +8,7 @@
 #include "core/rng.hpp"
 #include "models/optimizer.hpp"
 #include "tasks/task.hpp"
+#include "tasks/token_tasks.hpp"
 #include "train/trainer.hpp"
 
 namespace lenlab {
@@ -49,7 +50,11 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
   for (int step = 0; step < steps && n_active > 0; ++step) {
     for (int k = 0; k < K; ++k) {
       const TrainJob& j = jobs[k];
-      batches[k] = sample_train_batch(j.resolved->task, j.spec->l_train, batch_size, data_rng[k]);
+      const ResolvedSpec& r = *j.resolved;
+      batches[k] = is_token_task(r.task)
+                       ? token_train_batch(r.task, r.token, r.chain.get(), j.spec->l_train,
+                                           batch_size, data_rng[k])
+                       : sample_train_batch(r.task, j.spec->l_train, batch_size, data_rng[k]);
       lr[k] = scheduled_lr(j.spec->optimizer, step, steps);
       settings[k] = adamw_settings(j.spec->optimizer, lr[k], step);
     }
