@@ -66,8 +66,9 @@ class TokenPredictionWriter {
  public:
   void add(const Batch& b, int length, double depth, int s, const std::vector<double>& p,
            const std::vector<int>& argmax) {
-    if (&b != batch_) {  // a new cell's set
-      batch_ = &b;
+    if (length != length_ || depth != depth_) {  // a new cell's set
+      length_ = length;
+      depth_ = depth;
       offsets_ = token_readout_offsets(b);
     }
     const std::vector<int32_t>& offsets = offsets_;
@@ -89,7 +90,8 @@ class TokenPredictionWriter {
   const std::string& text() const { return text_; }
 
  private:
-  const Batch* batch_ = nullptr;
+  int length_ = 0;  // the cell offsets_ belongs to (cells come one after another)
+  double depth_ = kNoDepth;
   std::vector<int32_t> offsets_;
   std::string text_ = "length,depth,sequence,tokens,first_answer_row,labels,p_label,argmax\n";
 };
@@ -116,7 +118,8 @@ int run_eval(const EvalOptions& o) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   // ---- the source run and what to evaluate: every mistake before anything is written
-  if (!o.lengths.empty()) parse_lengths(o.lengths, "--lengths", kMaxLength);  // the flag first
+  if (!o.lengths.empty()) parse_lengths(o.lengths, "--lengths", kMaxLength);  // the flags first
+  if (!o.depths.empty()) parse_depths(o.depths, "--depths");
   const std::optional<RunRecord> record = load_run(o.run_dir, /*with_results=*/false);
   if (!record)
     throw UsageError(
@@ -141,7 +144,6 @@ int run_eval(const EvalOptions& o) {
   if (o.has_eval_seed) spec.eval_seed = o.eval_seed;
   if (o.threads != 0) spec.threads = o.threads;
   if (!o.depths.empty()) {
-    parse_depths(o.depths, "--depths");
     if (trained.task != "passkey")
       throw UsageError(
           fmt::format("--depths applies to passkey runs; this run's task is '{}'", trained.task));

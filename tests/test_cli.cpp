@@ -34,16 +34,23 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
   CHECK(help.err.empty());
   // flag -> default as CLI11 prints it ("--steps INT=2000"); "" for flags without a default.
   const std::vector<std::pair<std::string, std::string>> flags = {
-      {"--task", "length"},        {"--pe", "nope"},         {"--reparam", "identity"},
-      {"--reparam-inverse", ""},   {"--reparam-shift", "0"}, {"--l-train", "10"},
-      {"--l-test", "50"},          {"--lengths", ""},        {"--steps", "2000"},
-      {"--batch", "64"},           {"--seed", "1"},          {"--n-layer", "2"},
-      {"--d-model", "64"},         {"--n-head", "4"},        {"--d-ff", "256"},
-      {"--lr", "0.001"},           {"--warmup", "200"},      {"--min-lr-ratio", "0"},
-      {"--weight-decay", "0"},     {"--clip", "1"},          {"--eval-samples", "500"},
-      {"--eval-seed", "20240601"}, {"--threads", "1"},       {"--out", ""},
-      {"--overwrite", ""},         {"--device", "auto"},     {"--max-memory", ""},
-      {"--max-time", "24h"}};
+      {"--task", "length"},      {"--pe", "nope"},
+      {"--reparam", "identity"}, {"--reparam-inverse", ""},
+      {"--reparam-shift", "0"},  {"--l-train", "10"},
+      {"--l-test", "50"},        {"--lengths", ""},
+      {"--steps", "2000"},       {"--batch", "64"},
+      {"--seed", "1"},           {"--n-layer", "2"},
+      {"--d-model", "64"},       {"--n-head", "4"},
+      {"--d-ff", "256"},         {"--lr", "0.001"},
+      {"--warmup", "200"},       {"--min-lr-ratio", "0"},
+      {"--weight-decay", "0"},   {"--clip", "1"},
+      {"--eval-samples", "500"}, {"--eval-seed", "20240601"},
+      {"--threads", "1"},        {"--out", ""},
+      {"--n-symbols", "16"},     {"--key-length", "4"},
+      {"--markov-order", "2"},   {"--markov-concentration", "0.5"},
+      {"--markov-seed", "1"},    {"--depths", ""},
+      {"--overwrite", ""},       {"--device", "auto"},
+      {"--max-memory", ""},      {"--max-time", "24h"}};
   const std::vector<std::string> lines = split(help.out, '\n');
   for (const auto& [flag, default_value] : flags) {
     INFO(flag << " (default '" << default_value << "')");

@@ -62,15 +62,18 @@ uint64_t fnv1a(const std::vector<int32_t>& tokens) {
 }  // namespace
 
 TEST_CASE("task names parse, print and reject unknown names") {
-  // The token tasks' names join once the trainer takes them (tasks/task.cpp).
-  CHECK(task_names() == std::vector<std::string>{"mean", "length", "sum", "mean-uniform"});
-  CHECK(scalar_task_names() == task_names());
+  CHECK(task_names() == std::vector<std::string>{"mean", "length", "sum", "mean-uniform", "passkey",
+                                                 "recall", "copy", "reverse", "parity", "markov"});
+  CHECK(scalar_task_names() == std::vector<std::string>{"mean", "length", "sum", "mean-uniform"});
   CHECK(task_name(TaskKind::kCopy) == "copy");
   CHECK(usage_message([] { parse_scalar_task("copy"); }) ==
-        "unknown task 'copy'; valid choices: 'mean', 'length', 'sum' or 'mean-uniform'");
+        "not a scalar task 'copy'; valid choices: 'mean', 'length', 'sum' or 'mean-uniform'");
+  CHECK(usage_message([] { parse_scalar_task("foo"); }) ==
+        "unknown task 'foo'; valid choices: 'mean', 'length', 'sum' or 'mean-uniform'");
   for (const TaskKind t : kAllTasks) CHECK(parse_task(task_name(t)) == t);
   CHECK(usage_message([] { parse_task("foo"); }) ==
-        "unknown task 'foo'; valid choices: 'mean', 'length', 'sum' or 'mean-uniform'");
+        "unknown task 'foo'; valid choices: 'mean', 'length', 'sum', 'mean-uniform', 'passkey', "
+        "'recall', 'copy', 'reverse', 'parity' or 'markov'");
   CHECK_THROWS_AS(parse_task("Mean"), UsageError);
   CHECK_THROWS_AS(parse_task(""), UsageError);
 }
