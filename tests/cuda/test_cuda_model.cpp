@@ -232,13 +232,7 @@ TEST_CASE("100 training steps on the GPU track the CPU's loss curve, and its eva
     const ResolvedSpec resolved = resolve(spec);
     Transformer<float> trained(resolved.model);
     load_checkpoint(gpu_run.out / "model.safetensors", resolved.model, trained.params());
-    const std::vector<LengthResult> cpu_res = evaluate(trained, {{resolved.task,
-                                                                  &resolved.reparam,
-                                                                  resolved.test_lengths,
-                                                                  spec.eval_samples,
-                                                                  spec.eval_seed,
-                                                                  {},
-                                                                  {}}})[0];
+    const std::vector<LengthResult> cpu_res = evaluate(trained, {eval_job(resolved, spec)})[0];
     const std::vector<LengthResult> gpu_res = load_results(gpu_run.out);
     REQUIRE(cpu_res.size() == gpu_res.size());
     double worst_mse = 0;
