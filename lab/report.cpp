@@ -53,7 +53,7 @@ const FigureLine* line_of(const FigureSummary& f, const std::string& label) {
 
 bool complete(const FigureSummary& f) {
   for (const FigureLine& l : f.lines)
-    if (l.runs.empty() || l.lengths.empty()) return false;
+    if (l.runs.empty() || l.x.empty()) return false;
   return true;
 }
 
@@ -202,24 +202,24 @@ LineStats line_stats(const FigureLine& line) {
   const int l_train = line.spec.l_train;
   int n_in = 0, n_out = 0;
   std::vector<double> lens, errs;
-  for (size_t i = 0; i < line.lengths.size(); ++i) {
-    const double m = line.mse_mean[i];
-    if (line.lengths[i] <= l_train) {
+  for (size_t i = 0; i < line.x.size(); ++i) {
+    const double m = line.value_mean[i];
+    if (line.x[i] <= l_train) {
       s.mse_within += m;
       ++n_in;
     } else {
       s.mse_beyond += m;
       s.mse_max_beyond = std::max(s.mse_max_beyond, m);
-      lens.push_back(line.lengths[i]);
+      lens.push_back(line.x[i]);
       errs.push_back(m);
       ++n_out;
     }
   }
   if (n_in) s.mse_within /= n_in;
   if (n_out) s.mse_beyond /= n_out;
-  if (!line.mse_mean.empty()) s.mse_at_l_test = line.mse_mean.back();
+  if (!line.value_mean.empty()) s.mse_at_l_test = line.value_mean.back();
   s.beyond_trend = spearman(lens, errs);
-  s.growth = fit_error_growth(line.spec.task, l_train, line.lengths, line.mse_mean);
+  s.growth = fit_error_growth(line.spec.task, l_train, line.x, line.value_mean);
   return s;
 }
 
