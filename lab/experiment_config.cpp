@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/text_file.hpp"
 #include "lab/toml_guard.hpp"
+#include "results/figure_metric.hpp"
 
 namespace lenlab {
 
@@ -42,6 +43,78 @@ TrainSpec settings_from_table(const toml::table& table, const TrainSpec& base,
     j[std::string(key.str())] = scalar_to_json(node);
   }
   return spec_from_json(j, base, where(source, table, name));
+}
+
+// The plots a task's lines can have: "length" always; "depth" for passkey; "position" for markov.
+std::vector<std::string> task_plots(TaskKind task) {
+  if (task == TaskKind::kPasskey) return {"length", "depth"};
+  if (task == TaskKind::kMarkov) return {"length", "position"};
+  return {"length"};
+}
+
+bool contains(const std::vector<std::string>& choices, const std::string& x) {
+  return std::find(choices.begin(), choices.end(), x) != choices.end();
+}
+
+// A figure table's `plot` and `metric` (text, not run settings) into fig.plot and fig.metric,
+// checked against the task of every line (its settings after `vary`), so that a figure that cannot
+// be drawn fails at load time. An absent metric becomes the lines' default, which they must share.
+void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::string& source,
+                             const std::string& at) {
+  // The key's text, and where to point at: the key's line, or the table's when it is absent.
+  const auto read = [&](const char* key, const std::vector<std::string>& choices,
+                        std::string* out) {
+    const toml::node* node = t.get(key);
+    if (!node) return where(source, t, at);
+    const std::string here = where(source, *node, at);
+    const auto* text = node->as_string();
+    if (!text)
+      throw UsageError(
+          fmt::format("{}: '{}' must be a string: {}", here, key, join_choices(choices)));
+    *out = text->get();
+    if (!contains(choices, *out))
+      throw UsageError(fmt::format("{}: unknown {} '{}'; valid {}s: {}", here, key, *out, key,
+                                   join_choices(choices)));
+    return here;
+  };
+  const std::string plot_at = read("plot", plot_kinds(), &fig.plot);
+  std::string metric;  // empty: not given
+  const std::string metric_at = read("metric", metric_names(), &metric);
+  if (fig.plot == "position" && !metric.empty() && metric != "excess_ce")
+    throw UsageError(fmt::format(
+        "{}: metric '{}' with plot 'position': a position plot draws the excess cross-entropy "
+        "per position; leave metric out or set it to 'excess_ce'",
+        metric_at, metric));
+
+  std::string default_of_all;  // the lines' shared default metric
+  for (size_t i = 0; i < fig.values.size(); ++i) {
+    const std::string line = fmt::format("line {} = {}", fig.vary, fig.line_label(i));
+    const std::string task_name = fig.line_spec(i, 0).task;
+    TaskKind task;
+    try {
+      task = parse_task(task_name);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}: {}", where(source, t, at), line, e.what()));
+    }
+    if (!contains(task_plots(task), fig.plot))
+      throw UsageError(
+          fmt::format("{}: plot '{}' is for {} only, but {} trains task '{}'; valid "
+                      "plots for {}: {}",
+                      plot_at, fig.plot, fig.plot == "depth" ? "passkey" : "markov", line,
+                      task_name, task_name, join_choices(task_plots(task))));
+    if (!metric.empty() && !contains(task_metrics(task), metric))
+      throw UsageError(fmt::format(
+          "{}: metric '{}' is not one of task '{}' ({}); valid metrics for {}: {}", metric_at,
+          metric, task_name, line, task_name, join_choices(task_metrics(task))));
+    const std::string own = fig.plot == "position" ? "excess_ce" : default_metric(task);
+    if (metric.empty() && i > 0 && own != default_of_all)
+      throw UsageError(fmt::format(
+          "{}: the lines have different default metrics (line {} = {}: {}, {}: {}); set "
+          "'metric' to one that all their tasks have",
+          where(source, t, at), fig.vary, fig.line_label(0), default_of_all, line, own));
+    default_of_all = own;
+  }
+  fig.metric = metric.empty() ? default_of_all : metric;
 }
 
 }  // namespace
@@ -99,7 +172,8 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
                       "'values' list, one value per line of the figure",
                       where(source, *t, at), at));
     fig.vary = vary->get();
-    fig.base = settings_from_table(*t, defaults, {"title", "vary", "values"}, source, at);
+    fig.base = settings_from_table(*t, defaults, {"title", "vary", "values", "plot", "metric"},
+                                   source, at);
     for (const toml::node& v : *values) fig.values.push_back(scalar_to_json(v));
     // Apply every value once now, so a wrong key or type fails at load time, not mid-sweep.
     for (size_t i = 0; i < fig.values.size(); ++i) {
@@ -107,6 +181,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
       j[fig.vary] = fig.values[i];
       spec_from_json(j, fig.base, where(source, *t, at) + " values");
     }
+    resolve_plot_and_metric(fig, *t, source, at);
     config.figures.push_back(std::move(fig));
   }
   std::sort(config.figures.begin(), config.figures.end(),

@@ -10,6 +10,10 @@
 //   task = "mean"                  # settings that differ from [defaults] for this figure
 //   vary = "pe"                    # the setting that differs between the figure's lines
 //   values = ["nope", "learned", "alibi", "rope"]
+//   plot = "length"                # optional: "length" (default), "depth" (passkey: a heatmap
+//                                  #   over test length × the key's depth), "position" (markov)
+//   metric = "mse"                 # optional: what is drawn; default mse (scalar tasks),
+//                                  #   excess_ce (markov), token_accuracy (other token tasks)
 //
 // A figure with vary = "seed" has one run per value (its lines are seeds), whatever `seeds` says.
 #include <cstdint>
@@ -23,7 +27,9 @@
 namespace lenlab {
 
 // Parses TOML text; every mistake (syntax, unknown key, wrong type, unknown figure field, a vary
-// key that is not a setting, an empty values list) is a UsageError naming `source` and the key.
+// key that is not a setting, an empty values list, a plot or metric that some line's task does
+// not have) is a UsageError naming `source` and the key. Every figure's metric comes back resolved
+// (never empty).
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source);
 ExperimentConfig load_experiment_config(const std::string& path);
 

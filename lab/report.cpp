@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/git_revision.hpp"
+#include "lab/token_report.hpp"
 #include "theory/paper_closed_form.hpp"
 
 namespace lenlab {
@@ -39,9 +40,12 @@ std::string verdict(bool ok) {
   return ok ? "**supported**" : "**not supported**";
 }
 
+// A figure the paper's claims are about: found by name, and drawing the MSE against length (a
+// token figure of the same name is not the paper's).
 const FigureSummary* find(const std::vector<FigureSummary>& figs, const std::string& name) {
   for (const FigureSummary& f : figs)
-    if (f.spec->name == name) return &f;
+    if (f.spec->name == name)
+      return f.spec->metric == "mse" && f.spec->plot == "length" ? &f : nullptr;
   return nullptr;
 }
 
@@ -53,7 +57,7 @@ const FigureLine* line_of(const FigureSummary& f, const std::string& label) {
 
 bool complete(const FigureSummary& f) {
   for (const FigureLine& l : f.lines)
-    if (l.runs.empty() || l.lengths.empty()) return false;
+    if (l.runs.empty() || l.x.empty()) return false;
   return true;
 }
 
@@ -202,24 +206,24 @@ LineStats line_stats(const FigureLine& line) {
   const int l_train = line.spec.l_train;
   int n_in = 0, n_out = 0;
   std::vector<double> lens, errs;
-  for (size_t i = 0; i < line.lengths.size(); ++i) {
-    const double m = line.mse_mean[i];
-    if (line.lengths[i] <= l_train) {
+  for (size_t i = 0; i < line.x.size(); ++i) {
+    const double m = line.value_mean[i];
+    if (line.x[i] <= l_train) {
       s.mse_within += m;
       ++n_in;
     } else {
       s.mse_beyond += m;
       s.mse_max_beyond = std::max(s.mse_max_beyond, m);
-      lens.push_back(line.lengths[i]);
+      lens.push_back(line.x[i]);
       errs.push_back(m);
       ++n_out;
     }
   }
   if (n_in) s.mse_within /= n_in;
   if (n_out) s.mse_beyond /= n_out;
-  if (!line.mse_mean.empty()) s.mse_at_l_test = line.mse_mean.back();
+  if (!line.value_mean.empty()) s.mse_at_l_test = line.value_mean.back();
   s.beyond_trend = spearman(lens, errs);
-  s.growth = fit_error_growth(line.spec.task, l_train, line.lengths, line.mse_mean);
+  s.growth = fit_error_growth(line.spec.task, l_train, line.x, line.value_mean);
   return s;
 }
 
@@ -255,6 +259,7 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
   if (auto f = find(figures, "4a"); f && complete(*f)) claims += claim_growth(*f, true);
   if (auto f = find(figures, "1a"); f && complete(*f)) claims += claim_growth(*f, false);
   out += claims.empty() ? "No figure of the paper with all its runs is in this folder.\n" : claims;
+  out += token_tasks_section(figures);
 
   out += "\n## Figures\n";
   for (const FigureSummary& f : figures) {
@@ -262,7 +267,8 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
                        f.spec->title, f.spec->name, f.spec->name);
     if (f.missing_runs > 0)
       out += fmt::format("{} planned run(s) are missing or diverged.\n\n", f.missing_runs);
-    out += stats_table(f);
+    out += f.spec->metric == "mse" ? stats_table(f)
+                                   : "Its numbers are in [Token tasks](#token-tasks).\n";
   }
   return out;
 }

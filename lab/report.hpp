@@ -1,6 +1,7 @@
 #pragma once
 // report.md: for each claim the paper makes about its synthetic figures, the numbers measured in
-// this experiment that bear on it and whether they support it. Computed from the results only.
+// this experiment that bear on it and whether they support it; then the token tasks' figures
+// (lab/token_report.hpp); then every figure with its numbers. Computed from the results only.
 #include <map>
 #include <string>
 #include <vector>
@@ -11,7 +12,7 @@
 
 namespace lenlab {
 
-// Per-line numbers the report is made of (exposed for tests).
+// Per-line numbers of an MSE figure the report is made of (exposed for tests).
 struct LineStats {
   double train_loss = 0;  // final train loss, mean over seeds (on f(y))
   double mse_within = 0;  // mean MSE over lengths 1..l_train (mean over seeds)

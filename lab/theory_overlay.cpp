@@ -10,6 +10,8 @@
 namespace lenlab {
 
 std::vector<TheoryCurve> theory_curves(const FigureSummary& figure) {
+  // The theory predicts a test MSE against length: nothing to draw over a token figure.
+  if (figure.spec && (figure.spec->metric != "mse" || figure.spec->plot != "length")) return {};
   std::set<int> l_trains;
   const TrainSpec* setting = nullptr;
   for (const FigureLine& line : figure.lines) {

@@ -3,12 +3,124 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <utility>
+
+#include "results/figure_metric.hpp"
 
 namespace lenlab {
 
+namespace {
+
+// One run's values: (x, value), ascending by x.
+using Curve = std::vector<std::pair<int, double>>;
+
+// The metric at each length the run was tested at: the mean over the length's rows (one row, or
+// passkey's depth cells). results.csv is ascending by length, so a length's rows are adjacent.
+Curve length_curve(const RunRecord& r, const std::string& metric) {
+  Curve out;
+  for (size_t i = 0; i < r.results.size();) {
+    const int length = r.results[i].length;
+    double sum = 0;
+    int n = 0;
+    for (; i < r.results.size() && r.results[i].length == length; ++i, ++n)
+      sum += metric_value(r.results[i], metric);
+    out.push_back({length, sum / n});  // one row: its value exactly (scalar figures unchanged)
+  }
+  return out;
+}
+
+// The excess cross-entropy at each position of the run's longest test length (markov).
+Curve position_curve(const RunRecord& r) {
+  Curve out;
+  for (const PositionResult& p : r.positions)
+    out.push_back({p.position, p.cross_entropy - p.entropy});
+  return out;
+}
+
+// line.x and the mean, min and max over seeds: every x any run has, each over the runs that have
+// it (runs of one line share their lengths; a run cut short has fewer).
+void summarize_over_seeds(const std::vector<Curve>& curves, FigureLine& line) {
+  std::vector<int> xs;
+  for (const Curve& c : curves)
+    for (const auto& [x, v] : c) xs.push_back(x);
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  for (const int x : xs) {
+    double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    int n = 0;
+    for (const Curve& c : curves) {
+      const auto at = std::lower_bound(
+          c.begin(), c.end(), x, [](const auto& point, int key) { return point.first < key; });
+      if (at == c.end() || at->first != x) continue;
+      const double v = at->second;
+      sum += v;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      ++n;
+    }
+    if (n == 0) continue;
+    line.x.push_back(x);
+    line.value_mean.push_back(sum / n);
+    line.value_min.push_back(lo);
+    line.value_max.push_back(hi);
+  }
+}
+
+// line.depths and line.grid from the runs' (length, depth) cells; line.x must hold the lengths.
+void depth_grid(const std::string& metric, FigureLine& line) {
+  for (const RunRecord* r : line.runs)
+    for (const LengthResult& row : r->results)
+      if (row.depth >= 0) line.depths.push_back(row.depth);
+  std::sort(line.depths.begin(), line.depths.end());
+  line.depths.erase(std::unique(line.depths.begin(), line.depths.end()), line.depths.end());
+  const size_t n_depths = line.depths.size();
+  std::vector<double> sum(line.x.size() * n_depths, 0.0);
+  std::vector<int> count(sum.size(), 0);
+  for (const RunRecord* r : line.runs)
+    for (const LengthResult& row : r->results) {
+      if (row.depth < 0) continue;
+      const size_t i = std::lower_bound(line.x.begin(), line.x.end(), row.length) - line.x.begin();
+      const size_t j =
+          std::lower_bound(line.depths.begin(), line.depths.end(), row.depth) - line.depths.begin();
+      if (i == line.x.size() || line.x[i] != row.length) continue;  // every length is in x
+      sum[i * n_depths + j] += metric_value(row, metric);
+      ++count[i * n_depths + j];
+    }
+  line.grid.resize(sum.size());
+  for (size_t k = 0; k < sum.size(); ++k)
+    line.grid[k] = count[k] ? sum[k] / count[k] : std::numeric_limits<double>::quiet_NaN();
+}
+
+// A number, or an empty cell when it does not apply (NaN).
+std::string cell(double v) {
+  return std::isnan(v) ? "" : fmt::format("{:.9g}", v);
+}
+
+constexpr const char* kCsvHeader =
+    "figure,line,run_id,task,pe,reparam,reparam_shift,l_train,l_test,steps,seed,length,mse,"
+    "mean_prediction,mean_target,mse_reparam,final_train_loss,depth,position,token_accuracy,"
+    "exact_match,cross_entropy,excess_ce,entropy\n";
+
+// The columns every row has, up to seed: figure .. seed, then length (reparam and reparam_shift
+// empty for a token task, which has no target map).
+std::string row_head(const FigureSummary& fig, const FigureLine& line, const RunRecord& r,
+                     bool token) {
+  const TrainSpec& s = r.spec;
+  return fmt::format("{},{},{},{},{},{},{},{},{},{},{}", fig.spec->name, line.label, r.id, s.task,
+                     s.pe, token ? "" : fmt::format("\"{}\"", s.reparam),
+                     token ? "" : fmt::format("{}", s.reparam_shift), s.l_train, s.l_test, s.steps,
+                     s.seed);
+}
+
+}  // namespace
+
 FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint64_t>& seeds,
                                const std::map<std::string, RunRecord>& runs) {
+  if (figure.metric.empty())
+    throw std::invalid_argument("summarize_figure: figure '" + figure.name + "' has no metric");
   FigureSummary out;
   out.spec = &figure;
   for (size_t i = 0; i < figure.values.size(); ++i) {
@@ -24,50 +136,45 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
       }
       line.runs.push_back(&it->second);
     }
-    // Every length any seed's run was tested at (runs of one line share their lengths; a run cut
-    // short has fewer), ascending.
-    std::vector<int> lengths;
+    std::vector<Curve> curves;
     for (const RunRecord* r : line.runs)
-      for (const LengthResult& x : r->results) lengths.push_back(x.length);
-    std::sort(lengths.begin(), lengths.end());
-    lengths.erase(std::unique(lengths.begin(), lengths.end()), lengths.end());
-    for (const int l : lengths) {
-      double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
-      int n = 0;
-      for (const RunRecord* r : line.runs) {
-        const auto at =
-            std::lower_bound(r->results.begin(), r->results.end(), l,
-                             [](const LengthResult& x, int length) { return x.length < length; });
-        if (at == r->results.end() || at->length != l) continue;
-        const double mse = at->mse;
-        sum += mse;
-        lo = std::min(lo, mse);
-        hi = std::max(hi, mse);
-        ++n;
-      }
-      if (n == 0) continue;
-      line.lengths.push_back(l);
-      line.mse_mean.push_back(sum / n);
-      line.mse_min.push_back(lo);
-      line.mse_max.push_back(hi);
-    }
+      curves.push_back(figure.plot == "position" ? position_curve(*r)
+                                                 : length_curve(*r, figure.metric));
+    summarize_over_seeds(curves, line);
+    if (figure.plot == "depth") depth_grid(figure.metric, line);
     out.lines.push_back(std::move(line));
   }
   return out;
 }
 
 std::string figure_csv(const FigureSummary& fig) {
-  std::string out =
-      "figure,line,run_id,task,pe,reparam,reparam_shift,l_train,l_test,steps,seed,length,mse,"
-      "mean_prediction,mean_target,mse_reparam,final_train_loss\n";
+  std::string out = kCsvHeader;
+  const bool positions = fig.spec->plot == "position";
   for (const FigureLine& line : fig.lines)
-    for (const RunRecord* r : line.runs)
-      for (const LengthResult& x : r->results)
-        out += fmt::format(
-            "{},{},{},{},{},\"{}\",{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g}\n",
-            fig.spec->name, line.label, r->id, r->spec.task, r->spec.pe, r->spec.reparam,
-            r->spec.reparam_shift, r->spec.l_train, r->spec.l_test, r->spec.steps, r->spec.seed,
-            x.length, x.mse, x.mean_prediction, x.mean_target, x.mse_reparam, r->final_train_loss);
+    for (const RunRecord* r : line.runs) {
+      if (positions) {
+        const std::string length =
+            r->results.empty() ? "" : fmt::format("{}", r->results.back().length);
+        for (const PositionResult& p : r->positions)
+          out += fmt::format("{},{},,,,,{:.9g},,{},{:.9g},,{:.9g},{:.9g},{:.9g}\n",
+                             row_head(fig, line, *r, true), length, r->final_train_loss, p.position,
+                             p.token_accuracy, p.cross_entropy, p.cross_entropy - p.entropy,
+                             p.entropy);
+        continue;
+      }
+      for (const LengthResult& x : r->results) {
+        if (!x.token) {
+          out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},,,,,,,\n",
+                             row_head(fig, line, *r, false), x.length, x.mse, x.mean_prediction,
+                             x.mean_target, x.mse_reparam, r->final_train_loss);
+          continue;
+        }
+        out += fmt::format("{},{},,,,,{:.9g},{},,{:.9g},{:.9g},{:.9g},{},\n",
+                           row_head(fig, line, *r, true), x.length, r->final_train_loss,
+                           x.depth < 0 ? "" : fmt::format("{:.9g}", x.depth), x.token_accuracy,
+                           x.exact_match, x.cross_entropy, cell(x.excess_ce));
+      }
+    }
   return out;
 }
 

@@ -1,6 +1,8 @@
 #pragma once
-// A figure's numbers: for each line (a value of the figure's varied setting), the test MSE at
-// every length, over seeds: mean, min and max (the band). Built from the runs on disk.
+// A figure's numbers: for each line (a value of the figure's varied setting), the figure's metric
+// (FigureSpec::metric: test MSE, token accuracy, …) at every test length — or, for a markov
+// position plot, at every position — over seeds: mean, min and max (the band); for a passkey depth
+// plot also a (length × depth) grid. Built from the runs on disk.
 #include <filesystem>
 #include <map>
 #include <string>
@@ -15,10 +17,19 @@ struct FigureLine {
   std::string label;                   // e.g. "rope", "invsqrt", "15"
   TrainSpec spec;                      // the line's settings (seed = the first seed's)
   std::vector<const RunRecord*> runs;  // one per seed found completed
-  std::vector<int> lengths;            // 1..l_test
-  std::vector<double> mse_mean;        // [lengths] mean over seeds
-  std::vector<double> mse_min;         // [lengths]
-  std::vector<double> mse_max;         // [lengths]
+  // The curve. x: the test lengths (plot "length" and "depth"), or the positions 1..L at the
+  // run's longest test length L (plot "position"), ascending: every x any seed's run has.
+  // A run's value at a length is its metric there; for passkey, the mean over its depth cells.
+  // Position plots: the excess cross-entropy, cross_entropy − entropy (RunRecord::positions).
+  std::vector<int> x;
+  std::vector<double> value_mean;  // [x] mean over the seeds that have x
+  std::vector<double> value_min;   // [x]
+  std::vector<double> value_max;   // [x]
+  // Plot "depth" only (else empty): the depths tested, ascending (cells at random depths, kNoDepth,
+  // are left out: they have no place on a depth axis), and the metric of each (length, depth)
+  // cell, mean over seeds, NaN where no seed's run has the cell.
+  std::vector<double> depths;
+  std::vector<double> grid;  // [x.size() × depths.size()], row-major: grid[i * depths.size() + j]
 };
 
 struct FigureSummary {
@@ -27,13 +38,23 @@ struct FigureSummary {
   int missing_runs = 0;  // planned runs without completed results (diverged or not run)
 };
 
-// `runs` maps run ids to completed runs.
+// `runs` maps run ids to completed runs. figure.metric must be set (std::invalid_argument when
+// empty; parse_experiment_config always sets it).
 FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint64_t>& seeds,
                                const std::map<std::string, RunRecord>& runs);
 
-// Tidy CSV: one row per (line, seed, length): figure, line, run_id, task, pe, reparam,
-// reparam_shift, l_train, l_test, steps, seed, length, mse, mean_prediction, mean_target,
-// mse_reparam, final_train_loss.
+// Tidy CSV with one header for every kind of figure, so an experiment's figures concatenate into
+// one table:
+//   figure, line, run_id, task, pe, reparam, reparam_shift, l_train, l_test, steps, seed, length,
+//   mse, mean_prediction, mean_target, mse_reparam, final_train_loss,
+//   depth, position, token_accuracy, exact_match, cross_entropy, excess_ce, entropy
+// Rows: one per (line, seed, length) for a scalar task; one per (line, seed, length, depth) for a
+// token task (one depth per length but for passkey); one per (line, seed, position) for a position
+// plot, its length being the run's longest test length. Cells that do not apply to a row are empty:
+// a scalar row's token columns; a token row's mse, mean_prediction, mean_target, mse_reparam,
+// reparam and reparam_shift (token tasks have no target map); depth unless a passkey cell at a
+// fixed depth; excess_ce unless markov; position and entropy unless a position row (whose
+// exact_match is empty).
 std::string figure_csv(const FigureSummary& fig);
 
 }  // namespace lenlab

@@ -4,6 +4,14 @@
 // lenlab: `cd DIR && gnuplot fig1a.gp`), and gnuplot turns them into fig<NAME>.png and .svg.
 // gnuplot is optional: without it the .dat and .gp are still written and the caller prints
 // gnuplot_missing_message.
+//
+// What is drawn follows the figure's plot and metric (results/figure_metric.hpp):
+//   plot "length", "position": a line per FigureLine (mean over seeds, min–max band) against test
+//     length or position, the training range shaded; the y axis per metric: the MSE on a log axis
+//     of whole decades, accuracy and exact match on [0, 1], cross-entropies linear over the data
+//     (the excess with a dotted line at 0, a perfect model's value);
+//   plot "depth" (plots/gnuplot_heatmap.cpp): a heatmap panel per line, test length × key depth,
+//     the metric as colour on a fixed palette, the end of the training lengths a dashed line.
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -29,7 +37,7 @@ struct TheoryCurve {
 // be found. Returns true when both fig<NAME>.png and fig<NAME>.svg were written, false when gnuplot
 // is missing. Images from an earlier render are removed first, so the images on disk always match
 // the .dat or are absent. A gnuplot that runs but fails is a UsageError with its error line.
-// `fig.spec` must be set (its name, title and vary are drawn).
+// `fig.spec` must be set, with a metric (its name, title, vary, plot and metric are drawn).
 bool render_figure(const FigureSummary& fig, const std::filesystem::path& dir,
                    const PlotOptions& opt, const std::vector<TheoryCurve>& theory = {});
 

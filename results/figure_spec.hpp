@@ -23,9 +23,12 @@ struct FigureSpec {
   //   plot "position": markov only: the excess cross-entropy against position at the longest
   //     test length (RunRecord::positions), a line per value.
   // metric: "mse" (scalar tasks, the default for them), "token_accuracy" (the default for token
-  // tasks), "exact_match", "cross_entropy" or "excess_ce" (markov) — LengthResult's fields.
+  // tasks but markov), "exact_match", "cross_entropy" or "excess_ce" (markov, its default) —
+  // LengthResult's fields (results/figure_metric.hpp has the lists and the rules).
   std::string plot = "length";
-  std::string metric;  // empty: the task's default
+  // Never empty once parse_experiment_config has checked the figure: a config without `metric`
+  // gets its lines' default. plots/ refuses an empty one (a FigureSpec made by hand must say).
+  std::string metric;
   // The seeds line i is run with: the experiment's, or, when the figure varies the seed itself
   // (vary = "seed"), its own value alone.
   std::vector<uint64_t> line_seeds(size_t line, const std::vector<uint64_t>& seeds) const;

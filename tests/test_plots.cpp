@@ -59,6 +59,7 @@ TestFigure make_figure(const std::string& name, const std::vector<std::string>& 
   f.spec.name = name;
   f.spec.title = "Length prediction: fails past l_train";
   f.spec.vary = "pe";
+  f.spec.metric = "mse";
   for (size_t i = 0; i < labels.size(); ++i) {
     FigureLine line;
     line.label = labels[i];
@@ -67,10 +68,10 @@ TestFigure make_figure(const std::string& name, const std::vector<std::string>& 
     for (int l = 1; l <= l_test; ++l) {
       const double past = std::max(0, l - l_trains[i]);
       const double mean = 1e-5 * std::pow(1.0 + past, 1.0 + 0.5 * static_cast<double>(i));
-      line.lengths.push_back(l);
-      line.mse_mean.push_back(mean);
-      line.mse_min.push_back(mean / 2);
-      line.mse_max.push_back(mean * 2);
+      line.x.push_back(l);
+      line.value_mean.push_back(mean);
+      line.value_min.push_back(mean / 2);
+      line.value_max.push_back(mean * 2);
     }
     f.summary.lines.push_back(line);
   }
@@ -86,8 +87,8 @@ bool starts_with_png_signature(const std::string& bytes) {
 TEST_CASE("plots: the .dat holds one block per curve with a row per finite length") {
   TestFigure f = make_figure("t1", {"nope", "rope"}, {10, 10}, 20);
   FigureLine& rope = f.summary.lines[1];
-  rope.mse_mean[4] = std::numeric_limits<double>::quiet_NaN();  // left out, the curve breaks
-  rope.mse_mean[5] = 0.0;                                       // drawn at the floor
+  rope.value_mean[4] = std::numeric_limits<double>::quiet_NaN();  // left out, the curve breaks
+  rope.value_mean[5] = 0.0;                                       // drawn at the floor
   FigureLine empty;
   empty.label = "alibi";
   f.summary.lines.push_back(empty);  // no completed run: no block, but in the key

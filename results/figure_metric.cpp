@@ -1,0 +1,52 @@
+#include "results/figure_metric.hpp"
+
+#include <stdexcept>
+
+namespace lenlab {
+
+std::vector<std::string> plot_kinds() {
+  return {"length", "depth", "position"};
+}
+
+std::vector<std::string> metric_names() {
+  return {"mse", "token_accuracy", "exact_match", "cross_entropy", "excess_ce"};
+}
+
+std::vector<std::string> task_metrics(TaskKind task) {
+  if (!is_token_task(task)) return {"mse"};
+  if (task == TaskKind::kMarkov)
+    return {"token_accuracy", "exact_match", "cross_entropy", "excess_ce"};
+  return {"token_accuracy", "exact_match", "cross_entropy"};
+}
+
+std::string default_metric(TaskKind task) {
+  if (!is_token_task(task)) return "mse";
+  return task == TaskKind::kMarkov ? "excess_ce" : "token_accuracy";
+}
+
+bool metric_is_fraction(const std::string& metric) {
+  return metric == "token_accuracy" || metric == "exact_match";
+}
+
+std::string metric_label(const std::string& metric) {
+  if (metric == "mse") return "test MSE";
+  if (metric == "token_accuracy") return "token accuracy";
+  if (metric == "exact_match") return "exact match (fraction of sequences)";
+  if (metric == "cross_entropy") return "cross-entropy (nats)";
+  if (metric == "excess_ce") return "excess cross-entropy (nats)";
+  throw std::invalid_argument("metric_label: unknown metric '" + metric + "'");
+}
+
+double metric_value(const LengthResult& row, const std::string& metric) {
+  if (metric == "mse" && !row.token) return row.mse;
+  if (row.token) {
+    if (metric == "token_accuracy") return row.token_accuracy;
+    if (metric == "exact_match") return row.exact_match;
+    if (metric == "cross_entropy") return row.cross_entropy;
+    if (metric == "excess_ce") return row.excess_ce;
+  }
+  throw std::invalid_argument("metric_value: a " + std::string(row.token ? "token" : "scalar") +
+                              " result has no metric '" + metric + "'");
+}
+
+}  // namespace lenlab

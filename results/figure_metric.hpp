@@ -1,0 +1,34 @@
+#pragma once
+// What a figure can draw (FigureSpec::plot and ::metric), by the names configs use, and how each
+// metric is read from a test result. lab/ checks a config's choices against these lists; plots/
+// and the report read the numbers and the axis text from here, so the names cannot drift apart.
+#include <string>
+#include <vector>
+
+#include "tasks/task.hpp"
+#include "train/evaluate.hpp"
+
+namespace lenlab {
+
+// "length", "depth" (passkey), "position" (markov).
+std::vector<std::string> plot_kinds();
+// "mse", "token_accuracy", "exact_match", "cross_entropy", "excess_ce".
+std::vector<std::string> metric_names();
+// The metrics a task has: mse for the scalar tasks; the token metrics for the token tasks
+// (excess_ce for markov only).
+std::vector<std::string> task_metrics(TaskKind task);
+// What a figure draws when its config names no metric: mse (scalar tasks), excess_ce (markov),
+// token_accuracy (every other token task).
+std::string default_metric(TaskKind task);
+
+// A fraction in [0, 1] where higher is better (token_accuracy, exact_match).
+bool metric_is_fraction(const std::string& metric);
+// The y-axis (or colour-box) text, e.g. "token accuracy" or "excess cross-entropy (nats)".
+std::string metric_label(const std::string& metric);
+
+// The metric's value in one result row (a length, or a passkey (length, depth) cell). A metric a
+// row does not carry (mse of a token row, a token metric of a scalar row) is a
+// std::invalid_argument: configs are checked before any result is read.
+double metric_value(const LengthResult& row, const std::string& metric);
+
+}  // namespace lenlab
