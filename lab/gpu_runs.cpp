@@ -4,12 +4,23 @@
 
 #include <fmt/format.h>
 
+#include "tasks/token_tasks.hpp"
+
 namespace lenlab {
 
 std::string gpu_group_key(const TrainSpec& spec) {
-  const bool learned = spec.pe == "learned";  // its table has l_test + 2 rows
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", spec.n_layer, spec.d_model, spec.n_head, spec.d_ff,
-                     spec.pe, learned ? spec.l_test : 0, spec.steps, spec.batch_size);
+  // The task fixes the vocabulary and the heads; a learned table has as many rows as the longest
+  // test sequence has tokens.
+  const TaskKind task = parse_task(spec.task);
+  const TokenTaskSettings token{spec.n_symbols, spec.key_length, spec.markov_order,
+                                spec.markov_concentration, spec.markov_seed};
+  const bool learned = spec.pe == "learned";
+  const bool heads = is_token_task(task);
+  const int vocab = heads ? token_vocab_size(task, token) : task_vocab_size(task);
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", spec.n_layer, spec.d_model, spec.n_head,
+                     spec.d_ff, spec.pe, heads ? "token" : "scalar", vocab,
+                     learned ? tokens_per_sequence(task, token, spec.l_test) : 0, spec.steps,
+                     spec.batch_size);
 }
 
 }  // namespace lenlab

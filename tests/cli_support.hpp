@@ -98,7 +98,8 @@ inline std::vector<std::map<std::string, std::string>> read_csv(const fs::path& 
   const std::vector<std::string> header = split(lines[0], ',');
   std::vector<std::map<std::string, std::string>> rows;
   for (size_t i = 1; i < lines.size(); ++i) {
-    const std::vector<std::string> cells = split(lines[i], ',');
+    std::vector<std::string> cells = split(lines[i], ',');
+    if (!lines[i].empty() && lines[i].back() == ',') cells.emplace_back();  // an empty last cell
     REQUIRE(cells.size() == header.size());
     std::map<std::string, std::string> row;
     for (size_t j = 0; j < cells.size(); ++j) row[header[j]] = cells[j];

@@ -116,7 +116,8 @@ TEST_CASE("on the GPU, runs train together exactly when they share a model shape
            [](TrainSpec& s) { s.pe = "rope"; }, [](TrainSpec& s) { s.d_model = 32; },
            [](TrainSpec& s) { s.n_layer = 3; }, [](TrainSpec& s) { s.n_head = 2; },
            [](TrainSpec& s) { s.d_ff = 128; }, [](TrainSpec& s) { s.steps = 10; },
-           [](TrainSpec& s) { s.batch_size = 32; }}) {
+           [](TrainSpec& s) { s.batch_size = 32; },
+           [](TrainSpec& s) { s.task = "copy"; }}) {  // a token task: its vocabulary and head
     TrainSpec c = a;
     change(c);
     CHECK(gpu_group_key(c) != gpu_group_key(a));
@@ -126,6 +127,19 @@ TEST_CASE("on the GPU, runs train together exactly when they share a model shape
   l1.pe = l2.pe = "learned";
   l2.l_test = 60;
   CHECK(gpu_group_key(l1) != gpu_group_key(l2));
+  // Token tasks: one vocabulary and head, one group; another vocabulary, another group; copy's
+  // learned table has 2·l_test + 2 rows, parity's l_test + 3.
+  TrainSpec copy = a, reverse = a, parity = a;
+  copy.task = "copy";
+  reverse.task = "reverse";
+  parity.task = "parity";
+  CHECK(gpu_group_key(copy) == gpu_group_key(reverse));
+  CHECK(gpu_group_key(copy) != gpu_group_key(parity));  // 6 tokens, not 20
+  reverse.n_symbols = 8;
+  CHECK(gpu_group_key(copy) != gpu_group_key(reverse));
+  copy.pe = parity.pe = "learned";
+  parity.n_symbols = 2;  // parity has 6 tokens whatever n_symbols says
+  CHECK(gpu_group_key(copy) != gpu_group_key(parity));
   // The paper's reproduction: one group per positional encoding.
   const ExperimentConfig config = parse_experiment_config(paper_config_text(), "paper");
   std::set<std::string> keys;

@@ -374,3 +374,60 @@ TEST_CASE("lenlab train on markov writes positions.csv, and passkey a row per le
   CHECK(cells[5].at("length") == "5");
   CHECK(!fs::exists(dir / "passkey" / "positions.csv"));
 }
+
+TEST_CASE("a token experiment runs end to end: length, depth and position figures and the report") {
+  const fs::path dir = run_dir("token-experiment");
+  const fs::path config = dir / "tokens.toml";
+  write_raw(config, R"(seeds = [1, 2]
+[defaults]
+steps = 20
+batch_size = 8
+n_layer = 1
+d_model = 8
+n_head = 2
+d_ff = 16
+eval_samples = 6
+key_length = 2
+l_train = 4
+lengths = "3..6"
+[figures.pk]
+task = "passkey"
+depths = "0,1"
+vary = "pe"
+values = ["nope", "alibi"]
+[figures.pk_depth]
+task = "passkey"
+depths = "0,1"
+plot = "depth"
+metric = "exact_match"
+vary = "pe"
+values = ["nope", "alibi"]
+[figures.mk]
+task = "markov"
+n_symbols = 3
+plot = "position"
+vary = "pe"
+values = ["nope", "rope"]
+)");
+  const fs::path out = dir / "out";
+  const CliResult r = run_cli({"run", config.string(), "--jobs", "2", "--out", out.string()});
+  INFO(r.err);
+  REQUIRE(r.rc == 0);
+  // pk and pk_depth share their 4 runs; mk has 4 of its own.
+  int runs = 0;
+  for (const auto& e : fs::directory_iterator(out / "runs")) runs += e.is_directory();
+  CHECK(runs == 8);
+  // A row per line × seed × length (passkey's per depth too) or per position: one header for all.
+  const auto pk = read_csv(out / "figpk.csv");
+  CHECK(pk.size() == 2 * 2 * 4 * 2);
+  CHECK(pk.front().at("depth") == "0");
+  CHECK(!pk.front().at("exact_match").empty());
+  const auto mk = read_csv(out / "figmk.csv");
+  CHECK(mk.size() == 2 * 2 * 6);  // positions 1..6 of length 6
+  CHECK(mk.back().at("position") == "6");
+  for (const char* f : {"figpk.gp", "figpk_depth.gp", "figmk.gp", "figpk_depth.dat"})
+    CHECK(fs::exists(out / f));
+  const std::string report = read_text(out / "report.md");
+  CHECK(report.find("## Token tasks") != std::string::npos);
+  CHECK(report.find("### Figure pk_depth") != std::string::npos);
+}
