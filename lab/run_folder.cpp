@@ -167,7 +167,8 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
     const bool every = spec_.lengths.empty();
     if (n_in_range > 0)
       *log << fmt::format(" {:.3e} for {}", in_range / n_in_range,
-                          every ? fmt::format("lengths 1..{}", spec_.l_train)
+                          every ? fmt::format("lengths {}..{}", results.front().length,
+                                              spec_.l_train)
                                 : fmt::format("{} lengths <= {}", n_in_range, spec_.l_train));
     if (n_beyond > 0)
       *log << fmt::format("{} {:.3e} for {}", n_in_range > 0 ? "," : "", beyond / n_beyond,

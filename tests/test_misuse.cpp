@@ -156,6 +156,8 @@ const std::vector<Misuse>& table() {
         {train({"--task", "passkey", "--depths", "0,,1"}), 2, "empty item"},
         {train({"--depths", ""}), 2, "--depths"},
         {train({"--task", "copy", "--reparam", "sqrt"}), 2, "--reparam"},
+        {train({"--task", "copy", "--l-test", "50000", "--eval-samples", "500"}), 2,
+         "--max-time"},
         {train({"--task", "parity", "--reparam-shift", "1"}), 2, "--reparam-shift"},
         // ---- lenlab eval (a trained run's rows: tests/test_eval.cpp)
         {{"eval", "{dir}", "--depths", "2", "--out", "{out}"}, 2, "--depths"},
