@@ -250,6 +250,57 @@ TEST_CASE("100 training steps on the GPU track the CPU's loss curve, and its eva
   }
 }
 
+TEST_CASE("token tasks on the GPU: the loss curve tracks the CPU's, and so do their metrics") {
+  const fs::path dir = fresh("token-curve");
+  for (const char* task : {"copy", "passkey", "markov"}) {
+    CAPTURE(task);
+    TrainSpec spec;
+    spec.task = task;
+    spec.pe = "alibi";
+    spec.n_symbols = 6;
+    spec.key_length = 2;
+    spec.l_train = 6;
+    spec.l_test = 9;
+    spec.steps = 100;
+    spec.optimizer.warmup_steps = 20;
+    spec.eval_samples = 64;
+    RunOptions cpu_run, gpu_run;
+    cpu_run.out = dir / (std::string(task) + "-cpu");
+    cpu_run.device = "cpu";
+    gpu_run.out = dir / (std::string(task) + "-gpu");
+    gpu_run.device = "cuda";
+    REQUIRE(run_train(spec, cpu_run) == kExitOk);
+    REQUIRE(run_train(spec, gpu_run) == kExitOk);
+    const CurveGap gap = curve_gap(read_loss_csv(gpu_run.out), read_loss_csv(cpu_run.out));
+    std::printf(
+        "  %s: cross-entropy GPU vs CPU, steps 1..5 within %.2e; 10-step means within %.2e\n", task,
+        gap.first, gap.windows);
+    CHECK(gap.first < 1e-5);
+    CHECK(gap.windows < 0.15);
+
+    // The GPU's evaluation of its weights against the CPU's evaluation of the same weights.
+    const ResolvedSpec resolved = resolve(spec);
+    Transformer<float> trained(resolved.model);
+    load_checkpoint(gpu_run.out / "model.safetensors", resolved.model, trained.params());
+    const std::vector<LengthResult> cpu_res = evaluate(trained, {eval_job(resolved, spec)})[0];
+    const std::vector<LengthResult> gpu_res = load_results(gpu_run.out);
+    REQUIRE(cpu_res.size() == gpu_res.size());
+    double worst_ce = 0;
+    for (size_t i = 0; i < cpu_res.size(); ++i) {
+      CHECK(cpu_res[i].length == gpu_res[i].length);
+      CHECK(cpu_res[i].depth == gpu_res[i].depth);
+      // An argmax may flip where two logits tie to float rounding: one answer row in 64 at most.
+      CHECK(std::abs(cpu_res[i].token_accuracy - gpu_res[i].token_accuracy) <=
+            1.0 / (64.0 * cpu_res[i].n_answer_tokens) + 1e-12);
+      worst_ce = std::max(worst_ce, std::abs(cpu_res[i].cross_entropy - gpu_res[i].cross_entropy) /
+                                        cpu_res[i].cross_entropy);
+    }
+    std::printf("  %s: test cross-entropy of the same weights, GPU vs CPU: within %.2e relative\n",
+                task, worst_ce);
+    CHECK(worst_ce < 1e-4);
+  }
+}
+
 TEST_CASE(
     "a group of runs on the GPU trains each run as it trains alone, and divergence stays local") {
   const fs::path dir = fresh("group");
