@@ -161,6 +161,37 @@ TEST_CASE("token evaluation: every metric equals brute force over the logits, in
   }
 }
 
+TEST_CASE("runs evaluated together at different depths each get their own cells and lengths") {
+  TokenTaskSettings settings;
+  settings.n_symbols = 5;
+  settings.key_length = 2;
+  Model<CpuBackend<float>> model(token_model(TaskKind::kPasskey, settings, 12), 2);
+  model.init(0, 1);
+  model.init(1, 2);
+  std::vector<EvalJob> jobs(2);
+  for (EvalJob& j : jobs) {
+    j.task = TaskKind::kPasskey;
+    j.lengths = {3, 4};
+    j.eval_samples = 4;
+    j.eval_seed = 1;
+    j.token_settings = &settings;
+  }
+  jobs[0].depths = {0.0};
+  jobs[1].depths = {0.0, 1.0};
+  std::vector<std::vector<int>> done(2);
+  const auto results = evaluate(model, jobs, [&](int k, int l) { done[k].push_back(l); });
+  CHECK(results[0].size() == 2);
+  CHECK(results[1].size() == 4);
+  CHECK(done[0] == std::vector<int>{3, 4});
+  CHECK(done[1] == std::vector<int>{3, 4});
+  // Model 0 alone gives the same numbers: sharing a forward changes nothing.
+  Transformer<float> alone(token_model(TaskKind::kPasskey, settings, 12));
+  alone.init(1);
+  const auto single = evaluate(alone, {jobs[0]})[0];
+  for (size_t i = 0; i < 2; ++i)
+    CHECK(single[i].cross_entropy == doctest::Approx(results[0][i].cross_entropy).epsilon(1e-5));
+}
+
 TEST_CASE("a token loss with all its weight on one row is that row's cross-entropy by hand") {
   TokenTaskSettings settings;
   settings.n_symbols = 3;

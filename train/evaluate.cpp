@@ -43,8 +43,7 @@ LengthResult LengthScorer::finish() const {
   return r;
 }
 
-TokenScorer::TokenScorer(const Batch& batch, TaskKind task, const MarkovChain* chain, int length,
-                         double depth)
+TokenScorer::TokenScorer(const Batch& batch, const double* entropy, int length, double depth)
     : batch_(batch), offsets_(token_readout_offsets(batch)) {
   const size_t R = batch.token.rows.size();
   log_p_.assign(R, 0.0);
@@ -58,10 +57,7 @@ TokenScorer::TokenScorer(const Batch& batch, TaskKind task, const MarkovChain* c
   for (int s = 0; s < batch.n_seq(); ++s)
     if (offsets_[s + 1] - offsets_[s] != r_.n_answer_tokens)
       throw std::logic_error("TokenScorer: sequences of one length with different answer rows");
-  if (task == TaskKind::kMarkov) {
-    if (!chain) throw std::logic_error("TokenScorer: markov needs its chain");
-    entropy_ = chain->position_entropy(length);
-  }
+  if (entropy) entropy_.assign(entropy, entropy + length);
 }
 
 void TokenScorer::add(int r, double log_p_label, bool correct) {

@@ -67,12 +67,12 @@ class LengthScorer {
 };
 
 // One length (and depth) of a token task, accumulated like LengthScorer: add(r, …) for every
-// answer row r of the batch (its index in batch.token), then finish(). `chain` (markov only) gives
-// the exact entropies; null otherwise.
+// answer row r of the batch (its index in batch.token), then finish(). `entropy` (markov only:
+// the chain's H_1, H_2, … for at least `length` positions) gives the exact entropies; null
+// otherwise.
 class TokenScorer {
  public:
-  TokenScorer(const Batch& batch, TaskKind task, const MarkovChain* chain, int length,
-              double depth);
+  TokenScorer(const Batch& batch, const double* entropy, int length, double depth);
   // Answer row r: the log-probability the model gave its label, and whether its argmax was it.
   void add(int r, double log_p_label, bool correct);
   LengthResult finish() const;

@@ -33,10 +33,18 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       for (const double d : depths_of(j)) cells.emplace_back(l, d);
   std::sort(cells.begin(), cells.end());
   cells.erase(std::unique(cells.begin(), cells.end()), cells.end());
+  // Each Markov chain's exact entropies H_1..H_L, once, for the longest length it is tested at.
+  std::map<const MarkovChain*, std::vector<double>> entropies;
+  for (const EvalJob& j : jobs)
+    if (j.task == TaskKind::kMarkov && !j.lengths.empty()) {
+      if (!j.chain) throw std::invalid_argument("evaluate: markov needs its chain");
+      std::vector<double>& h = entropies[j.chain];
+      if (static_cast<int>(h.size()) < j.lengths.back())
+        h = j.chain->position_entropy(j.lengths.back());
+    }
   std::vector<std::vector<LengthResult>> results(K);
   PackedBatch<B> packed;
-  for (size_t c = 0; c < cells.size(); ++c) {
-    const auto [l, depth] = cells[c];
+  for (const auto& [l, depth] : cells) {
     // Runs with the same task and evaluation settings share one evaluation set.
     std::map<std::string, Batch> sets;
     std::vector<const Batch*> full(K, nullptr);
@@ -65,7 +73,9 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
                  .first;
       full[k] = &it->second;
       if (token)
-        token_scorers[k].emplace(it->second, j.task, j.chain, l, depth);
+        token_scorers[k].emplace(
+            it->second, j.task == TaskKind::kMarkov ? entropies.at(j.chain).data() : nullptr, l,
+            depth);
       else
         scorers[k].emplace(it->second, *j.reparam, l);
       n_max = std::max(n_max, it->second.n_seq());
@@ -122,12 +132,13 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
         }
       }
     }
-    // A length is done for run k after its last depth.
+    // A length is done for run k after its own last depth.
     for (int k = 0; k < K; ++k) {
       if (scorers[k]) results[k].push_back(scorers[k]->finish());
       if (token_scorers[k]) results[k].push_back(token_scorers[k]->finish());
-      const bool last_depth = c + 1 == cells.size() || cells[c + 1].first != l;
-      if (full[k] && last_depth && on_length) on_length(k, l);
+      const std::vector<double> depths = depths_of(jobs[k]);
+      if (full[k] && on_length && depth == *std::max_element(depths.begin(), depths.end()))
+        on_length(k, l);
     }
   }
   return results;
