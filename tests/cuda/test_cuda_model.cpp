@@ -109,6 +109,28 @@ CurveGap curve_gap(const std::vector<StepLog>& a, const std::vector<StepLog>& b)
   return gap;
 }
 
+// The same spec trained on the CPU and on the GPU, into dir/<name>-cpu and dir/<name>-gpu; returns
+// the two folders.
+std::pair<fs::path, fs::path> train_on_both(const TrainSpec& spec, const fs::path& dir,
+                                            const std::string& name) {
+  RunOptions cpu_run, gpu_run;
+  cpu_run.out = dir / (name + "-cpu");
+  cpu_run.device = "cpu";
+  gpu_run.out = dir / (name + "-gpu");
+  gpu_run.device = "cuda";
+  REQUIRE(run_train(spec, cpu_run) == kExitOk);
+  REQUIRE(run_train(spec, gpu_run) == kExitOk);
+  return {cpu_run.out, gpu_run.out};
+}
+
+// The CPU's evaluation of the weights a run in `dir` trained (on the GPU), with its settings.
+std::vector<LengthResult> cpu_evaluation_of(const TrainSpec& spec, const fs::path& dir) {
+  const ResolvedSpec resolved = resolve(spec);
+  Transformer<float> trained(resolved.model);
+  load_checkpoint(dir / "model.safetensors", resolved.model, trained.params());
+  return evaluate(trained, {eval_job(resolved, spec)})[0];
+}
+
 }  // namespace
 
 // Runs model (K models) forward on `batches` and backward with dLoss/dz = 1 at every read row
@@ -208,18 +230,12 @@ TEST_CASE("100 training steps on the GPU track the CPU's loss curve, and its eva
     spec.steps = 100;
     spec.optimizer.warmup_steps = 20;
     spec.eval_samples = 64;
-    RunOptions cpu_run, gpu_run;
-    cpu_run.out = dir / (std::string(pe) + "-cpu");
-    cpu_run.device = "cpu";
-    gpu_run.out = dir / (std::string(pe) + "-gpu");
-    gpu_run.device = "cuda";
-    REQUIRE(run_train(spec, cpu_run) == kExitOk);
-    REQUIRE(run_train(spec, gpu_run) == kExitOk);
-    CHECK(read_manifest(cpu_run.out)["device"] == "cpu");
-    CHECK(read_manifest(gpu_run.out)["device"].get<std::string>().rfind("cuda:0 (", 0) == 0);
+    const auto [cpu_out, gpu_out] = train_on_both(spec, dir, pe);
+    CHECK(read_manifest(cpu_out)["device"] == "cpu");
+    CHECK(read_manifest(gpu_out)["device"].get<std::string>().rfind("cuda:0 (", 0) == 0);
 
-    const std::vector<StepLog> cpu_log = read_loss_csv(cpu_run.out);
-    const std::vector<StepLog> gpu_log = read_loss_csv(gpu_run.out);
+    const std::vector<StepLog> cpu_log = read_loss_csv(cpu_out);
+    const std::vector<StepLog> gpu_log = read_loss_csv(gpu_out);
     const CurveGap gap = curve_gap(gpu_log, cpu_log);
     std::printf(
         "  %s: loss GPU vs CPU, steps 1..5 within %.2e relative; 10-step means within "
@@ -229,11 +245,8 @@ TEST_CASE("100 training steps on the GPU track the CPU's loss curve, and its eva
     CHECK(gap.windows < 0.15);
 
     // The GPU's evaluation of its trained model against the CPU's evaluation of the same weights.
-    const ResolvedSpec resolved = resolve(spec);
-    Transformer<float> trained(resolved.model);
-    load_checkpoint(gpu_run.out / "model.safetensors", resolved.model, trained.params());
-    const std::vector<LengthResult> cpu_res = evaluate(trained, {eval_job(resolved, spec)})[0];
-    const std::vector<LengthResult> gpu_res = load_results(gpu_run.out);
+    const std::vector<LengthResult> cpu_res = cpu_evaluation_of(spec, gpu_out);
+    const std::vector<LengthResult> gpu_res = load_results(gpu_out);
     REQUIRE(cpu_res.size() == gpu_res.size());
     double worst_mse = 0;
     for (size_t i = 0; i < cpu_res.size(); ++i) {
@@ -264,14 +277,8 @@ TEST_CASE("token tasks on the GPU: the loss curve tracks the CPU's, and so do th
     spec.steps = 100;
     spec.optimizer.warmup_steps = 20;
     spec.eval_samples = 64;
-    RunOptions cpu_run, gpu_run;
-    cpu_run.out = dir / (std::string(task) + "-cpu");
-    cpu_run.device = "cpu";
-    gpu_run.out = dir / (std::string(task) + "-gpu");
-    gpu_run.device = "cuda";
-    REQUIRE(run_train(spec, cpu_run) == kExitOk);
-    REQUIRE(run_train(spec, gpu_run) == kExitOk);
-    const CurveGap gap = curve_gap(read_loss_csv(gpu_run.out), read_loss_csv(cpu_run.out));
+    const auto [cpu_out, gpu_out] = train_on_both(spec, dir, task);
+    const CurveGap gap = curve_gap(read_loss_csv(gpu_out), read_loss_csv(cpu_out));
     std::printf(
         "  %s: cross-entropy GPU vs CPU, steps 1..5 within %.2e; 10-step means within %.2e\n", task,
         gap.first, gap.windows);
@@ -279,11 +286,8 @@ TEST_CASE("token tasks on the GPU: the loss curve tracks the CPU's, and so do th
     CHECK(gap.windows < 0.15);
 
     // The GPU's evaluation of its weights against the CPU's evaluation of the same weights.
-    const ResolvedSpec resolved = resolve(spec);
-    Transformer<float> trained(resolved.model);
-    load_checkpoint(gpu_run.out / "model.safetensors", resolved.model, trained.params());
-    const std::vector<LengthResult> cpu_res = evaluate(trained, {eval_job(resolved, spec)})[0];
-    const std::vector<LengthResult> gpu_res = load_results(gpu_run.out);
+    const std::vector<LengthResult> cpu_res = cpu_evaluation_of(spec, gpu_out);
+    const std::vector<LengthResult> gpu_res = load_results(gpu_out);
     REQUIRE(cpu_res.size() == gpu_res.size());
     double worst_ce = 0;
     for (size_t i = 0; i < cpu_res.size(); ++i) {
