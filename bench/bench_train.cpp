@@ -1,5 +1,6 @@
 // Training speed of the default configuration on one core, against the same core's speed on a
-// 512×512 single-precision Eigen matrix product. Prints figures; never passes or fails on time.
+// 512×512 single-precision Eigen matrix product, and where a step's time goes (per operation, from
+// one more pass through bench/timed_backend.hpp). Prints figures; never passes or fails on time.
 //
 // FLOPs are counted on real tokens only (the batch is packed: there is no padding to count):
 //   forward  = Σ_linear 2·rows·in·out + Σ_(seq, head) 2·hd·L(L+1)   (q·k and p·v, causal half)
@@ -9,15 +10,21 @@
 #include <omp.h>
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "bench/bench_args.hpp"
+#include "bench/timed_backend.hpp"
 #include "models/backend.hpp"
 #include "models/model.hpp"
+#include "models/model_impl.hpp"  // Model<TimedBackend<…>>
 #include "tasks/task.hpp"
 #include "train/train_spec.hpp"
 #include "train/trainer.hpp"
+#include "train/trainer_impl.hpp"  // train() over it
 
 using namespace lenlab;
 using Clock = std::chrono::steady_clock;
@@ -54,6 +61,33 @@ double forward_flops(const ModelConfig& c, const Batch& b) {
     flops += c.n_layer * c.n_head * 2 * hd * L * (L + 1);
   }
   return flops + 2 * S * (d * d + d);  // the head on the EOS tokens
+}
+
+// One more training pass with every operation timed: per operation its calls and time per step
+// and its share of the step; the rest is the host's own work (batch sampling, packing, the
+// optimizer's bookkeeping, memory helpers).
+void print_op_breakdown(const TrainSpec& spec, const ResolvedSpec& resolved, double best_seconds) {
+  Model<TimedBackend<CpuBackend<float>>> model(resolved.model);
+  model.init(spec.seed);
+  op_tallies().clear();
+  const double seconds = train(model, {{&spec, &resolved}})[0].seconds;
+  std::vector<std::pair<std::string, OpTally>> ops(op_tallies().begin(), op_tallies().end());
+  std::sort(ops.begin(), ops.end(),
+            [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+  const double steps = spec.steps;
+  fmt::print(
+      "  where a step goes (one more pass with every operation timed: {:.2f} s, {:+.1f} % against "
+      "the best pass):\n",
+      seconds, 100 * (seconds / best_seconds - 1));
+  fmt::print("    {:<22} {:>10} {:>12} {:>8}\n", "operation", "calls/step", "us/step", "share");
+  double timed = 0;
+  for (const auto& [name, t] : ops) {
+    timed += t.seconds;
+    fmt::print("    {:<22} {:>10.0f} {:>12.1f} {:>7.1f}%\n", name, t.calls / steps,
+               1e6 * t.seconds / steps, 100 * t.seconds / seconds);
+  }
+  fmt::print("    {:<22} {:>10} {:>12.1f} {:>7.1f}%\n", "the rest (host work)", "",
+             1e6 * (seconds - timed) / steps, 100 * (seconds - timed) / seconds);
 }
 
 }  // namespace
@@ -103,5 +137,6 @@ int main(int argc, char** argv) {
       steps / best_seconds, tokens / best_seconds, train_gflops, steps, best_seconds);
   fmt::print("  512x512 sgemm:     {:6.2f} GFLOP/s (Eigen, same core, best of 5)\n", peak);
   fmt::print("  ratio:             {:6.1f} % of the GEMM peak\n", 100 * train_gflops / peak);
+  print_op_breakdown(spec, resolved, best_seconds);
   return 0;
 }
