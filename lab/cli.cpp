@@ -66,14 +66,14 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_option("--lengths", s.lengths,
                  "Evaluate at these lengths only, e.g. 1..50,64,128 or 64..1024:64 (--l-test "
                  "defaults to the longest)");
-  add_setting(cmd, "--n-symbols", s.n_symbols,
+  add_setting(cmd, "--n-symbols", s.token.n_symbols,
               "Token tasks but parity: content symbols of the vocabulary (recall: every length "
               "<= this)");
-  add_setting(cmd, "--key-length", s.key_length, "passkey: symbols in the key");
-  add_setting(cmd, "--markov-order", s.markov_order, "markov: the chain's order");
-  cmd.add_option("--markov-concentration", s.markov_concentration,
+  add_setting(cmd, "--key-length", s.token.key_length, "passkey: symbols in the key");
+  add_setting(cmd, "--markov-order", s.token.markov_order, "markov: the chain's order");
+  cmd.add_option("--markov-concentration", s.token.markov_concentration,
                  "markov: Dirichlet concentration of each transition row (small: predictable)");
-  add_setting(cmd, "--markov-seed", s.markov_seed, "markov: the chain's seed");
+  add_setting(cmd, "--markov-seed", s.token.markov_seed, "markov: the chain's seed");
   cmd.add_option("--depths", s.depths,
                  "passkey: the key's depths to test at, in [0, 1] or 'random' (default: " +
                      std::string(kDefaultDepths) + ")");

@@ -98,12 +98,13 @@ class TokenPredictionWriter {
 
 // predictions.csv's size: a row per test sequence (enumerated or sampled) holding its input, and
 // for a token task (every depth) its tokens and answer rows (at most ~20 characters each).
-double prediction_bytes(const ResolvedSpec& r, int samples) {
+double prediction_bytes(const ResolvedSpec& r, const TrainSpec& spec) {
+  const int samples = spec.eval_samples;
   double bytes = 0;
   for (const int l : r.test_lengths) {
     if (is_token_task(r.task)) {
       bytes += r.depths.size() * samples *
-               (20.0 * static_cast<double>(tokens_per_sequence(r.task, r.token, l)) + 100);
+               (20.0 * static_cast<double>(tokens_per_sequence(r.task, spec.token, l)) + 100);
       continue;
     }
     const double n = l < 60 ? std::min<double>(samples, std::ldexp(1.0, l)) : samples;
@@ -153,11 +154,11 @@ int run_eval(const EvalOptions& o) {
   // every target the new lengths reach (its inverse is applied to every output).
   const ResolvedSpec resolved = resolve(spec);
   const std::vector<int>& lengths = resolved.test_lengths;
-  const int64_t needed = tokens_per_sequence(resolved.task, resolved.token, lengths.back());
+  const int64_t needed = tokens_per_sequence(resolved.task, spec.token, lengths.back());
   if (config.pe == PositionalEncoding::kLearned && needed > config.max_positions) {
     int longest = lengths.back();
     while (longest > 1 &&
-           tokens_per_sequence(resolved.task, resolved.token, longest) > config.max_positions)
+           tokens_per_sequence(resolved.task, spec.token, longest) > config.max_positions)
       --longest;
     throw UsageError(fmt::format(
         "--lengths: the run's learned position table has {} rows (trained with --l-test {}), so "
@@ -169,7 +170,7 @@ int run_eval(const EvalOptions& o) {
   std::vector<CostPart> extra;
   if (o.predictions)
     extra.push_back(
-        {"predictions.csv", prediction_bytes(resolved, spec.eval_samples),
+        {"predictions.csv", prediction_bytes(resolved, spec),
          fmt::format("--lengths {}, --samples {}", format_lengths(lengths), spec.eval_samples)});
   const WorkEstimate estimate = check_eval_budget(spec, config, o.budget, device.cuda, extra);
   if (o.log && estimate.seconds >= kAnnounceSeconds)

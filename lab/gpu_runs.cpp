@@ -12,8 +12,7 @@ std::string gpu_group_key(const TrainSpec& spec) {
   // The task fixes the vocabulary and the heads; a learned table has as many rows as the longest
   // test sequence has tokens.
   const TaskKind task = parse_task(spec.task);
-  const TokenTaskSettings token{spec.n_symbols, spec.key_length, spec.markov_order,
-                                spec.markov_concentration, spec.markov_seed};
+  const TokenTaskSettings& token = spec.token;
   const bool learned = spec.pe == "learned";
   const bool heads = is_token_task(task);
   const int vocab = heads ? token_vocab_size(task, token) : task_vocab_size(task);

@@ -34,6 +34,7 @@ struct TokenTaskSettings {
   int markov_order = 2;               // markov: the chain's order
   double markov_concentration = 0.5;  // markov: Dirichlet concentration of each transition row
   uint64_t markov_seed = 1;           // markov: the chain's seed (the chain, not the sequences)
+  auto operator<=>(const TokenTaskSettings&) const = default;
 };
 
 // A passkey evaluation cell at random depths (and every other task's "depth").

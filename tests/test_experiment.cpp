@@ -135,10 +135,10 @@ TEST_CASE("on the GPU, runs train together exactly when they share a model shape
   parity.task = "parity";
   CHECK(gpu_group_key(copy) == gpu_group_key(reverse));
   CHECK(gpu_group_key(copy) != gpu_group_key(parity));  // 6 tokens, not 20
-  reverse.n_symbols = 8;
+  reverse.token.n_symbols = 8;
   CHECK(gpu_group_key(copy) != gpu_group_key(reverse));
   copy.pe = parity.pe = "learned";
-  parity.n_symbols = 2;  // parity has 6 tokens whatever n_symbols says
+  parity.token.n_symbols = 2;  // parity has 6 tokens whatever n_symbols says
   CHECK(gpu_group_key(copy) != gpu_group_key(parity));
   // The paper's reproduction: one group per positional encoding.
   const ExperimentConfig config = parse_experiment_config(paper_config_text(), "paper");

@@ -268,7 +268,7 @@ TEST_CASE(
        {"n_symbols", "key_length", "markov_order", "markov_concentration", "markov_seed", "depths"})
     CHECK(!old.contains(key));
   s.task = "copy";
-  s.n_symbols = 8;
+  s.token.n_symbols = 8;
   s.l_train = 5;
   s.l_test = 20;
   CHECK(Json::parse(canonical_spec_text(s)).at("n_symbols") == 8);

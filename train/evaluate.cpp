@@ -118,13 +118,12 @@ TokenOutput score_logits(const T* logits, int vocab, int label) {
   return {static_cast<double>(logits[label]) - m - std::log(sum), argmax};
 }
 template TokenOutput score_logits<float>(const float*, int, int);
-template TokenOutput score_logits<double>(const double*, int, int);
 
 EvalJob eval_job(const ResolvedSpec& resolved, const TrainSpec& spec) {
   EvalJob j = scalar_job(resolved.task, &resolved.reparam, resolved.test_lengths, spec.eval_samples,
                          spec.eval_seed);
   if (is_token_task(resolved.task)) {
-    j.token_settings = &resolved.token;
+    j.token_settings = &spec.token;
     j.chain = resolved.chain.get();
     j.depths = resolved.depths;
   }

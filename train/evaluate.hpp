@@ -76,6 +76,8 @@ class TokenScorer {
   // Answer row r: the log-probability the model gave its label, and whether its argmax was it.
   void add(int r, double log_p_label, bool correct);
   LengthResult finish() const;
+  // The index of sequence s's first answer row in batch.token.
+  int first_readout(int s) const { return offsets_[s]; }
 
  private:
   const Batch& batch_;
@@ -131,7 +133,7 @@ inline EvalJob scalar_job(TaskKind task, const Reparam* reparam, std::vector<int
 }
 
 // A trained run's job: its task, reparam, test lengths, samples, seed, token settings, chain and
-// depths (`resolved` must outlive the job).
+// depths (`resolved` and `spec` must outlive the job).
 EvalJob eval_job(const ResolvedSpec& resolved, const TrainSpec& spec);
 
 // Evaluates model k on jobs[k] at its lengths (and depths) through the inference path (nothing kept

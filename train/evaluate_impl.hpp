@@ -1,14 +1,11 @@
 #pragma once
 // evaluate()'s definition (train/evaluate.hpp), instantiated per backend: train/trainer.cpp (CPU),
 // train/cuda/instantiate.cpp (CUDA builds).
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <stdexcept>
-#include <string>
 #include <tuple>
 #include <utility>
 
@@ -46,7 +43,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
   PackedBatch<B> packed;
   for (const auto& [l, depth] : cells) {
     // Runs with the same task and evaluation settings share one evaluation set.
-    std::map<std::string, Batch> sets;
+    std::map<std::tuple<TaskKind, int, uint64_t, TokenTaskSettings>, Batch> sets;
     std::vector<const Batch*> full(K, nullptr);
     std::vector<std::optional<LengthScorer>> scorers(K);
     std::vector<std::optional<TokenScorer>> token_scorers(K);
@@ -60,11 +57,9 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       const bool token = is_token_task(j.task);
       const TokenTaskSettings* ts = j.token_settings;
       if (token && !ts) throw std::invalid_argument("evaluate: a token task needs its settings");
-      const std::string key =
-          token ? fmt::format("{} {} {} {} {} {} {} {} {}", static_cast<int>(j.task),
-                              j.eval_samples, j.eval_seed, depth, ts->n_symbols, ts->key_length,
-                              ts->markov_order, ts->markov_concentration, ts->markov_seed)
-                : fmt::format("{} {} {}", static_cast<int>(j.task), j.eval_samples, j.eval_seed);
+      // (The depth is the cell's: one per cell.)
+      const auto key =
+          std::make_tuple(j.task, j.eval_samples, j.eval_seed, token ? *ts : TokenTaskSettings{});
       auto it = sets.find(key);
       if (it == sets.end())
         it = sets.emplace(key, token ? token_eval_batch(j.task, *ts, j.chain, l, j.eval_samples,
@@ -113,7 +108,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
           if (!full[k] || slice.token.size() == 0) continue;
           // The slice's answer rows continue the full set's: sequence `begin` starts them.
           const std::vector<int32_t> offsets = token_readout_offsets(slice);
-          const int first = token_readout_offsets(*full[k])[begin];
+          const int first = token_scorers[k]->first_readout(begin);
           std::vector<double> p;
           std::vector<int> argmax;
           for (int s = 0; s < slice.n_seq(); ++s) {

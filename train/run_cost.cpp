@@ -84,8 +84,7 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   cost.model = c;
   cost.eval_samples = spec.eval_samples;
   cost.task = task_of(spec);
-  cost.token = {spec.n_symbols, spec.key_length, spec.markov_order, spec.markov_concentration,
-                spec.markov_seed};
+  cost.token = spec.token;
   const bool token = is_token_task(cost.task);
   if (cost.task == TaskKind::kPasskey)
     cost.n_depths = static_cast<int>(

@@ -51,8 +51,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
                                  s.lengths, s.l_test, lengths.back()));
   check_range("--batch", s.batch_size, 1, kMaxLength);
   check_range("--eval-samples", s.eval_samples, 1, kMaxLength);
-  const TokenTaskSettings token{s.n_symbols, s.key_length, s.markov_order, s.markov_concentration,
-                                s.markov_seed};
+  const TokenTaskSettings& token = s.token;
   std::vector<double> depths = {kNoDepth};
   if (is_token_task(task)) {
     if (s.reparam != "identity" || !s.reparam_inverse.empty() || s.reparam_shift != 0.0)
@@ -64,7 +63,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
     // The training lengths (passkey: key_length+1 .. max(key_length+1, l_train)), then the test
     // lengths.
     const bool passkey = task == TaskKind::kPasskey;
-    const int train_lo = passkey ? s.key_length + 1 : 1;
+    const int train_lo = passkey ? token.key_length + 1 : 1;
     check_token_task(task, token, std::max(train_lo, 1), std::max(train_lo, s.l_train));
     try {
       check_token_task(task, token, lengths.front(), lengths.back());
@@ -112,15 +111,10 @@ ResolvedSpec resolve(const TrainSpec& s) {
   if (is_token_task(task)) {
     std::shared_ptr<const MarkovChain> chain;
     if (task == TaskKind::kMarkov)
-      chain = std::make_shared<const MarkovChain>(s.n_symbols, s.markov_order,
-                                                  s.markov_concentration, s.markov_seed);
-    return {task,
-            model,
-            std::move(reparam),
-            std::move(lengths),
-            token,
-            std::move(chain),
-            std::move(depths)};
+      chain = std::make_shared<const MarkovChain>(token.n_symbols, token.markov_order,
+                                                  token.markov_concentration, token.markov_seed);
+    return {
+        task, model, std::move(reparam), std::move(lengths), std::move(chain), std::move(depths)};
   }
   // f is applied to training targets and inverted on test outputs: check it on all of them. The
   // mean tasks' targets k/l number about l_test²/2 (l_test 30000: 450 million); past
@@ -130,7 +124,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
   reparam.check_domain(
       task_target_values(task, 1, fractions ? std::min(s.l_test, kMeanCheckedLength) : s.l_test),
       s.task);
-  return {task, model, std::move(reparam), std::move(lengths), token, nullptr, std::move(depths)};
+  return {task, model, std::move(reparam), std::move(lengths), nullptr, std::move(depths)};
 }
 
 int64_t tokens_per_sequence(TaskKind task, const TokenTaskSettings& token, int length) {
@@ -140,7 +134,7 @@ int64_t tokens_per_sequence(TaskKind task, const TokenTaskSettings& token, int l
 std::vector<int> test_lengths(const TrainSpec& spec) {
   if (spec.lengths.empty()) {
     // Passkey has no length below key_length + 1 (check_token_task says so if that is empty).
-    const int first = spec.task == "passkey" ? std::max(spec.key_length + 1, 1) : 1;
+    const int first = spec.task == "passkey" ? std::max(spec.token.key_length + 1, 1) : 1;
     std::vector<int> all;
     for (int l = first; l <= spec.l_test; ++l) all.push_back(l);
     if (all.empty()) all.push_back(std::max(spec.l_test, 1));

@@ -28,11 +28,7 @@ struct TrainSpec {
   // without l_test (a flag or config key), l_test becomes its largest length.
   std::string lengths;
   // The token tasks' settings (tasks/token_tasks.hpp, docs/tasks.md); the scalar tasks ignore them.
-  int n_symbols = 16;
-  int key_length = 4;
-  int markov_order = 2;
-  double markov_concentration = 0.5;
-  uint64_t markov_seed = 1;
+  TokenTaskSettings token;
   // Passkey's test depths (train/lengths.hpp's parse_depths); empty: kDefaultDepths.
   std::string depths;
   int steps = 2000;
@@ -54,9 +50,8 @@ struct ResolvedSpec {
   ModelConfig model;
   Reparam reparam;
   std::vector<int> test_lengths;  // sorted: `lengths`, or 1..l_test (passkey: k+1..l_test)
-  // Token tasks only: their settings, the chain (markov) and the test depths (passkey; kNoDepth
-  // for random); every other task has one "depth", kNoDepth.
-  TokenTaskSettings token;
+  // Token tasks only: the chain (markov) and the test depths (passkey; kNoDepth for random);
+  // every other task has one "depth", kNoDepth.
   std::shared_ptr<const MarkovChain> chain;
   std::vector<double> depths = {kNoDepth};
 };
@@ -85,11 +80,11 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("l_train", s.l_train);
   visit("l_test", s.l_test);
   visit("lengths", s.lengths);
-  visit("n_symbols", s.n_symbols);
-  visit("key_length", s.key_length);
-  visit("markov_order", s.markov_order);
-  visit("markov_concentration", s.markov_concentration);
-  visit("markov_seed", s.markov_seed);
+  visit("n_symbols", s.token.n_symbols);
+  visit("key_length", s.token.key_length);
+  visit("markov_order", s.token.markov_order);
+  visit("markov_concentration", s.token.markov_concentration);
+  visit("markov_seed", s.token.markov_seed);
   visit("depths", s.depths);
   visit("steps", s.steps);
   visit("batch_size", s.batch_size);

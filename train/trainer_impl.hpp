@@ -52,7 +52,7 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
       const TrainJob& j = jobs[k];
       const ResolvedSpec& r = *j.resolved;
       batches[k] = is_token_task(r.task)
-                       ? token_train_batch(r.task, r.token, r.chain.get(), j.spec->l_train,
+                       ? token_train_batch(r.task, j.spec->token, r.chain.get(), j.spec->l_train,
                                            batch_size, data_rng[k])
                        : sample_train_batch(r.task, j.spec->l_train, batch_size, data_rng[k]);
       lr[k] = scheduled_lr(j.spec->optimizer, step, steps);

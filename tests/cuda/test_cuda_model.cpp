@@ -270,8 +270,8 @@ TEST_CASE("token tasks on the GPU: the loss curve tracks the CPU's, and so do th
     TrainSpec spec;
     spec.task = task;
     spec.pe = "alibi";
-    spec.n_symbols = 6;
-    spec.key_length = 2;
+    spec.token.n_symbols = 6;
+    spec.token.key_length = 2;
     spec.l_train = 6;
     spec.l_test = 9;
     spec.steps = 100;
