@@ -236,7 +236,7 @@ void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_mi
 
 void check_depth(double depth) {
   if (!(depth >= 0.0 && depth <= 1.0)) {
-    throw UsageError(fmt::format("--depth must be in [0, 1], got {}", depth));
+    throw UsageError(fmt::format("--depths: a depth must be in [0, 1], got {}", depth));
   }
 }
 

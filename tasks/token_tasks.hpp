@@ -59,7 +59,7 @@ int64_t token_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, 
 // (recall); markov_order < 1, n_symbols^markov_order > 65536 or markov_concentration not finite
 // and > 0 (markov). Settings a task does not use are not checked.
 void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_min, int l_max);
-// --depth must be in [0, 1] (NaN is refused).
+// A depth of --depths must be in [0, 1] (NaN is refused); parse_depths checks user text first.
 void check_depth(double depth);
 
 // n_seq fresh sequences from rng. Lengths are uniform in 1..l_train, except passkey's: uniform in

@@ -154,9 +154,11 @@ TEST_CASE("check_token_task and check_depth name the setting and the value") {
   CHECK(message(TaskKind::kCopy, s, 0, 5) == "lengths must be >= 1, got 0");
   CHECK(message(TaskKind::kCopy, s, 6, 5) == "empty length range 6..5");
 
-  CHECK(usage_message([] { check_depth(1.5); }) == "--depth must be in [0, 1], got 1.5");
-  CHECK(usage_message([] { check_depth(-0.25); }) == "--depth must be in [0, 1], got -0.25");
-  CHECK(contains(usage_message([] { check_depth(std::nan("")); }), "--depth must be in [0, 1]"));
+  CHECK(usage_message([] { check_depth(1.5); }) == "--depths: a depth must be in [0, 1], got 1.5");
+  CHECK(usage_message([] { check_depth(-0.25); }) ==
+        "--depths: a depth must be in [0, 1], got -0.25");
+  CHECK(contains(usage_message([] { check_depth(std::nan("")); }),
+                 "--depths: a depth must be in [0, 1]"));
   CHECK(usage_message([] { check_depth(0.0); }) == "<no UsageError>");
   CHECK(usage_message([] { check_depth(1.0); }) == "<no UsageError>");
 
@@ -164,7 +166,7 @@ TEST_CASE("check_token_task and check_depth name the setting and the value") {
   CHECK(contains(usage_message([&] { token_eval_batch(TaskKind::kPasskey, s, nullptr, 3, 2, 1); }),
                  "needs length >= 5, got 3"));
   CHECK(usage_message([&] { token_eval_batch(TaskKind::kPasskey, s, nullptr, 8, 2, 1, 2.0); }) ==
-        "--depth must be in [0, 1], got 2");
+        "--depths: a depth must be in [0, 1], got 2");
   CHECK(contains(usage_message([&] {
                    Rng rng(1);
                    token_train_batch(TaskKind::kRecall, s, nullptr, 20, 2, rng);
