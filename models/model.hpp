@@ -9,8 +9,9 @@
 //
 // Two forwards share the same block code (block_forward): the training forward keeps every
 // activation the backward needs, the [L, L] attention probabilities included; the inference
-// forward keeps nothing, computes attention a row at a time, and runs the last block only at the
-// rows the heads read, so its memory is linear in the length.
+// forward keeps nothing and computes attention a row at a time, so its memory is linear in the
+// length. Both run the last block past attention (its output projection, MLP and residuals) only
+// at the rows the heads read: no head reads the other rows, and they are most of the work.
 #include <cstdint>
 #include <vector>
 
@@ -70,6 +71,8 @@ class Model {
 
  private:
   // What the training forward keeps; per-layer tensors stacked, layer l's block at l·(its size).
+  // The last layer's entries hold Q = n_query() rows from attention's output on (atty, mid, ln2,
+  // fch, out); a layer's slot has max(N, Q) rows.
   struct Activations {
     Buffer<T> encoded;                  // [K, N, d] embedding output = layer 0's input
     Buffer<T> ln1, ln1_mean, ln1_rstd;  // [L, K, N, d], [L, K, N], [L, K, N]
@@ -79,11 +82,14 @@ class Model {
     Buffer<T> ln2, ln2_mean, ln2_rstd;  // [L, K, N, d], [L, K, N], [L, K, N]
     Buffer<T> fch, fch_gelu, fch_tanh;  // [L, K, N, d_ff]
     Buffer<T> resid_out;                // [L, K, N, d] layer outputs
+    Buffer<T> x_q;                      // [K, Q, d] the last layer's input at the read rows
+    Buffer<T> atty_all;                 // [K, N, d] the last attention's output at every row
   };
   // Gradients of activations, one layer at a time (reused across layers).
   struct ActivationGrads {
-    Buffer<T> dresid, dln, datty, dqkv, dqkv_rope, dfch, dfch_gelu;  // [K, N, ·]
-    Buffer<T> scratch;  // [K·prob_stride] the CUDA attention backward's workspace
+    Buffer<T> dresid, dln, datty, dqkv, dqkv_rope, dfch, dfch_gelu;  // [K, max(N, Q), ·]
+    Buffer<T> dresid_q, datty_q;  // [K, Q, d] the last layer's, at the read rows
+    Buffer<T> scratch;            // [K·prob_stride] the CUDA attention backward's workspace
   };
   // The inference forward's scratch, one layer's worth, reused by every layer.
   struct InferScratch {
@@ -95,15 +101,16 @@ class Model {
   struct BlockTensors {
     const T* x = nullptr;             // [K, N, d] the block's input (keys and values: every row)
     const T* x_q = nullptr;           // [K, Q, d] its rows at the queries (x when Q = N)
-    const int* query_rows = nullptr;  // [K, Q] inference only; null: every row
+    const int* query_rows = nullptr;  // [K, Q] the rows past attention; null: every row
     int Q = 0;
     T *ln1, *ln1_mean, *ln1_rstd, *qkv, *qkv_rope, *att, *atty, *mid, *ln2, *ln2_mean, *ln2_rstd,
         *fch, *fch_gelu, *fch_tanh, *out;  // means, rstds, tanh and att null in inference
+    T* atty_all = nullptr;  // [K, N, d] training with query rows: attention at every row
   };
   void prepare(const PackedBatch<B>& in);
   ops::AttentionArgs<T> attention_args(const PackedBatch<B>& in) const;
   void block_forward(int l, const BlockTensors& t, const PackedBatch<B>& in, bool train);
-  void heads_forward(const T* x, int rows, const PackedBatch<B>& in, bool infer);
+  void heads_forward(const T* x_q, const PackedBatch<B>& in, bool keep);
 
   ModelConfig config_;
   int K_ = 1;

@@ -135,10 +135,11 @@ ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const PackedBatc
   return a;
 }
 
-// One pre-LN block, for training (every row, probabilities kept) and inference (queries at
-// t.query_rows, nothing kept) alike:
+// One pre-LN block, for training (probabilities kept) and inference (nothing kept) alike:
 //   a = LN_1(x);  [q|k|v] = a·W_qkv + b_qkv;  (RoPE);  o = attention;  mid = x + o·W_o + b_o
 //   out = mid + GELU(LN_2(mid)·W_fc + b_fc)·W_proj + b_proj
+// LN_1 and [q|k|v] run at every row (every row is a key); from o on, only the rows t.query_rows
+// (every row when null). Training's attention runs at every row and its output is gathered.
 template <class B>
 void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>& in, bool train) {
   const ModelConfig& c = config_;
@@ -146,7 +147,8 @@ void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>&
   const int N = in.rows, Q = t.Q, d = c.d_model, f = c.d_ff, H = c.n_head;
   const ops::Models m = models();
   const ops::Seqs seqs = in.seqs();
-  const ops::AttentionArgs<T> args = attention_args(in);
+  ops::AttentionArgs<T> args = attention_args(in);
+  if (train && t.query_rows) args.row_read = in.query_mask.data();
   B::layernorm_forward(t.ln1, t.ln1_mean, t.ln1_rstd, t.x, L.ln1_g, L.ln1_b, N, d, m);
   B::linear_forward(t.qkv, t.ln1, L.w_qkv, L.b_qkv, N, d, 3 * d, m);
   const T* qkv_att = t.qkv;
@@ -154,10 +156,14 @@ void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>&
     B::rope_forward(t.qkv_rope, t.qkv, rope_cos_.data(), rope_sin_.data(), d, H, seqs, m);
     qkv_att = t.qkv_rope;
   }
-  if (train)
-    B::attention_forward(t.atty, t.att, qkv_att, d, H, args, in.prob(), seqs, m);
-  else
+  if (!train) {
     B::attention_infer(t.atty, qkv_att, t.query_rows, Q, d, H, args, seqs, m);
+  } else if (t.query_rows) {
+    B::attention_forward(t.atty_all, t.att, qkv_att, d, H, args, in.prob(), seqs, m);
+    B::gather_rows_forward(t.atty, t.atty_all, t.query_rows, Q, N, d, m);
+  } else {
+    B::attention_forward(t.atty, t.att, qkv_att, d, H, args, in.prob(), seqs, m);
+  }
   const size_t Qd = static_cast<size_t>(K_) * Q * d, Qf = static_cast<size_t>(K_) * Q * f;
   B::linear_forward(t.mid, t.atty, L.w_o, L.b_o, Q, d, d, m);
   B::add_inplace(t.mid, t.x_q, Qd);  // residual
@@ -168,22 +174,22 @@ void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>&
   B::add_inplace(t.out, t.mid, Qd);  // residual
 }
 
-// The heads the batch reads, on rows of x [K, rows, d]: the batch's rows in training, the query
-// rows' positions in inference (the last block ran at those rows only).
+// The heads the batch reads, on the last block's output x_q [K, Q, d] (its rows are the query
+// rows, so each head reads its part of them). keep = false (inference) skips what only the
+// backward needs.
 template <class B>
-void Model<B>::heads_forward(const T* x, int rows, const PackedBatch<B>& in, bool infer) {
+void Model<B>::heads_forward(const T* x_q, const PackedBatch<B>& in, bool keep) {
   const ops::Models m = models();
+  const int Q = in.n_query();
   if (in.n_scalar > 0) {
     B::reserve(scalar_out_, static_cast<size_t>(K_) * in.n_scalar);
-    scalar_head_.forward(scalar_out_.data(), x,
-                         infer ? in.scalar_in_query.data() : in.scalar_rows.data(), in.n_scalar,
-                         rows, config_, w_, m, !infer);
+    scalar_head_.forward(scalar_out_.data(), x_q, in.scalar_in_query.data(), in.n_scalar, Q,
+                         config_, w_, m, keep);
   }
   if (in.n_token > 0) {
     B::reserve(token_out_, static_cast<size_t>(K_) * in.n_token * config_.vocab_size);
-    token_head_.forward(token_out_.data(), x,
-                        infer ? in.token_in_query.data() : in.token_rows.data(), in.n_token, rows,
-                        config_, w_, m, !infer);
+    token_head_.forward(token_out_.data(), x_q, in.token_in_query.data(), in.n_token, Q, config_,
+                        w_, m, keep);
   }
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Model<B>'s inference forward (included by models/model_impl.hpp): the same blocks as training,
-// nothing kept for a backward, attention a row at a time (no [L, L] matrix), and the last block
-// at the rows the heads read only (its keys and values still come from every row).
+// nothing kept for a backward, attention a row at a time (no [L, L] matrix), and, as in training,
+// the last block at the rows the heads read only (its keys and values still come from every row).
 #include "models/model.hpp"
 
 namespace lenlab {
@@ -46,7 +46,7 @@ void Model<B>::infer(const PackedBatch<B>& in) {
     block_forward(l, t, in, /*train=*/false);
     std::swap(x, next);
   }
-  heads_forward(x, Qr, in, /*infer=*/true);
+  heads_forward(x, in, /*keep=*/false);
 }
 
 }  // namespace lenlab

@@ -45,6 +45,7 @@ struct PackedBatch {
   // the scalar rows then the token rows, and each head reads its part of that.
   Buffer<int> query_rows;                       // [K, R + R']
   Buffer<int> scalar_in_query, token_in_query;  // [K, R], [K, R']
+  Buffer<int> query_mask;                       // [K, N] 1 at a query row, else 0
 
   ops::Seqs seqs() const { return {offsets.data(), positions.data(), n_seq, rows}; }
   ops::ProbLayout prob() const { return {prob_offsets.data(), prob_stride}; }
@@ -76,7 +77,7 @@ struct PackedBatch {
     std::vector<T> scale(K * n_seq, T(1));
     std::vector<int> srows(K * R, -1), trows(K * R2, -1), labels(K * R2, -1);
     std::vector<double> sw(K * R, 0.0), tw(K * R2, 0.0);
-    std::vector<int> qrows(K * (R + R2), -1), sq(K * R, -1), tq(K * R2, -1);
+    std::vector<int> qrows(K * (R + R2), -1), sq(K * R, -1), tq(K * R2, -1), qmask(K * N, 0);
     prob_stride = 0;
     scaled = false;
     for (size_t k = 0; k < K; ++k) {
@@ -107,6 +108,8 @@ struct PackedBatch {
         tw[k * R2 + r] = b.token.weights[r];
         tq[k * R2 + r] = static_cast<int>(R) + r;
       }
+      for (size_t i = 0; i < R + R2; ++i)
+        if (qrows[k * (R + R2) + i] >= 0) qmask[k * N + qrows[k * (R + R2) + i]] = 1;
     }
     B::upload(tokens, tok.data(), tok.size());
     B::upload(positions, pos.data(), pos.size());
@@ -121,6 +124,7 @@ struct PackedBatch {
     B::upload(query_rows, qrows.data(), qrows.size());
     B::upload(scalar_in_query, sq.data(), sq.size());
     B::upload(token_in_query, tq.data(), tq.size());
+    B::upload(query_mask, qmask.data(), qmask.size());
   }
 
  private:

@@ -97,9 +97,11 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   const double rope = c.pe == PositionalEncoding::kRope ? 1 : 0;
 
   // ---- work
-  // Training lengths are uniform in 1..l_train: E[L] and E[L(L+1)] of L = l + 2.
+  // Training lengths are uniform in 1..l_train; the last block runs past q·k·v at the rows the
+  // heads read (models/model_train.hpp), as in evaluation.
   double mean_flops = 0;
-  for (int l = 1; l <= spec.l_train; ++l) mean_flops += forward_flops(c, tokens(l), layers, 0);
+  for (int l = 1; l <= spec.l_train; ++l)
+    mean_flops += forward_flops(c, tokens(l), layers - 1, answer_rows(cost.task, cost.token, l));
   mean_flops /= spec.l_train;
   cost.train_step_flops = 3 * spec.batch_size * mean_flops;
   cost.train_flops = cost.train_step_flops * spec.steps;

@@ -203,6 +203,10 @@ void attention_forward(T* out, T* att, const T* qkv, int d, int n_head,
     T* P = att + k * prob.stride + prob.offsets[k * (S + 1) + s] + static_cast<size_t>(h) * L * L;
     for (int i = 0; i < L; ++i) {
       T* p = P + static_cast<size_t>(i) * L;
+      if (a.row_read && !a.row_read[row0 + i]) {  // nothing reads it: output and p stay 0
+        std::fill_n(p, L, T(0));
+        continue;
+      }
       detail::attend_row(out + (row0 + i) * d + h * hd, p, sh, a, i);
       for (int j = i + 1; j < L; ++j) p[j] = 0;
     }
@@ -231,6 +235,7 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
       T* g = dqkv + row0 * C3 + h * hd;  // the sequence's first row, this head's columns
       dp.resize(L);
       for (int i = 0; i < L; ++i) {
+        if (a.row_read && !a.row_read[row0 + i]) continue;  // p_i = 0: no gradient
         const T* p = P + static_cast<size_t>(i) * L;
         const T* dout_i = dout + (row0 + i) * d + h * hd;
         T* dq = g + static_cast<size_t>(i) * C3;

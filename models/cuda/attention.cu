@@ -95,8 +95,12 @@ __global__ void attention_forward_kernel(float* out, float* att, const float* qk
              static_cast<size_t>(h) * L * L;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   for (int i = warp; i < L; i += warps) {
-    const float* qi = sh.q(i);
     float* p = P + static_cast<size_t>(i) * L;
+    if (a.row_read && !a.row_read[sh.row0 + i]) {  // nothing reads it: output and p stay 0
+      for (int j = lane; j < L; j += 32) p[j] = 0;
+      continue;
+    }
+    const float* qi = sh.q(i);
     float mx = -INFINITY;  // key i is always admitted, so the row's maximum is finite
     for (int j = lane; j <= i; j += 32) {
       const float l = a.admits(i, j) ? logit(qi, sh, a, i, j) : -INFINITY;
@@ -147,6 +151,10 @@ __global__ void attention_backward_kernel(float* dqkv, float* scratch, const flo
     const float* p = P + static_cast<size_t>(i) * L;
     const float* dO = dbase + static_cast<size_t>(i) * d;
     float* ds = DS + static_cast<size_t>(i) * L;
+    if (a.row_read && !a.row_read[sh.row0 + i]) {  // p_i = 0: ds_i = 0
+      for (int j = lane; j <= i; j += 32) ds[j] = 0;
+      continue;
+    }
     float dot = 0;
     for (int j = lane; j <= i; j += 32) {
       const float* v = sh.v(j);

@@ -69,6 +69,10 @@ struct AttentionArgs {
   int max_distance = 0;          // > 0: the relative distance δ is capped at it
   const T* rope_cos = nullptr;  // [distances, hd/2] cos(δ·θ_k) and sin(δ·θ_k), for δ up to the
   const T* rope_sin = nullptr;  //   longest distance (capped) in the batch; null: no RoPE here
+  // Training forward and backward only: [K, N], 0 at the rows whose output nothing reads (the last
+  // layer's, past the heads' rows). Such a row gets output 0, probabilities 0 and no gradient
+  // work. Null: every row is read.
+  const int* row_read = nullptr;
 
   // True for the key rows that query row i (both counted within its sequence) may attend to.
   LENLAB_HOST_DEVICE bool admits(int i, int j) const {
