@@ -2,8 +2,9 @@
 // 512×512 single-precision Eigen matrix product, and where a step's time goes (per operation, from
 // one more pass through bench/timed_backend.hpp). Prints figures; never passes or fails on time.
 //
-// FLOPs are counted on real tokens only (the batch is packed: there is no padding to count):
-//   forward  = Σ_linear 2·rows·in·out + Σ_(seq, head) 2·hd·L(L+1)   (q·k and p·v, causal half)
+// FLOPs are counted as the step does the work: on real tokens only (the batch is packed: there is
+// no padding to count), and in the last layer past q·k·v at the S rows the head reads only:
+//   forward  = Σ_linear 2·rows·in·out + Σ_(seq, head, query row i) 4·hd·(i+1)   (q·k and p·v)
 //   backward = 2 × forward;  a training step = 3 × forward.
 // Layer norm, GELU, softmax and the optimizer are not counted (they are O(N·d), not O(N·d²)).
 #include <fmt/format.h>
@@ -11,7 +12,6 @@
 #include <Eigen/Core>
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,43 +22,26 @@
 #include "models/model.hpp"
 #include "models/model_impl.hpp"  // Model<TimedBackend<…>>
 #include "tasks/task.hpp"
+#include "train/time_model.hpp"
 #include "train/train_spec.hpp"
 #include "train/trainer.hpp"
 #include "train/trainer_impl.hpp"  // train() over it
 
 using namespace lenlab;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-// Best-of-5 GFLOP/s of C = A·B for n×n float matrices.
-double gemm_gflops(int n) {
-  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
-  c.noalias() = a * b;  // warm up
-  double best = 0;
-  for (int rep = 0; rep < 5; ++rep) {
-    int iters = 0;
-    const auto t = Clock::now();
-    do {
-      c.noalias() = a * b;
-      ++iters;
-    } while (seconds_since(t) < 0.2);
-    best = std::max(best, 2.0 * n * n * n * iters / seconds_since(t) * 1e-9);
-  }
-  if (c(0, 0) == 12345.f) std::puts("");  // keep the product alive
-  return best;
-}
-
-double forward_flops(const ModelConfig& c, const Batch& b) {
+// all_rows: as if the last layer ran every row through (the step before it ran the read rows only).
+double forward_flops(const ModelConfig& c, const Batch& b, bool all_rows = false) {
   const double N = b.n_tokens(), S = b.n_seq(), d = c.d_model, f = c.d_ff, hd = c.head_dim();
-  double flops = c.n_layer * 2 * N * (d * 3 * d + d * d + d * f + f * d);
+  const double per_row_qkv = d * 3 * d, per_row_rest = d * d + d * f + f * d;
+  const double last_rows = all_rows ? N : S;
+  double flops = 2 * (c.n_layer * N * per_row_qkv + (c.n_layer - 1) * N * per_row_rest +
+                      last_rows * per_row_rest);
   for (int s = 0; s < b.n_seq(); ++s) {
     const double L = b.seq_len(s);
-    flops += c.n_layer * c.n_head * 2 * hd * L * (L + 1);
+    const double all = c.n_head * 2 * hd * L * (L + 1);  // every query row i: 4·hd·(i + 1)
+    flops += (c.n_layer - 1) * all + (all_rows ? all : c.n_head * 4 * hd * L);  // last row: i = L−1
   }
   return flops + 2 * S * (d * d + d);  // the head on the EOS tokens
 }
@@ -109,10 +92,11 @@ int main(int argc, char** argv) {
 
   // The FLOPs of the exact batches train() will draw (same data stream).
   Rng rng = Rng::stream(spec.seed, 1);
-  double flops = 0, tokens = 0;
+  double flops = 0, flops_all_rows = 0, tokens = 0;
   for (int i = 0; i < steps; ++i) {
     const Batch b = sample_train_batch(resolved.task, spec.l_train, spec.batch_size, rng);
     flops += 3 * forward_flops(resolved.model, b);
+    flops_all_rows += 3 * forward_flops(resolved.model, b, /*all_rows=*/true);
     tokens += b.n_tokens();
   }
 
@@ -124,7 +108,7 @@ int main(int argc, char** argv) {
     best_seconds = std::min(best_seconds, train(model, {{&spec, &resolved}})[0].seconds);
   }
   const double train_gflops = flops / best_seconds * 1e-9;
-  const double peak = gemm_gflops(512);
+  const double peak = measure_cpu_speed(512, 1.0).gemm_flops * 1e-9;
 
   fmt::print(
       "lenlab training benchmark (1 thread, default config: {} layers, d_model {}, "
@@ -135,8 +119,12 @@ int main(int argc, char** argv) {
       "  training:          {:8.1f} steps/s  {:10.0f} tokens/s  {:6.2f} GFLOP/s "
       "({} steps in {:.2f} s, best of 3)\n",
       steps / best_seconds, tokens / best_seconds, train_gflops, steps, best_seconds);
-  fmt::print("  512x512 sgemm:     {:6.2f} GFLOP/s (Eigen, same core, best of 5)\n", peak);
+  fmt::print("  512x512 sgemm:     {:6.2f} GFLOP/s (Eigen, same core, best of 3)\n", peak);
   fmt::print("  ratio:             {:6.1f} % of the GEMM peak\n", 100 * train_gflops / peak);
+  fmt::print(
+      "  work per step:     {:6.1f} MFLOP; {:.1f} MFLOP if the last layer ran every row past "
+      "attention ({:.0f} % saved)\n",
+      flops / steps * 1e-6, flops_all_rows / steps * 1e-6, 100 * (1 - flops / flops_all_rows));
   print_op_breakdown(spec, resolved, best_seconds);
   return 0;
 }

@@ -151,7 +151,8 @@ std::vector<std::string> split_commas(const std::string& s) {
 // Options shared by `reproduce` and `run CONFIG`.
 void add_experiment_options(CLI::App& cmd, ExperimentOptions& o, std::string& figures) {
   cmd.option_defaults()->always_capture_default();
-  cmd.add_option("--out", o.out, "Folder for the runs, figures, CSVs and report.md")->required();
+  cmd.add_option("--out", o.out,
+                 "Folder for the runs, figures, CSVs and report.md (required unless --dry-run)");
   cmd.add_option("--figures", figures, "Comma-separated figure names (default: all in the config)");
   add_setting(cmd, "--seeds", o.n_seeds, "Seeds 1..N for every line (default: the config's seeds)")
       ->check(int_range(1, INT32_MAX));
@@ -165,6 +166,9 @@ void add_experiment_options(CLI::App& cmd, ExperimentOptions& o, std::string& fi
                  "Write a SLURM job-array script into this folder instead of training (one array "
                  "task per run); draw the figures afterwards with lenlab plot");
   cmd.add_option("--gnuplot", o.plot.gnuplot, "The gnuplot program that draws the figures");
+  cmd.add_flag("--dry-run", o.dry_run,
+               "Print the runs and how long they would take on this machine (runs already "
+               "finished in --out left out); train nothing, write nothing");
 }
 
 }  // namespace
@@ -273,6 +277,7 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
       }
       exp.figures = split_commas(figures);
       exp.log = &err;
+      exp.print = &out;
       exp.log_is_tty = err_is_tty;
       exp.lenlab_path = std::filesystem::absolute(argv[0]).string();
       return run_experiment(exp);

@@ -8,11 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <thread>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/text_file.hpp"
 #include "lab/device.hpp"
+#include "lab/dry_run.hpp"
 #include "lab/report.hpp"
 #include "lab/run_train.hpp"
 #include "lab/sweep.hpp"
@@ -112,7 +114,12 @@ std::string slurm_script(const ExperimentOptions& o, const std::vector<PlannedRu
 }  // namespace
 
 int run_experiment(const ExperimentOptions& o) {
-  if (o.out.empty()) throw UsageError("--out is required: the folder to write the experiment into");
+  if (o.out.empty() && !o.dry_run)
+    throw UsageError("--out is required: the folder to write the experiment into");
+  if (o.dry_run && (!o.emit_slurm.empty() || o.run_index >= 0))
+    throw UsageError(fmt::format(
+        "--dry-run trains nothing and writes nothing; it cannot be combined with {}: choose one",
+        o.emit_slurm.empty() ? "--run-index" : "--emit-slurm"));
   if (o.jobs < 1)
     throw UsageError(fmt::format("--jobs must be a positive integer, got {}", o.jobs));
   const ExperimentConfig config = parse_experiment_config(o.config_text, o.config_source);
@@ -137,10 +144,25 @@ int run_experiment(const ExperimentOptions& o) {
                     o.run_index, runs.size(), runs.size() - 1));
   if (o.emit_slurm.empty()) {  // SLURM tasks choose their device on their own node
     const ResolvedDevice device = resolve_device(o.device);
-    const std::vector<PlannedRun> todo =
-        o.run_index >= 0 ? std::vector<PlannedRun>{runs[o.run_index]} : unfinished(runs, o.out);
+    const std::vector<PlannedRun> todo = o.run_index >= 0
+                                             ? std::vector<PlannedRun>{runs[o.run_index]}
+                                         : o.out.empty() ? runs
+                                                         : unfinished(runs, o.out);
     const WorkEstimate estimate =
         check_sweep_budget(todo, o.run_index >= 0 ? 1 : o.jobs, o.budget, device.cuda);
+    if (o.dry_run) {
+      DryRunInput in;
+      in.config_source = o.config_source;
+      in.n_planned = runs.size();
+      in.todo = todo;
+      in.jobs = o.jobs;
+      in.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      in.gpu = device.cuda;
+      if (!in.gpu) in.speed = measure_cpu_speed();
+      in.peak_bytes = estimate.peak_bytes;
+      if (o.print) *o.print << dry_run_report(in);
+      return kExitOk;
+    }
     if (o.log && estimate.seconds >= kAnnounceSeconds)
       *o.log << "estimated: " << estimate.summary() << "\n";
     // A gnuplot that fails, or none, would otherwise be noticed only after all the training.

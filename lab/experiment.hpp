@@ -32,13 +32,16 @@ struct ExperimentOptions {
   Budget budget;                // --max-memory, --max-time (lab/budget.hpp)
   int run_index = -1;  // >= 0: train only that planned run (a SLURM array task), no figures
   std::filesystem::path emit_slurm;  // non-empty: write a SLURM job array there, train nothing
+  bool dry_run = false;  // print the plan and its predicted time (lab/dry_run.hpp), train nothing
+  std::ostream* print = nullptr;  // where the dry run's report goes (stdout)
   PlotOptions plot;
   std::ostream* log = nullptr;
   bool log_is_tty = false;
   std::string lenlab_path = "lenlab";  // this program, for the SLURM script
 };
 
-// Plans the runs, trains the missing ones, then draws the figures and the report.
+// Plans the runs, trains the missing ones, then draws the figures and the report (with dry_run:
+// plans them and prints what training them would take; --out may then be empty).
 int run_experiment(const ExperimentOptions& options);
 
 // Redraws figures, CSVs and report.md from an experiment folder's runs (`lenlab plot DIR`).

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "lab/dry_run.hpp"
 #include "lab/experiment.hpp"
 #include "lab/experiment_config.hpp"
 #include "lab/gpu_runs.hpp"
@@ -321,6 +322,52 @@ TEST_CASE("--emit-slurm writes a job array with one task per run, and --run-inde
   o.run_index = 6;
   CHECK_THROWS_WITH_AS(run_experiment(o), doctest::Contains("--run-index 6 is out of range"),
                        UsageError);
+}
+
+TEST_CASE(
+    "--dry-run prints the plan and its predicted time, leaves out finished runs, writes nothing") {
+  const fs::path out = fresh_dir("dry-run") / "exp";  // does not exist yet
+  ExperimentOptions o = tiny_options(out);
+  o.dry_run = true;
+  std::ostringstream printed;
+  o.print = &printed;
+  REQUIRE(run_experiment(o) == 0);
+  CHECK_FALSE(fs::exists(out));
+  const std::string report = printed.str();
+  CHECK(report.find("dry run of tiny.toml: 6 runs, 6 to train, 0 already finished") !=
+        std::string::npos);
+  // Both kinds of run (l_train 3; the two PEs and two reparams cost the same), 6 in all.
+  CHECK(report.find("      6 ") != std::string::npos);
+  CHECK(report.find("predicted: ") != std::string::npos);
+  CHECK(report.find("on 2 CPU workers (--jobs 2)") != std::string::npos);
+
+  // Two runs finished in --out: only the other four are predicted.
+  o.dry_run = false;
+  o.figures = {"p"};
+  o.n_seeds = 1;
+  REQUIRE(run_experiment(o) == 0);
+  o.dry_run = true;
+  o.figures.clear();
+  o.n_seeds = 0;
+  printed.str("");
+  REQUIRE(run_experiment(o) == 0);
+  CHECK(printed.str().find("6 runs, 4 to train, 2 already finished in --out") != std::string::npos);
+
+  // Without --out: every run.
+  o.out.clear();
+  printed.str("");
+  REQUIRE(run_experiment(o) == 0);
+  CHECK(printed.str().find("6 runs, 6 to train") != std::string::npos);
+  o.emit_slurm = out / "slurm";
+  CHECK_THROWS_WITH_AS(run_experiment(o), doctest::Contains("--emit-slurm"), UsageError);
+}
+
+TEST_CASE("the sweep's wall time: runs handed to the worker that is free first") {
+  CHECK(list_schedule_seconds({}, 2) == 0);
+  CHECK(list_schedule_seconds({3, 1, 1, 1}, 2) == 3);  // one worker takes 3, the other 1 + 1 + 1
+  CHECK(list_schedule_seconds({1, 1, 3}, 2) == 4);     // the long run starts last
+  CHECK(list_schedule_seconds({2, 2, 2}, 1) == 6);
+  CHECK(list_schedule_seconds({2, 2, 2}, 8) == 2);
 }
 
 TEST_CASE("results.csv round-trips through its writer and reader, and bad cells are named") {

@@ -1,0 +1,104 @@
+#include "lab/dry_run.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+#include <tuple>
+
+#include "core/progress.hpp"
+#include "lab/budget.hpp"
+#include "train/run_cost.hpp"
+
+namespace lenlab {
+
+double list_schedule_seconds(const std::vector<double>& seconds, int workers) {
+  // Each worker's finishing time; the next run goes to the one that finishes first.
+  std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+  for (int w = 0; w < std::max(workers, 1); ++w) free_at.push(0);
+  double wall = 0;
+  for (double s : seconds) {
+    const double done = free_at.top() + s;
+    free_at.pop();
+    free_at.push(done);
+    wall = std::max(wall, done);
+  }
+  return wall;
+}
+
+namespace {
+
+// The settings a run's cost depends on, as its line in the report.
+std::string cost_key(const TrainSpec& s) {
+  std::string key = fmt::format(
+      "{} l_train {} {} steps {} batch {} eval {} d {}/{} layers {}", s.task, s.l_train,
+      s.lengths.empty() ? fmt::format("l_test {}", s.l_test) : fmt::format("lengths {}", s.lengths),
+      s.steps, s.batch_size, s.eval_samples, s.d_model, s.d_ff, s.n_layer);
+  if (s.threads > 1) key += fmt::format(" threads {}", s.threads);
+  return key;
+}
+
+struct Kind {
+  int runs = 0;
+  double train_s = 0, eval_s = 0;  // per run
+};
+
+}  // namespace
+
+std::string dry_run_report(const DryRunInput& in) {
+  const size_t done = in.n_planned - in.todo.size();
+  std::string text = fmt::format(
+      "dry run of {}: {} run{}, {} to train, {} already finished in --out\n", in.config_source,
+      in.n_planned, in.n_planned == 1 ? "" : "s", in.todo.size(), done);
+  if (in.todo.empty()) return text + "nothing to train: the figures would only be redrawn\n";
+
+  if (in.gpu) {
+    double flops = 0;
+    for (const PlannedRun& r : in.todo)
+      flops += estimate_run_cost(r.spec, resolve(r.spec).model).flops();
+    return text + fmt::format(
+                      "on the GPU: {} of work, roughly {} at {:.0e} FLOP/s (a rate not measured "
+                      "on this machine; the CPU prediction is calibrated, this one is not)\n",
+                      format_flops(flops), format_duration(flops / kGpuFlopsPerSecond),
+                      kGpuFlopsPerSecond);
+  }
+
+  // More jobs than cores share the cores: each run then takes jobs/cores times as long.
+  const double sharing = std::max(1.0, static_cast<double>(in.jobs) / std::max(in.cores, 1));
+  std::vector<double> seconds;
+  std::map<std::string, Kind> kinds;
+  std::vector<std::string> order;  // kinds in plan order
+  double train_total = 0, eval_total = 0;
+  for (const PlannedRun& r : in.todo) {
+    const RunCost cost = estimate_run_cost(r.spec, resolve(r.spec).model);
+    const double t = predicted_train_seconds(cost, in.speed, r.spec.threads);
+    const double e = predicted_eval_seconds(cost, in.speed, r.spec.threads);
+    seconds.push_back((t + e) * sharing);
+    train_total += t;
+    eval_total += e;
+    const std::string key = cost_key(r.spec);
+    auto [it, added] = kinds.try_emplace(key, Kind{0, t, e});
+    if (added) order.push_back(key);
+    ++it->second.runs;
+  }
+  text += fmt::format(
+      "this core multiplies 512x512 float matrices at {:.1f} GFLOP/s; predicted per run "
+      "(train/time_model.hpp, docs/reproduction.md#predicting-a-sweep):\n",
+      in.speed.gemm_flops * 1e-9);
+  text += fmt::format("  {:>5} {:>9} {:>9}  settings\n", "runs", "train", "eval");
+  for (const std::string& key : order) {
+    const Kind& k = kinds.at(key);
+    text += fmt::format("  {:>5} {:>8.1f}s {:>8.1f}s  {}\n", k.runs, k.train_s, k.eval_s, key);
+  }
+  const double wall = list_schedule_seconds(seconds, in.jobs);
+  text += fmt::format(
+      "predicted: {} wall on {} CPU worker{} (--jobs {}): {} of training and {} of evaluation "
+      "in CPU time; peak memory about {}\n",
+      format_duration(wall), in.jobs, in.jobs == 1 ? "" : "s", in.jobs,
+      format_duration(train_total), format_duration(eval_total), format_bytes(in.peak_bytes));
+  return text + "nothing was trained or written; drop --dry-run to run it\n";
+}
+
+}  // namespace lenlab
