@@ -49,11 +49,12 @@ struct RunCost {
 // `model` is resolve(spec).model. Pure arithmetic in double: never overflows, whatever the sizes.
 RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& model);
 
-// Rough sustained rates, for time estimates only (measured with lenlab_bench and `lenlab train`
-// on the 2-core development machine: 60 GFLOP/s training on one core, evaluation about the same;
-// an H100 runs groups of models at ~1 TFLOP/s). An estimate within a factor of 2 or 3 is enough
-// to tell a minute from a day.
-inline constexpr double kCpuFlopsPerSecondPerThread = 40e9;
+// Rough sustained rates, for budget checks and the line announcing long work: about what
+// lenlab_bench measures of the work counted here on one core of the 2-core development machine
+// (55 to 65 GFLOP/s), and what an H100 reaches on groups of models (~1 TFLOP/s). An estimate within
+// a factor of 2 or 3 is enough to tell a minute from a day; `--dry-run` predicts from this
+// machine's measured speed instead (train/time_model.hpp).
+inline constexpr double kCpuFlopsPerSecondPerThread = 50e9;
 inline constexpr double kGpuFlopsPerSecond = 1e12;
 
 }  // namespace lenlab
