@@ -77,6 +77,11 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_option("--depths", s.depths,
                  "passkey: the key's depths to test at, in [0, 1] or 'random' (default: " +
                      std::string(kDefaultDepths) + ")");
+  add_setting(cmd, "--vcl-offset", s.vcl.offset,
+              "Token tasks: loss only on tokens after this one, the earlier ones in the forward "
+              "pass only (virtual-context learning; 0: off)");
+  cmd.add_option("--vcl-alpha", s.vcl.alpha,
+                 "With --vcl-offset: train on alpha*plain + (1-alpha)*VCL loss");
   add_setting(cmd, "--steps", s.steps, "Training steps (one fresh batch each)", 1);
   add_setting(cmd, "--batch", s.batch_size, "Sequences per training batch", 1);
   add_setting(cmd, "--seed", s.seed, "Seed for the initial weights and the training data");

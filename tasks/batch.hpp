@@ -4,6 +4,7 @@
 // with what target and loss weight. Every method this lab compares differs only in these fields.
 // Sequence s occupies rows offsets[s] .. offsets[s+1]; the synthetic tasks' sequences read
 // [BOS, b_1 .. b_l, EOS] (l + 2 tokens) and the scalar head reads the EOS row.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

@@ -49,6 +49,7 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
       {"--n-symbols", "16"},     {"--key-length", "4"},
       {"--markov-order", "2"},   {"--markov-concentration", "0.5"},
       {"--markov-seed", "1"},    {"--depths", ""},
+      {"--vcl-offset", "0"},     {"--vcl-alpha", "0"},
       {"--overwrite", ""},       {"--device", "auto"},
       {"--max-memory", ""},      {"--max-time", "24h"}};
   const std::vector<std::string> lines = split(help.out, '\n');

@@ -362,6 +362,25 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(run_experiment(o), doctest::Contains("--emit-slurm"), UsageError);
 }
 
+TEST_CASE("every config shipped in configs/ plans, resolves and dry-runs") {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(LENLAB_CONFIGS_DIR)) {
+    if (e.path().extension() != ".toml") continue;
+    INFO(e.path().string());
+    ExperimentOptions o;
+    o.config_text = read_text(e.path());
+    o.config_source = e.path().filename().string();
+    o.jobs = 2;
+    o.dry_run = true;
+    std::ostringstream printed;
+    o.print = &printed;
+    CHECK(run_experiment(o) == 0);
+    CHECK(printed.str().find("predicted: ") != std::string::npos);
+    ++n;
+  }
+  CHECK(n >= 4);  // paper, smoke, tokens, methods
+}
+
 TEST_CASE("the sweep's wall time: runs handed to the worker that is free first") {
   CHECK(list_schedule_seconds({}, 2) == 0);
   CHECK(list_schedule_seconds({3, 1, 1, 1}, 2) == 3);  // one worker takes 3, the other 1 + 1 + 1

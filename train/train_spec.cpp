@@ -76,6 +76,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
     if (passkey) depths = parse_depths(s.depths.empty() ? kDefaultDepths : s.depths, "--depths");
   }
   if (!s.depths.empty()) parse_depths(s.depths, "--depths");  // checked even when unused
+  check_vcl(s.vcl, task, token, s.l_train);
   // A batch's rows are counted in int (packed offsets).
   for (const auto& [flag, n, l] : {std::tuple{"--batch", s.batch_size, s.l_train},
                                    std::tuple{"--eval-samples", s.eval_samples, s.l_test}}) {
@@ -146,7 +147,7 @@ std::vector<int> test_lengths(const TrainSpec& spec) {
 nlohmann::ordered_json to_json(const TrainSpec& spec) {
   static const std::set<std::string> late_keys = {
       "lengths",     "n_symbols", "key_length", "markov_order", "markov_concentration",
-      "markov_seed", "depths"};
+      "markov_seed", "depths",    "vcl_offset", "vcl_alpha"};
   static const nlohmann::ordered_json defaults = [] {
     nlohmann::ordered_json d;
     const TrainSpec base;

@@ -13,6 +13,7 @@
 #include "tasks/markov.hpp"
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
+#include "train/vcl.hpp"
 
 namespace lenlab {
 
@@ -31,6 +32,8 @@ struct TrainSpec {
   TokenTaskSettings token;
   // Passkey's test depths (train/lengths.hpp's parse_depths); empty: kDefaultDepths.
   std::string depths;
+  // Training-side methods (docs/methods.md): virtual-context learning (train/vcl.hpp).
+  VclSettings vcl;
   int steps = 2000;
   int batch_size = 64;
   uint64_t seed = 1;
@@ -86,6 +89,8 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("markov_concentration", s.token.markov_concentration);
   visit("markov_seed", s.token.markov_seed);
   visit("depths", s.depths);
+  visit("vcl_offset", s.vcl.offset);
+  visit("vcl_alpha", s.vcl.alpha);
   visit("steps", s.steps);
   visit("batch_size", s.batch_size);
   visit("seed", s.seed);
@@ -111,7 +116,8 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
 std::vector<int> test_lengths(const TrainSpec& spec);
 
 // Flat {key: value} in visit_spec_fields order. Settings added after the first results were
-// published (lengths, the token tasks' settings, depths) are left out while at their defaults, so
+// published (lengths, the token tasks' settings, depths, the methods') are left out while at their
+// defaults, so
 // that earlier runs keep their ids and manifests.
 nlohmann::ordered_json to_json(const TrainSpec& spec);
 // The inverse of to_json; every key must be known and of the right type (UsageError naming it,

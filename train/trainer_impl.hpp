@@ -55,6 +55,7 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
                        ? token_train_batch(r.task, j.spec->token, r.chain.get(), j.spec->l_train,
                                            batch_size, data_rng[k])
                        : sample_train_batch(r.task, j.spec->l_train, batch_size, data_rng[k]);
+      apply_vcl(batches[k], j.spec->vcl);
       lr[k] = scheduled_lr(j.spec->optimizer, step, steps);
       settings[k] = adamw_settings(j.spec->optimizer, lr[k], step);
     }
