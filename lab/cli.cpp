@@ -82,6 +82,9 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
               "pass only (virtual-context learning; 0: off)");
   cmd.add_option("--vcl-alpha", s.vcl.alpha,
                  "With --vcl-offset: train on alpha*plain + (1-alpha)*VCL loss");
+  add_setting(cmd, "--random-positions", s.random_positions,
+              "Positions of every sequence a sorted random subset of 0..N-1, in training and "
+              "testing (randomized positions; learned, alibi, rope; 0: off)");
   add_setting(cmd, "--steps", s.steps, "Training steps (one fresh batch each)", 1);
   add_setting(cmd, "--batch", s.batch_size, "Sequences per training batch", 1);
   add_setting(cmd, "--seed", s.seed, "Seed for the initial weights and the training data");

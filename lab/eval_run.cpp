@@ -150,6 +150,19 @@ int run_eval(const EvalOptions& o) {
           fmt::format("--depths applies to passkey runs; this run's task is '{}'", trained.task));
     spec.depths = o.depths;
   }
+  if (spec.random_positions > 0) {  // before resolve(), whose message would say to raise it
+    const std::vector<int> wanted = test_lengths(spec);
+    const TaskKind task = parse_task(spec.task);
+    int longest = wanted.back();
+    while (longest > 1 && tokens_per_sequence(task, spec.token, longest) > spec.random_positions)
+      --longest;
+    if (longest < wanted.back())
+      throw UsageError(fmt::format(
+          "--lengths: the run was trained with --random-positions {} (position ids 0..{}), so it "
+          "cannot evaluate length {}, which has {} tokens; choose lengths up to {}",
+          spec.random_positions, spec.random_positions - 1, wanted.back(),
+          tokens_per_sequence(task, spec.token, wanted.back()), longest));
+  }
   // resolve() checks the lengths, the number of test sequences, the threads, and the reparam on
   // every target the new lengths reach (its inverse is applied to every output).
   const ResolvedSpec resolved = resolve(spec);

@@ -127,6 +127,7 @@ EvalJob eval_job(const ResolvedSpec& resolved, const TrainSpec& spec) {
     j.chain = resolved.chain.get();
     j.depths = resolved.depths;
   }
+  j.random_positions = spec.random_positions;
   return j;
 }
 

@@ -104,6 +104,9 @@ struct EvalJob {
   int eval_samples = 0;
   uint64_t eval_seed = 0;
   AttentionSpec attention;  // at test time (inference-side methods); default: plain causal
+  // > 0: every test sequence's positions are a sorted random subset of 0..random_positions−1
+  // (train/random_positions.hpp), the same for every run with the same set and range.
+  int random_positions = 0;
   // Optional: called with every test sequence's raw output z (before f⁻¹), in sequence order
   // within a length: (the length's evaluation set, the sequence's index in it, z).
   std::function<void(const Batch&, int, double)> on_output;

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "train/evaluate.hpp"
+#include "train/random_positions.hpp"
 
 namespace lenlab {
 
@@ -43,7 +44,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
   PackedBatch<B> packed;
   for (const auto& [l, depth] : cells) {
     // Runs with the same task and evaluation settings share one evaluation set.
-    std::map<std::tuple<TaskKind, int, uint64_t, TokenTaskSettings>, Batch> sets;
+    std::map<std::tuple<TaskKind, int, uint64_t, TokenTaskSettings, int>, Batch> sets;
     std::vector<const Batch*> full(K, nullptr);
     std::vector<std::optional<LengthScorer>> scorers(K);
     std::vector<std::optional<TokenScorer>> token_scorers(K);
@@ -58,14 +59,19 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       const TokenTaskSettings* ts = j.token_settings;
       if (token && !ts) throw std::invalid_argument("evaluate: a token task needs its settings");
       // (The depth is the cell's: one per cell.)
-      const auto key =
-          std::make_tuple(j.task, j.eval_samples, j.eval_seed, token ? *ts : TokenTaskSettings{});
+      const auto key = std::make_tuple(j.task, j.eval_samples, j.eval_seed,
+                                       token ? *ts : TokenTaskSettings{}, j.random_positions);
       auto it = sets.find(key);
-      if (it == sets.end())
+      if (it == sets.end()) {
         it = sets.emplace(key, token ? token_eval_batch(j.task, *ts, j.chain, l, j.eval_samples,
                                                         j.eval_seed, depth)
                                      : eval_batch(j.task, l, j.eval_samples, j.eval_seed))
                  .first;
+        if (j.random_positions > 0) {
+          Rng rng = evaluation_positions_rng(j.eval_seed, j.random_positions, l);
+          randomize_positions(it->second, j.random_positions, rng);
+        }
+      }
       full[k] = &it->second;
       if (token)
         token_scorers[k].emplace(

@@ -13,7 +13,8 @@ struct CpuSpeed {
 };
 
 // Times an n×n float matrix product on the calling thread for about `seconds` (best of 3 parts).
-// The predictions below use n = 512 (a 256×256 product fits in cache and swings by 2× from run to run here).
+// The predictions below use n = 512 (a 256×256 product fits in cache and swings by 2× from run to
+// run here).
 CpuSpeed measure_cpu_speed(int n = 512, double seconds = 0.5);
 
 // Fractions of the matrix-product speed reached (lenlab_scaling_bench, default model).

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/lengths.hpp"
+#include "train/random_positions.hpp"
 
 namespace lenlab {
 
@@ -77,6 +78,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
   }
   if (!s.depths.empty()) parse_depths(s.depths, "--depths");  // checked even when unused
   check_vcl(s.vcl, task, token, s.l_train);
+  check_random_positions(s.random_positions, s.pe, task, token, s.l_train, s.l_test);
   // A batch's rows are counted in int (packed offsets).
   for (const auto& [flag, n, l] : {std::tuple{"--batch", s.batch_size, s.l_train},
                                    std::tuple{"--eval-samples", s.eval_samples, s.l_test}}) {
@@ -100,6 +102,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
   model.d_ff = s.d_ff;
   // The longest sequence: BOS + l_test bits + EOS, or a token task's at l_test.
   model.max_positions = static_cast<int>(tokens_per_sequence(task, token, s.l_test));
+  if (s.random_positions > 0) model.max_positions = s.random_positions;  // ids 0..N−1
   if (is_token_task(task)) {
     model.vocab_size = token_vocab_size(task, token);
     model.scalar_head = false;
@@ -147,7 +150,7 @@ std::vector<int> test_lengths(const TrainSpec& spec) {
 nlohmann::ordered_json to_json(const TrainSpec& spec) {
   static const std::set<std::string> late_keys = {
       "lengths",     "n_symbols", "key_length", "markov_order", "markov_concentration",
-      "markov_seed", "depths",    "vcl_offset", "vcl_alpha"};
+      "markov_seed", "depths",    "vcl_offset", "vcl_alpha",    "random_positions"};
   static const nlohmann::ordered_json defaults = [] {
     nlohmann::ordered_json d;
     const TrainSpec base;

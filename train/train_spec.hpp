@@ -34,6 +34,9 @@ struct TrainSpec {
   std::string depths;
   // Training-side methods (docs/methods.md): virtual-context learning (train/vcl.hpp).
   VclSettings vcl;
+  // Randomized positions (train/random_positions.hpp): > 0, every sequence's positions are a
+  // sorted random subset of 0..random_positions−1, in training and testing; 0: off.
+  int random_positions = 0;
   int steps = 2000;
   int batch_size = 64;
   uint64_t seed = 1;
@@ -91,6 +94,7 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("depths", s.depths);
   visit("vcl_offset", s.vcl.offset);
   visit("vcl_alpha", s.vcl.alpha);
+  visit("random_positions", s.random_positions);
   visit("steps", s.steps);
   visit("batch_size", s.batch_size);
   visit("seed", s.seed);

@@ -9,6 +9,7 @@
 #include "models/optimizer.hpp"
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
+#include "train/random_positions.hpp"
 #include "train/trainer.hpp"
 
 namespace lenlab {
@@ -56,6 +57,8 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
                                            batch_size, data_rng[k])
                        : sample_train_batch(r.task, j.spec->l_train, batch_size, data_rng[k]);
       apply_vcl(batches[k], j.spec->vcl);
+      if (j.spec->random_positions > 0)
+        randomize_positions(batches[k], j.spec->random_positions, data_rng[k]);
       lr[k] = scheduled_lr(j.spec->optimizer, step, steps);
       settings[k] = adamw_settings(j.spec->optimizer, lr[k], step);
     }
