@@ -18,11 +18,12 @@
 #include "tests/backend_cases_train.hpp"
 
 // The op names of the rows (each row's op()), one test case each per backend.
-#define LENLAB_CASE_OPS(X)                                                                   \
-  X(linear)                                                                                  \
-  X(layernorm)                                                                               \
-  X(gelu) X(add_inplace) X(embedding) X(gather_rows) X(rope) X(attention) X(attention_infer) \
-      X(mse_loss) X(cross_entropy_loss) X(grad_norm) X(adamw_step)
+#define LENLAB_CASE_OPS(X)                                                                       \
+  X(linear)                                                                                      \
+  X(layernorm)                                                                                   \
+  X(gelu)                                                                                        \
+  X(add_inplace) X(embedding) X(gather_rows) X(rope) X(attention) X(attention_infer) X(mse_loss) \
+      X(cross_entropy_loss) X(grad_norm) X(adamw_step)
 
 namespace lenlab::test {
 
@@ -82,6 +83,8 @@ inline const std::vector<Case>& backend_cases() {
           .packing = three, .d = 40, .n_head = 2, .alibi = true, .seq_scale = true, .tol = attn},
       AttentionCase{.packing = three, .alibi = true, .n_global = 1, .n_local = 2, .tol = attn},
       AttentionCase{.packing = three, .n_local = 6, .tol = attn},  // reaches every key
+      AttentionCase{.packing = three, .alibi = true, .mask_rows = true, .tol = attn},
+      AttentionCase{.packing = three, .rope = Rope::kInAttention, .mask_rows = true, .tol = attn},
       AttentionCase{.packing = three, .alibi = true, .max_distance = 2, .tol = attn},
       AttentionCase{.packing = three_plain,
                     .alibi = true,

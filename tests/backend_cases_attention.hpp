@@ -29,6 +29,9 @@ struct AttentionCase {
   int n_global = 0, n_local = 0, max_distance = 0;
   Rope rope = Rope::kNone;
   bool infer = false;
+  // Training only: AttentionArgs::row_read with every third row (row % 3 == 1) not read, whose
+  // outputs and probabilities must be 0, the others as without the mask.
+  bool mask_rows = false;
   std::vector<std::vector<int>>
       query_rows{};  // infer: [K][Q] rows asked for (−1: padding); empty: every row
   Tolerance tol{};
@@ -37,13 +40,15 @@ struct AttentionCase {
   std::string op() const { return infer ? "attention_infer" : "attention"; }
   std::string name() const {
     static const char* const kRope[] = {"", " rope in attention", " rope before"};
-    return cat(
-        op(), " d=", d, " n_head=", n_head, alibi ? " alibi" : "", seq_scale ? " seq_scale" : "",
-        n_local > 0 ? cat(" window ", n_global, ",", n_local) : std::string(),
-        max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
-        kRope[static_cast<int>(rope)],
-        infer ? (query_rows.empty() ? " every row" : " query rows") : "", " ", packing.name());
+    return cat(op(), " d=", d, " n_head=", n_head, alibi ? " alibi" : "",
+               seq_scale ? " seq_scale" : "",
+               n_local > 0 ? cat(" window ", n_global, ",", n_local) : std::string(),
+               max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
+               kRope[static_cast<int>(rope)],
+               infer ? (query_rows.empty() ? " every row" : " query rows") : "",
+               mask_rows ? " rows not read" : "", " ", packing.name());
   }
+  static bool read(size_t row) { return row % 3 != 1; }
   int Q(const Packed& pk) const {
     return query_rows.empty() ? pk.N : static_cast<int>(query_rows.front().size());
   }
@@ -55,6 +60,7 @@ struct AttentionCase {
     Host h;
     h.ints["offsets"] = pk.offsets;
     h.ints["positions"] = pk.positions;
+    for (size_t r = 0; r < KN; ++r) h.ints["row_read"].push_back(read(r) ? 1 : 0);
     for (const auto& r : query_rows)
       h.ints["query_rows"].insert(h.ints["query_rows"].end(), r.begin(), r.end());
     cpu::RopeTable<double> table;  // by position (rope_forward) or by distance: δ ≤ a position
@@ -82,6 +88,7 @@ struct AttentionCase {
     const int K = pk.K, S = pk.S, N = pk.N;
     const size_t n3 = static_cast<size_t>(K) * N * 3 * d, n1 = static_cast<size_t>(K) * N * d;
     auto off = D::ints(h.i("offsets")), pos = D::ints(h.i("positions"));
+    auto row_read = D::ints(h.i("row_read"));
     auto slopes = D::put(h.r("slopes")), scale = D::put(h.r("seq_scale"));
     auto cos = D::put(h.r("cos")), sin = D::put(h.r("sin"));
     auto qkv = D::put(h.r("qkv")), dout = D::put(h.r("dout")), dqkv = D::put(h.r("dqkv0"));
@@ -105,6 +112,7 @@ struct AttentionCase {
     a.n_global = n_global;
     a.n_local = n_local;
     a.max_distance = max_distance;
+    if (mask_rows) a.row_read = row_read.data();
     if (rope == Rope::kInAttention) {
       a.rope_cos = cos.data();
       a.rope_sin = sin.data();
@@ -180,6 +188,7 @@ struct AttentionCase {
     if (w.reference) {
       std::vector<double> out, probs;
       formula(h, pk, out, probs);
+      if (mask_rows) zero_unread(pk, out, probs);
       expect_close(what + " out, by the formula", o.get("out"), out, 1e-12, 1e-12);
       expect_close(what + " probabilities, by the formula", o.get("probabilities"), probs, 1e-12,
                    1e-12);
@@ -196,15 +205,17 @@ struct AttentionCase {
     for (int k = 0; k < pk.K; ++k)
       for (int s = 0; s < pk.S; ++s) {
         const int L = pk.model_offsets(k)[s + 1] - pk.model_offsets(k)[s];
+        const size_t row0 = static_cast<size_t>(k) * pk.N + pk.model_offsets(k)[s];
         for (int head = 0; head < n_head; ++head)
           for (int i = 0; i < L; ++i) {
+            const double want = mask_rows && !read(row0 + i) ? 0.0 : 1.0;  // the row's sum
             double sum = 0;
             for (int j = 0; j < L; ++j, ++at) {
               if (!window.admits(i, j)) masked_nonzero += p[at] != 0.0;
               if (!(p[at] >= 0.0)) ++bad_sums;  // negative or NaN
               sum += p[at];
             }
-            worst_sum = std::max(worst_sum, std::abs(sum - 1.0));
+            worst_sum = std::max(worst_sum, std::abs(sum - want));
           }
       }
     REQUIRE(at == p.size());
@@ -213,6 +224,21 @@ struct AttentionCase {
     CHECK_MESSAGE(bad_sums == 0, what << ": " << bad_sums << " probabilities < 0 or NaN");
     CHECK_MESSAGE(worst_sum <= (w.reference ? 1e-12 : 1e-5),
                   what << ": a row of probabilities sums to 1 ± " << worst_sum);
+  }
+
+  // The formula's outputs and probabilities with the rows nothing reads set to 0.
+  void zero_unread(const Packed& pk, std::vector<double>& out, std::vector<double>& probs) const {
+    for (size_t r = 0; r < out.size() / d; ++r)
+      if (!read(r)) std::fill_n(out.begin() + r * d, d, 0.0);
+    size_t at = 0;
+    for (int k = 0; k < pk.K; ++k)
+      for (int s = 0; s < pk.S; ++s) {
+        const int L = pk.model_offsets(k)[s + 1] - pk.model_offsets(k)[s];
+        const size_t row0 = static_cast<size_t>(k) * pk.N + pk.model_offsets(k)[s];
+        for (int head = 0; head < n_head; ++head)
+          for (int i = 0; i < L; ++i, at += L)
+            if (!read(row0 + i)) std::fill_n(probs.begin() + at, L, 0.0);
+      }
   }
 
   void check_infer(const Host& h, const Outputs& o, const Where& w, const Packed& pk,
