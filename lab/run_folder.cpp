@@ -174,6 +174,12 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
       *log << fmt::format("{} {:.3e} for {}", n_in_range > 0 ? "," : "", beyond / n_beyond,
                           every ? fmt::format("{}..{}", spec_.l_train + 1, spec_.l_test)
                                 : fmt::format("{} lengths > {}", n_beyond, spec_.l_train));
+    if (manifest_.contains("misalignment")) {
+      const auto& m = manifest_["misalignment"];
+      *log << fmt::format("\nlong-short misalignment at suffix lengths {}..{}: {:.3e} ({})",
+                          m["suffix_lengths"][0].get<int>(), m["suffix_lengths"][1].get<int>(),
+                          m["value"].get<double>(), m["measure"].get<std::string>());
+    }
     *log << fmt::format(
         "\nwrote {}/{{manifest.json, results.csv, {}loss.csv, model.safetensors}}\n",
         options_.out.string(), positions ? "positions.csv, " : "");

@@ -14,6 +14,7 @@
 #include "lab/run_folder.hpp"
 #include "models/model.hpp"
 #include "train/evaluate.hpp"
+#include "train/misalignment.hpp"
 #include "train/run_cost.hpp"
 #include "train/trainer.hpp"
 
@@ -93,8 +94,25 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   if (bar && l_max > 0) bar->finish();
   const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
 
+  // The long-short misalignment at l_train (train/misalignment.hpp), where the task has one.
+  std::vector<const ResolvedSpec*> misalign_resolved;
+  std::vector<const TrainSpec*> misalign_specs;
+  std::vector<bool> diverged;
+  for (int k = 0; k < K; ++k) {
+    misalign_resolved.push_back(&resolved[k]);
+    misalign_specs.push_back(&jobs[k].spec);
+    diverged.push_back(outcomes[k].diverged);
+  }
+  const std::vector<std::optional<Misalignment>> misaligned =
+      misalignment(model, misalign_resolved, misalign_specs, diverged);
+
   std::vector<int> codes(K, kExitOk);
   for (int k = 0; k < K; ++k) {
+    if (const auto& m = misaligned[k])
+      folders[k]->manifest()["misalignment"] = {{"value", m->value},
+                                                {"measure", m->kind},
+                                                {"suffix_lengths", {m->l_lo, m->l_hi}},
+                                                {"pairs", m->n_pairs}};
     if (outcomes[k].diverged) {
       folders[k]->write_diverged(outcomes[k]);
       codes[k] = kExitDiverged;

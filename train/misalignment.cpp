@@ -1,0 +1,68 @@
+#include "train/misalignment.hpp"
+
+#include <algorithm>
+
+namespace lenlab {
+
+namespace {
+
+// Appends [BOS] + content (+ EOS for a scalar task) at positions 0, 1, …, read where the task
+// reads: the scalar head at EOS, or the token head at the last row (its label is not used).
+void append_view(Batch& b, bool token, int32_t bos, const std::vector<int32_t>& content) {
+  std::vector<int32_t> tokens = {bos};
+  tokens.insert(tokens.end(), content.begin(), content.end());
+  if (!token) {
+    tokens.push_back(kEos);
+    append_sequence(b, tokens, 0.0);
+    return;
+  }
+  if (b.offsets.empty()) b.offsets.push_back(0);
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    b.tokens.push_back(tokens[i]);
+    b.positions.push_back(static_cast<int32_t>(i));
+  }
+  b.offsets.push_back(static_cast<int32_t>(b.tokens.size()));
+  b.token.rows.push_back(b.offsets.back() - 1);
+  b.token.labels.push_back(0);
+  b.token.weights.push_back(1.0);
+}
+
+}  // namespace
+
+double squared_difference(double z1, double z2) {
+  return (z1 - z2) * (z1 - z2);
+}
+
+MisalignmentViews misalignment_views(const ResolvedSpec& resolved, const TrainSpec& spec) {
+  const TaskKind task = resolved.task;
+  const bool token = is_token_task(task);
+  const int L = spec.l_train;
+  MisalignmentViews v;
+  v.l_hi = L;
+  v.l_lo = std::max(1, (L + 1) / 2);
+  const Batch set = token ? token_eval_batch(task, spec.token, resolved.chain.get(), L,
+                                             spec.eval_samples, spec.eval_seed)
+                          : eval_batch(task, L, spec.eval_samples, spec.eval_seed);
+  const int32_t bos = token ? special_tokens(task, spec.token).bos : kBos;
+  Rng rng = Rng::stream(spec.eval_seed ^ 0x4D4953414C49474EULL, static_cast<uint64_t>(L));
+  double total = 0;
+  for (int s = 0; s < set.n_seq(); ++s) {
+    // The sequence's L content symbols: after BOS (and before EOS for a scalar task).
+    const int32_t* content = set.tokens.data() + set.offsets[s] + 1;
+    for (Batch* view : {&v.first, &v.second}) {
+      const int l = static_cast<int>(rng.uniform_int(v.l_lo, v.l_hi));
+      append_view(*view, token, bos, std::vector<int32_t>(content + L - l, content + L));
+    }
+    v.weights.push_back(token ? 1.0 : set.weight(s));
+    total += v.weights.back();
+  }
+  for (double& w : v.weights) w /= total;
+  if (spec.random_positions > 0)  // the run's positions, as its evaluation draws them
+    for (Batch* view : {&v.first, &v.second}) {
+      Rng prng = evaluation_positions_rng(spec.eval_seed, spec.random_positions, L);
+      randomize_positions(*view, spec.random_positions, prng);
+    }
+  return v;
+}
+
+}  // namespace lenlab

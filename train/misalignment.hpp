@@ -1,0 +1,122 @@
+#pragma once
+// The long-short misalignment of a trained model (../shared/papers/000, §4 eq. 1–2; 003): how far
+// apart its outputs are on two suffixes of one sequence,
+//   L_misalign = E_{x, l1, l2} D(g(x[−l1:]), g(x[−l2:])),   l1, l2 uniform in [⌈l/2⌉, l]
+// for sequences x of the training length l = l_train (the paper's range). D is
+//   * scalar tasks: the squared difference (z1 − z2)² of the two raw outputs z (the model's own
+//     output, before f⁻¹: with OutRep it is f(y) that the model must keep aligned);
+//   * markov: the symmetric cross-entropy of the two next-token distributions after the view,
+//     SCE(p, q) = −⟨q, log p⟩ − ⟨p, log q⟩ in nats (eq. 1). Note SCE(p, p) = 2H(p), not 0.
+// A view keeps the task's frame: [BOS] + the last l symbols (+ EOS for the scalar tasks), the
+// output read where the task reads it. The other token tasks have no suffix that is still a
+// prompt of the task (a suffix of a copy sequence loses its separator), so they have no value.
+// The sequences are the task's fixed evaluation set at l_train (all 2^l, weighted, when fewer
+// than eval_samples), and l1, l2 come from a stream fixed by eval_seed: every run with the same
+// settings is measured on the same pairs.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "models/model.hpp"
+#include "models/packed_batch.hpp"
+#include "tasks/task.hpp"
+#include "tasks/token_tasks.hpp"
+#include "train/random_positions.hpp"
+#include "train/train_spec.hpp"
+
+namespace lenlab {
+
+struct Misalignment {
+  double value = 0;  // weighted mean of D over the pairs
+  int n_pairs = 0;
+  int l_lo = 0, l_hi = 0;  // the suffix lengths' range
+  std::string kind;        // what D is, for the manifest
+};
+
+inline bool has_misalignment(TaskKind task) {
+  return !is_token_task(task) || task == TaskKind::kMarkov;
+}
+
+// The two views of every sequence: first[s] and second[s] hold sequence s's suffixes of lengths
+// l1 and l2, and weights[s] its weight (summing to 1).
+struct MisalignmentViews {
+  Batch first, second;
+  std::vector<double> weights;
+  int l_lo = 0, l_hi = 0;
+};
+
+MisalignmentViews misalignment_views(const ResolvedSpec& resolved, const TrainSpec& spec);
+
+// D of one pair of outputs: scalars, or two rows of V logits.
+double squared_difference(double z1, double z2);
+template <class T>
+double symmetric_cross_entropy(const T* logits1, const T* logits2, int vocab) {
+  // log-softmax of each row, in double
+  auto log_softmax = [&](const T* z) {
+    double m = -INFINITY;
+    for (int v = 0; v < vocab; ++v) m = std::max(m, static_cast<double>(z[v]));
+    double sum = 0;
+    for (int v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(z[v]) - m);
+    std::vector<double> out(vocab);
+    for (int v = 0; v < vocab; ++v) out[v] = static_cast<double>(z[v]) - m - std::log(sum);
+    return out;
+  };
+  const std::vector<double> a = log_softmax(logits1), b = log_softmax(logits2);
+  double sce = 0;
+  for (int v = 0; v < vocab; ++v) sce -= std::exp(b[v]) * a[v] + std::exp(a[v]) * b[v];
+  return sce;
+}
+
+// The misalignment of each model k of `model` (its run: resolved[k], specs[k]); nullopt for a
+// task without one or a run marked skip[k] (diverged). Inference forwards only.
+template <class B>
+std::vector<std::optional<Misalignment>> misalignment(
+    Model<B>& model, const std::vector<const ResolvedSpec*>& resolved,
+    const std::vector<const TrainSpec*>& specs, const std::vector<bool>& skip) {
+  const int K = model.n_models(), V = model.config().vocab_size;
+  std::vector<std::optional<Misalignment>> out(K);
+  std::vector<MisalignmentViews> views(K);
+  bool any = false;
+  for (int k = 0; k < K; ++k)
+    if (!skip[k] && has_misalignment(resolved[k]->task)) {
+      views[k] = misalignment_views(*resolved[k], *specs[k]);
+      any = true;
+    }
+  if (!any) return out;
+  // Each view's outputs, per model: [K][sequences] scalars or [K][sequences][V] logits.
+  auto outputs = [&](bool second) {
+    std::vector<const Batch*> ptrs(K);
+    for (int k = 0; k < K; ++k) ptrs[k] = second ? &views[k].second : &views[k].first;
+    PackedBatch<B> packed;
+    packed.pack(ptrs, model.config());
+    model.infer(packed);
+    return std::make_pair(packed.n_scalar > 0 ? model.download_scalar_out(packed)
+                                              : model.download_token_logits(packed),
+                          packed.n_scalar > 0 ? packed.n_scalar : packed.n_token);
+  };
+  const auto [a, stride] = outputs(false);
+  const auto [b, stride_b] = outputs(true);
+  (void)stride_b;  // the same sequences, so the same stride
+  for (int k = 0; k < K; ++k) {
+    const MisalignmentViews& v = views[k];
+    if (v.weights.empty()) continue;
+    const bool token = is_token_task(resolved[k]->task);
+    Misalignment m;
+    m.n_pairs = static_cast<int>(v.weights.size());
+    m.l_lo = v.l_lo;
+    m.l_hi = v.l_hi;
+    m.kind = token ? "symmetric cross-entropy of the next-token distributions (nats)"
+                   : "squared difference of the raw outputs";
+    for (int s = 0; s < m.n_pairs; ++s) {
+      const size_t at = static_cast<size_t>(k) * stride + s;
+      m.value += v.weights[s] * (token ? symmetric_cross_entropy(&a[at * V], &b[at * V], V)
+                                       : squared_difference(a[at], b[at]));
+    }
+    out[k] = m;
+  }
+  return out;
+}
+
+}  // namespace lenlab
