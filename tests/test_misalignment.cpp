@@ -66,7 +66,7 @@ TEST_CASE("misalignment: each view is a suffix of its sequence in the paper's le
   }
 }
 
-TEST_CASE("misalignment: identical views give 0 (scalar) or 2H (markov); K models as one each") {
+TEST_CASE("misalignment: identical views give 0 (scalar) or 2H (markov), K models as one each") {
   TrainSpec a;
   a.task = "length";
   a.l_train = 1;  // suffix lengths 1..1: the two views are the same sequence
