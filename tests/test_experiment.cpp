@@ -329,10 +329,12 @@ TEST_CASE(
   const fs::path out = fresh_dir("dry-run") / "exp";  // does not exist yet
   ExperimentOptions o = tiny_options(out);
   o.dry_run = true;
+  o.cpu_gemm_flops = 50e9;  // a fixed speed instead of a measurement: the same text every time
   std::ostringstream printed;
   o.print = &printed;
   REQUIRE(run_experiment(o) == 0);
   CHECK_FALSE(fs::exists(out));
+  CHECK(printed.str().find("at 50.0 GFLOP/s") != std::string::npos);
   const std::string report = printed.str();
   CHECK(report.find("dry run of tiny.toml: 6 runs, 6 to train, 0 already finished") !=
         std::string::npos);
@@ -372,6 +374,7 @@ TEST_CASE("every config shipped in configs/ plans, resolves and dry-runs") {
     o.config_source = e.path().filename().string();
     o.jobs = 2;
     o.dry_run = true;
+    o.cpu_gemm_flops = 50e9;
     std::ostringstream printed;
     o.print = &printed;
     CHECK(run_experiment(o) == 0);
