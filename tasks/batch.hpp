@@ -70,15 +70,20 @@ struct Batch {
   }
 };
 
-// Appends one sequence of tokens at positions 0, 1, …; its last row is read by the scalar head
-// with target y.
-inline void append_sequence(Batch& b, const std::vector<int32_t>& tokens, double target) {
+// Appends one sequence of tokens at positions 0, 1, …, with no readout.
+inline void append_tokens(Batch& b, const std::vector<int32_t>& tokens) {
   if (b.offsets.empty()) b.offsets.push_back(0);
   for (size_t i = 0; i < tokens.size(); ++i) {
     b.tokens.push_back(tokens[i]);
     b.positions.push_back(static_cast<int32_t>(i));
   }
   b.offsets.push_back(static_cast<int32_t>(b.tokens.size()));
+}
+
+// Appends one sequence of tokens at positions 0, 1, …; its last row is read by the scalar head
+// with target y.
+inline void append_sequence(Batch& b, const std::vector<int32_t>& tokens, double target) {
+  append_tokens(b, tokens);
   b.read_rows.push_back(b.offsets.back() - 1);
   b.targets.push_back(target);
 }

@@ -160,11 +160,7 @@ void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const Marko
 // Appends `seq` at positions 0, 1, … with its answer rows, each weighted 1/(n_seq · count).
 void append_token_sequence(const Sequence& seq, int n_seq, Batch& batch) {
   const int32_t base = batch.offsets.back();
-  for (size_t i = 0; i < seq.tokens.size(); ++i) {
-    batch.tokens.push_back(seq.tokens[i]);
-    batch.positions.push_back(static_cast<int32_t>(i));
-  }
-  batch.offsets.push_back(static_cast<int32_t>(batch.tokens.size()));
+  append_tokens(batch, seq.tokens);
   const double w = 1.0 / (static_cast<double>(n_seq) * static_cast<double>(seq.count));
   for (int i = 0; i < seq.count; ++i) {
     const int row = seq.first + i;

@@ -16,12 +16,7 @@ void append_view(Batch& b, bool token, int32_t bos, const std::vector<int32_t>& 
     append_sequence(b, tokens, 0.0);
     return;
   }
-  if (b.offsets.empty()) b.offsets.push_back(0);
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    b.tokens.push_back(tokens[i]);
-    b.positions.push_back(static_cast<int32_t>(i));
-  }
-  b.offsets.push_back(static_cast<int32_t>(b.tokens.size()));
+  append_tokens(b, tokens);
   b.token.rows.push_back(b.offsets.back() - 1);
   b.token.labels.push_back(0);
   b.token.weights.push_back(1.0);
