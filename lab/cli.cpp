@@ -85,6 +85,12 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   add_setting(cmd, "--random-positions", s.random_positions,
               "Positions of every sequence a sorted random subset of 0..N-1, in training and "
               "testing (randomized positions; learned, alibi, rope; 0: off)");
+  cmd.add_option("--misalign-alpha", s.misalign.alpha,
+                 "markov: train on L + alpha*L_misalign, the long-short misalignment of two "
+                 "overlapping views (each sequence of --batch becomes two; 0: off)");
+  cmd.add_option("--misalign-extra", s.misalign.extra,
+                 "With --misalign-alpha: l_extra's range LO:HI, fractions of --l-train (l_extra "
+                 "at least 1)");
   add_setting(cmd, "--steps", s.steps, "Training steps (one fresh batch each)", 1);
   add_setting(cmd, "--batch", s.batch_size, "Sequences per training batch", 1);
   add_setting(cmd, "--seed", s.seed, "Seed for the initial weights and the training data");

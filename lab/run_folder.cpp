@@ -29,10 +29,14 @@ std::string utc_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
 }
 
-std::string loss_csv(const std::vector<StepLog>& log) {
-  std::string out = "step,lr,loss,grad_norm\n";
-  for (const StepLog& s : log)
-    out += fmt::format("{},{:.6g},{:.9g},{:.6g}\n", s.step, s.lr, s.loss, s.grad_norm);
+// step,lr,loss,grad_norm; with the misalignment regularizer also misalign, L_misalign of the
+// step's pairs (loss holds L_train + α·L_misalign).
+std::string loss_csv(const std::vector<StepLog>& log, const MisalignRegularizer& reg) {
+  std::string out = reg.on() ? "step,lr,loss,grad_norm,misalign\n" : "step,lr,loss,grad_norm\n";
+  for (const StepLog& s : log) {
+    out += fmt::format("{},{:.6g},{:.9g},{:.6g}", s.step, s.lr, s.loss, s.grad_norm);
+    out += reg.on() ? fmt::format(",{:.9g}\n", s.pair_loss / reg.alpha) : "\n";
+  }
   return out;
 }
 
@@ -93,7 +97,7 @@ double RunFolder::wall_seconds() const {
 }
 
 void RunFolder::write_diverged(const TrainOutcome& outcome) {
-  write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log));
+  write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log, spec_.misalign));
   manifest_["train_seconds"] = outcome.seconds;
   manifest_["steps_per_second"] = outcome.log.size() / std::max(outcome.seconds, 1e-9);
   manifest_["status"] = "diverged";
@@ -111,7 +115,7 @@ void RunFolder::write_diverged(const TrainOutcome& outcome) {
 void RunFolder::write_completed(const TrainOutcome& outcome,
                                 const std::vector<LengthResult>& results, double eval_seconds,
                                 const std::vector<float>& params) {
-  write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log));
+  write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log, spec_.misalign));
   write_file_atomic(options_.out / "results.csv", results_csv_text(results));
   const bool token = !results.empty() && results.front().token;
   const bool positions = token && !results.back().positions.empty();
@@ -167,9 +171,9 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
     const bool every = spec_.lengths.empty();
     if (n_in_range > 0)
       *log << fmt::format(" {:.3e} for {}", in_range / n_in_range,
-                          every ? fmt::format("lengths {}..{}", results.front().length,
-                                              spec_.l_train)
-                                : fmt::format("{} lengths <= {}", n_in_range, spec_.l_train));
+                          every
+                              ? fmt::format("lengths {}..{}", results.front().length, spec_.l_train)
+                              : fmt::format("{} lengths <= {}", n_in_range, spec_.l_train));
     if (n_beyond > 0)
       *log << fmt::format("{} {:.3e} for {}", n_in_range > 0 ? "," : "", beyond / n_beyond,
                           every ? fmt::format("{}..{}", spec_.l_train + 1, spec_.l_test)

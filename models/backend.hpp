@@ -21,11 +21,12 @@
 // Every operation a backend provides, by name; each backend forwards all of them.
 #define LENLAB_BACKEND_OPS(X)                                                                    \
   X(linear_forward)                                                                              \
-  X(linear_backward) X(layernorm_forward) X(layernorm_backward) X(gelu_forward) X(gelu_backward) \
-      X(add_inplace) X(embedding_forward) X(embedding_backward) X(gather_rows_forward)           \
-          X(gather_rows_backward) X(rope_forward) X(rope_backward) X(attention_forward)          \
-              X(attention_backward) X(attention_infer) X(mse_loss) X(cross_entropy_loss)         \
-                  X(grad_norm) X(adamw_step)
+  X(linear_backward)                                                                             \
+  X(layernorm_forward) X(layernorm_backward) X(gelu_forward) X(gelu_backward) X(add_inplace)     \
+      X(embedding_forward) X(embedding_backward) X(gather_rows_forward) X(gather_rows_backward)  \
+          X(rope_forward) X(rope_backward) X(attention_forward) X(attention_backward)            \
+              X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(sce_pair_loss) X(grad_norm) \
+                  X(adamw_step)
 
 namespace lenlab {
 

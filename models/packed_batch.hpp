@@ -29,6 +29,7 @@ struct PackedBatch {
   int max_position = 0;  // the largest position id
   int n_scalar = 0;      // R: rows the scalar head reads per model
   int n_token = 0;       // R': rows the token head reads per model
+  int n_pairs = 0;       // P: pairs of token readout rows per model (the misalignment loss)
   size_t prob_stride = 0;
   AttentionSpec attention;  // windows and cap (shared by the K batches); scales are per sequence
   bool scaled = false;      // some sequence's logit scale is not 1
@@ -41,6 +42,8 @@ struct PackedBatch {
   Buffer<double> scalar_weights;         // [K, R]
   Buffer<int> token_rows, token_labels;  // [K, R']
   Buffer<double> token_weights;          // [K, R']
+  Buffer<int> pair_first, pair_second;   // [K, P] indices into the model's R' token rows; −1 pad
+  Buffer<double> pair_weights;           // [K, P] (0 for padding)
   // The inference path computes its last layer at the read rows only: query_rows [K, R + R'] is
   // the scalar rows then the token rows, and each head reads its part of that.
   Buffer<int> query_rows;                       // [K, R + R']
@@ -56,7 +59,7 @@ struct PackedBatch {
   // than a learned position table, std::invalid_argument for malformed batches.
   void pack(const std::vector<const Batch*>& batches, const ModelConfig& c) {
     n_models = static_cast<int>(batches.size());
-    rows = n_seq = max_position = n_scalar = n_token = 0;
+    rows = n_seq = max_position = n_scalar = n_token = n_pairs = 0;
     attention = batches.empty() ? AttentionSpec{} : batches[0]->attention;
     for (int k = 0; k < n_models; ++k) {
       const Batch& b = *batches[k];
@@ -70,6 +73,7 @@ struct PackedBatch {
       for (int p : b.positions) max_position = std::max(max_position, p);
       n_scalar = std::max(n_scalar, b.n_read());
       n_token = std::max(n_token, b.token.size());
+      n_pairs = std::max(n_pairs, b.token.pairs.size());
     }
     const size_t K = n_models, N = rows, S1 = n_seq + 1, R = n_scalar, R2 = n_token;
     std::vector<int> tok(K * N, 0), pos(K * N, 0), off(K * S1, 0);
@@ -78,6 +82,9 @@ struct PackedBatch {
     std::vector<int> srows(K * R, -1), trows(K * R2, -1), labels(K * R2, -1);
     std::vector<double> sw(K * R, 0.0), tw(K * R2, 0.0);
     std::vector<int> qrows(K * (R + R2), -1), sq(K * R, -1), tq(K * R2, -1), qmask(K * N, 0);
+    const size_t P = n_pairs;
+    std::vector<int> first(K * P, -1), second(K * P, -1);
+    std::vector<double> pw(K * P, 0.0);
     prob_stride = 0;
     scaled = false;
     for (size_t k = 0; k < K; ++k) {
@@ -108,6 +115,12 @@ struct PackedBatch {
         tw[k * R2 + r] = b.token.weights[r];
         tq[k * R2 + r] = static_cast<int>(R) + r;
       }
+      const ReadoutPairs& pairs = b.token.pairs;
+      for (int p = 0; p < pairs.size(); ++p) {
+        first[k * P + p] = pairs.first[p];
+        second[k * P + p] = pairs.second[p];
+        pw[k * P + p] = pairs.weights[p];
+      }
       for (size_t i = 0; i < R + R2; ++i)
         if (qrows[k * (R + R2) + i] >= 0) qmask[k * N + qrows[k * (R + R2) + i]] = 1;
     }
@@ -121,6 +134,11 @@ struct PackedBatch {
     B::upload(token_rows, trows.data(), trows.size());
     B::upload(token_labels, labels.data(), labels.size());
     B::upload(token_weights, tw.data(), tw.size());
+    if (P > 0) {
+      B::upload(pair_first, first.data(), first.size());
+      B::upload(pair_second, second.data(), second.size());
+      B::upload(pair_weights, pw.data(), pw.size());
+    }
     B::upload(query_rows, qrows.data(), qrows.size());
     B::upload(scalar_in_query, sq.data(), sq.size());
     B::upload(token_in_query, tq.data(), tq.size());
@@ -159,6 +177,16 @@ struct PackedBatch {
         b.token.labels.size() != b.token.rows.size() ||
         b.token.weights.size() != b.token.rows.size())
       throw std::invalid_argument("a readout's rows, targets and weights differ in length");
+    const ReadoutPairs& pairs = b.token.pairs;
+    if (pairs.second.size() != pairs.first.size() || pairs.weights.size() != pairs.first.size())
+      throw std::invalid_argument("a readout's pairs and their weights differ in length");
+    std::vector<char> paired(b.token.size(), 0);  // a row in two pairs would race on the GPU
+    for (const auto* side : {&pairs.first, &pairs.second})
+      for (int r : *side) {
+        if (r < 0 || r >= b.token.size())
+          throw std::invalid_argument("a pair names a token readout row the batch lacks");
+        if (paired[r]++) throw std::invalid_argument("a token readout row is in two pairs");
+      }
     if (b.n_read() > 0 && !c.scalar_head)
       throw std::invalid_argument("the batch reads the scalar head, which the model lacks");
     if (b.token.size() > 0 && !c.token_head)

@@ -34,11 +34,24 @@ struct AttentionSpec {
   }
 };
 
-// The token head's readout: logits at `rows`, cross-entropy against `labels`, weighted.
+// Pairs of the token readout's rows whose two next-token distributions a loss pulls together:
+// weight · SCE(softmax z_first, softmax z_second), the symmetric cross-entropy (the misalignment
+// regularizer, train/misalign_regularizer.hpp). first and second index TokenReadout::rows; a
+// readout row is in at most one pair.
+struct ReadoutPairs {
+  std::vector<int32_t> first;   // [P]
+  std::vector<int32_t> second;  // [P]
+  std::vector<double> weights;  // [P]
+  int size() const { return static_cast<int>(first.size()); }
+};
+
+// The token head's readout: logits at `rows`, cross-entropy against `labels` (a label < 0: no
+// cross-entropy, the row is read for its pair only), weighted; and the pairs' loss.
 struct TokenReadout {
   std::vector<int32_t> rows;    // [R] rows of the batch
-  std::vector<int32_t> labels;  // [R] target token ids
+  std::vector<int32_t> labels;  // [R] target token ids, or −1
   std::vector<double> weights;  // [R] loss weights
+  ReadoutPairs pairs;
   int size() const { return static_cast<int>(rows.size()); }
 };
 

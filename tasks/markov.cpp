@@ -139,6 +139,13 @@ int MarkovChain::sample_next(const int32_t* context, Rng& rng) const {
   return n_symbols_ - 1;  // also catches u past a cumulative sum rounded below 1
 }
 
+void MarkovChain::append_sample(std::vector<int32_t>& tokens, int length, Rng& rng) const {
+  for (int i = 1; i <= length; ++i) {
+    tokens.push_back(i <= order_ ? static_cast<int32_t>(rng.uniform_int(0, n_symbols_ - 1))
+                                 : sample_next(&tokens[tokens.size() - order_], rng));
+  }
+}
+
 void MarkovChain::propagate(const std::vector<double>& current, std::vector<double>& next) const {
   // Context c = (x_{t−order} .. x_{t−1}) followed by x becomes (x_{t−order+1} .. x_{t−1}, x):
   // drop the most significant digit, append x.

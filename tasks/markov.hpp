@@ -48,6 +48,9 @@ class MarkovChain {
   // A draw of the next symbol after `context` (the last `order` tokens, oldest first); one
   // rng.uniform() per call.
   int sample_next(const int32_t* context, Rng& rng) const;
+  // Appends a sequence of `length` symbols to `tokens`: the first `order` iid uniform (one
+  // rng.uniform_int each), every later one by sample_next on the `order` before it.
+  void append_sample(std::vector<int32_t>& tokens, int length, Rng& rng) const;
 
   // H_t for t = 1..length (element t − 1), in nats: the exact conditional entropy of x_t given
   // x_1..x_{t−1}, i.e. the expected cross-entropy of a perfect model at position t. log(n_symbols)

@@ -145,12 +145,22 @@ Batch slice_batch(const Batch& b, int begin, int end) {
       out.targets.push_back(b.targets[r]);
       if (!b.weights.empty()) out.weights.push_back(b.weights[r]);
     }
+  std::vector<int32_t> renumbered(b.token.size(), -1);  // readout r's index in the slice
   for (int r = 0; r < b.token.size(); ++r)
     if (b.token.rows[r] >= t0 && b.token.rows[r] < t1) {
+      renumbered[r] = out.token.size();
       out.token.rows.push_back(b.token.rows[r] - t0);
       out.token.labels.push_back(b.token.labels[r]);
       out.token.weights.push_back(b.token.weights[r]);
     }
+  const ReadoutPairs& pairs = b.token.pairs;
+  for (int p = 0; p < pairs.size(); ++p) {  // the pairs with both rows in the slice
+    const int32_t first = renumbered[pairs.first[p]], second = renumbered[pairs.second[p]];
+    if (first < 0 || second < 0) continue;
+    out.token.pairs.first.push_back(first);
+    out.token.pairs.second.push_back(second);
+    out.token.pairs.weights.push_back(pairs.weights[p]);
+  }
   out.attention = b.attention;
   return out;
 }

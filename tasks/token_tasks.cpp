@@ -143,10 +143,7 @@ void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const Marko
     }
     case TaskKind::kMarkov: {
       // x_t sits at row t; the first `order` symbols are iid uniform, the rest follow the chain.
-      const int order = chain->order();
-      for (int i = 1; i <= length; ++i) {
-        t.push_back(i <= order ? symbol() : chain->sample_next(&t[i - order], rng));
-      }
+      chain->append_sample(t, length, rng);
       seq.first = 0;
       seq.count = length;
       return;

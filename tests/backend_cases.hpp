@@ -18,18 +18,19 @@
 #include "tests/backend_cases_train.hpp"
 
 // The op names of the rows (each row's op()), one test case each per backend.
-#define LENLAB_CASE_OPS(X)                                                                       \
-  X(linear)                                                                                      \
-  X(layernorm)                                                                                   \
-  X(gelu)                                                                                        \
-  X(add_inplace) X(embedding) X(gather_rows) X(rope) X(attention) X(attention_infer) X(mse_loss) \
-      X(cross_entropy_loss) X(grad_norm) X(adamw_step)
+#define LENLAB_CASE_OPS(X)                                                        \
+  X(linear)                                                                       \
+  X(layernorm)                                                                    \
+  X(gelu)                                                                         \
+  X(add_inplace)                                                                  \
+  X(embedding) X(gather_rows) X(rope) X(attention) X(attention_infer) X(mse_loss) \
+      X(cross_entropy_loss) X(sce_pair_loss) X(grad_norm) X(adamw_step)
 
 namespace lenlab::test {
 
-using Case =
-    std::variant<LinearCase, LayerNormCase, GeluCase, AddCase, EmbeddingCase, GatherRowsCase,
-                 RopeCase, AttentionCase, MseCase, CrossEntropyCase, GradNormCase, AdamWCase>;
+using Case = std::variant<LinearCase, LayerNormCase, GeluCase, AddCase, EmbeddingCase,
+                          GatherRowsCase, RopeCase, AttentionCase, MseCase, CrossEntropyCase,
+                          ScePairCase, GradNormCase, AdamWCase>;
 
 inline const std::vector<Case>& backend_cases() {
   using Rope = AttentionCase::Rope;
@@ -167,6 +168,10 @@ inline const std::vector<Case>& backend_cases() {
       MseCase{.K = 3, .R = 8, .zero_weights = true},
       CrossEntropyCase{.K = 1, .R = 5, .V = 7},
       CrossEntropyCase{.K = 3, .R = 4, .V = 6, .skipped_rows = true},
+      ScePairCase{.K = 1, .R = 6, .V = 5, .P = 2},
+      ScePairCase{.K = 3, .R = 7, .V = 4, .P = 3, .padded = true},
+      ScePairCase{.K = 2, .R = 4, .V = 6, .P = 2, .same = true},
+      ScePairCase{.K = 2, .R = 80, .V = 70, .P = 40, .tol = big, .fd = false},
 
       GradNormCase{.K = 1, .n = 100},
       GradNormCase{.K = 3, .n = 37, .gap = 13},

@@ -66,6 +66,8 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--vcl-offset", "0"},
                                                                   {"--vcl-alpha", "0"},
                                                                   {"--random-positions", "0"},
+                                                                  {"--misalign-alpha", "0"},
+                                                                  {"--misalign-extra", "0:0.5"},
                                                                   {"--overwrite", ""},
                                                                   {"--device", "auto"},
                                                                   {"--max-memory", ""},

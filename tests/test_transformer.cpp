@@ -57,8 +57,8 @@ const std::vector<PositionalEncoding> kAllPe = {
     PositionalEncoding::kNope, PositionalEncoding::kLearned, PositionalEncoding::kAlibi,
     PositionalEncoding::kRope};
 
-// The batch's total loss (MSE on the scalar head + cross-entropy on the token head) after a
-// forward; with grad, also its gradients into the model's grads().
+// The batch's total loss (MSE on the scalar head + cross-entropy on the token head + the token
+// rows' pair loss) after a forward; with grad, also its gradients into the model's grads().
 double loss_of(DModel& m, const Batch& batch, bool grad) {
   DPacked in;
   in.pack({&batch}, m.config());
@@ -71,11 +71,15 @@ double loss_of(DModel& m, const Batch& batch, bool grad) {
   if (R2 > 0)
     cpu::cross_entropy_loss(dlogits.data(), &ce, m.token_logits(), in.token_labels.data(),
                             in.token_weights.data(), R2, V);
+  double sce = 0;  // the misalignment pairs' loss, added into dlogits
+  if (in.n_pairs > 0)
+    cpu::sce_pair_loss(dlogits.data(), &sce, m.token_logits(), in.pair_first.data(),
+                       in.pair_second.data(), in.pair_weights.data(), in.n_pairs, R2, V);
   if (grad) {
     m.zero_grad();
     m.backward(in, R > 0 ? dz.data() : nullptr, R2 > 0 ? dlogits.data() : nullptr);
   }
-  return mse + ce;
+  return mse + ce + sce;
 }
 
 void check_model_gradient(const std::string& what, const ModelConfig& c, const Batch& batch) {
@@ -142,6 +146,14 @@ TEST_CASE(
        }},
       {"rope, token head on every row and scalar head", PositionalEncoding::kRope,
        [](Batch& b) { b = with_token_readout(b); }, true},
+      {"alibi, token head with symmetric cross-entropy pairs across sequences",
+       PositionalEncoding::kAlibi,
+       [](Batch& b) {
+         b = with_token_readout(b);  // rows 0..3, 4..9, 10..16 are the sequences' readouts
+         b.token.labels[9] = -1;     // a row read for its pair only
+         b.token.pairs = {{3, 9, 12}, {8, 16, 1}, {0.7, 0.4, 0.9}};
+       },
+       true},
   };
   for (const Row& r : rows) {
     Batch batch = make_batch({{1, 0}, {0, 1, 1, 0}, {1, 1, 0, 1, 0}});

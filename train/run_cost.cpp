@@ -99,10 +99,17 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   // ---- work
   // Training lengths are uniform in 1..l_train; the last block runs past q·k·v at the rows the
   // heads read (models/model_train.hpp), as in evaluation.
+  // The misalignment regularizer's batch instead holds two views of l_train symbols per sequence
+  // (train/misalign_regularizer.hpp), every row read.
   double mean_flops = 0;
-  for (int l = 1; l <= spec.l_train; ++l)
-    mean_flops += forward_flops(c, tokens(l), layers - 1, answer_rows(cost.task, cost.token, l));
-  mean_flops /= spec.l_train;
+  if (spec.misalign.on()) {
+    const double L = tokens(spec.l_train);
+    mean_flops = 2 * forward_flops(c, L, layers - 1, L);
+  } else {
+    for (int l = 1; l <= spec.l_train; ++l)
+      mean_flops += forward_flops(c, tokens(l), layers - 1, answer_rows(cost.task, cost.token, l));
+    mean_flops /= spec.l_train;
+  }
   cost.train_step_flops = 3 * spec.batch_size * mean_flops;
   cost.train_flops = cost.train_step_flops * spec.steps;
   const std::vector<int> lengths = test_lengths(spec);
@@ -130,7 +137,8 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   // Training activations (models/model.hpp's Activations and ActivationGrads), kept for the
   // largest batch (every sequence at l_train) until the run ends; the probabilities and their
   // gradients; the packed batch's ints.
-  const double L_train = tokens(spec.l_train), N = spec.batch_size * L_train;
+  const double L_train = tokens(spec.l_train),
+               N = (spec.misalign.on() ? 2 : 1) * spec.batch_size * L_train;
   const double per_token = d + layers * (8 * d + 4 + 3 * f + 3 * d * rope) +  // forward
                            (6 * d + 3 * d * rope + 2 * f);                    // gradients
   parts.push_back(

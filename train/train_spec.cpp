@@ -79,10 +79,14 @@ ResolvedSpec resolve(const TrainSpec& s) {
   if (!s.depths.empty()) parse_depths(s.depths, "--depths");  // checked even when unused
   check_vcl(s.vcl, task, token, s.l_train);
   check_random_positions(s.random_positions, s.pe, task, token, s.l_train, s.l_test);
-  // A batch's rows are counted in int (packed offsets).
-  for (const auto& [flag, n, l] : {std::tuple{"--batch", s.batch_size, s.l_train},
-                                   std::tuple{"--eval-samples", s.eval_samples, s.l_test}}) {
-    const int64_t tokens = tokens_per_sequence(task, token, l);
+  check_misalign_regularizer(s.misalign, task, s.l_train);
+  // A batch's rows are counted in int (packed offsets). The regularizer's batches hold two views
+  // of l_train symbols per sequence of --batch.
+  const int64_t views = s.misalign.on() ? 2 : 1;
+  for (const auto& [flag, n, l, per] :
+       {std::tuple{"--batch", s.batch_size, s.l_train, views},
+        std::tuple{"--eval-samples", s.eval_samples, s.l_test, int64_t{1}}}) {
+    const int64_t tokens = per * tokens_per_sequence(task, token, l);
     if (static_cast<int64_t>(n) * tokens > INT32_MAX)
       throw UsageError(fmt::format(
           "{} {} sequences of up to {} tokens make more than 2^31 rows in one batch; lower {}",
@@ -149,8 +153,9 @@ std::vector<int> test_lengths(const TrainSpec& spec) {
 
 nlohmann::ordered_json to_json(const TrainSpec& spec) {
   static const std::set<std::string> late_keys = {
-      "lengths",     "n_symbols", "key_length", "markov_order", "markov_concentration",
-      "markov_seed", "depths",    "vcl_offset", "vcl_alpha",    "random_positions"};
+      "lengths",        "n_symbols",     "key_length", "markov_order", "markov_concentration",
+      "markov_seed",    "depths",        "vcl_offset", "vcl_alpha",    "random_positions",
+      "misalign_alpha", "misalign_extra"};
   static const nlohmann::ordered_json defaults = [] {
     nlohmann::ordered_json d;
     const TrainSpec base;

@@ -13,6 +13,7 @@
 #include "tasks/markov.hpp"
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
+#include "train/misalign_regularizer.hpp"
 #include "train/vcl.hpp"
 
 namespace lenlab {
@@ -37,6 +38,8 @@ struct TrainSpec {
   // Randomized positions (train/random_positions.hpp): > 0, every sequence's positions are a
   // sorted random subset of 0..random_positions−1, in training and testing; 0: off.
   int random_positions = 0;
+  // The long-short misalignment regularizer (train/misalign_regularizer.hpp; markov only).
+  MisalignRegularizer misalign;
   int steps = 2000;
   int batch_size = 64;
   uint64_t seed = 1;
@@ -95,6 +98,8 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("vcl_offset", s.vcl.offset);
   visit("vcl_alpha", s.vcl.alpha);
   visit("random_positions", s.random_positions);
+  visit("misalign_alpha", s.misalign.alpha);
+  visit("misalign_extra", s.misalign.extra);
   visit("steps", s.steps);
   visit("batch_size", s.batch_size);
   visit("seed", s.seed);

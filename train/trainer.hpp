@@ -18,8 +18,9 @@ namespace lenlab {
 struct StepLog {
   int step;  // 1-based
   double lr;
-  double loss;       // the weighted loss on this step's batch (on f(y) for the scalar head)
-  double grad_norm;  // before clipping
+  double loss;           // the weighted loss on this step's batch (on f(y) for the scalar head)
+  double grad_norm;      // before clipping
+  double pair_loss = 0;  // the misalignment regularizer's α·L_misalign, included in loss (else 0)
 };
 
 struct TrainOutcome {

@@ -9,6 +9,7 @@
 #include "models/optimizer.hpp"
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
+#include "train/misalign_regularizer.hpp"
 #include "train/random_positions.hpp"
 #include "train/trainer.hpp"
 
@@ -28,7 +29,7 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
 
   // The optimizer's state, in the backend's memory: AdamW's moments per model, one decay mask.
   typename B::template Buffer<T> m1, m2, decay_mask, dscalar, dlogits;
-  typename B::template Buffer<double> targets, loss, token_loss, norms;
+  typename B::template Buffer<double> targets, loss, token_loss, pair_loss, norms;
   typename B::template Buffer<ops::AdamWStep> settings_dev;
   for (auto* v : {&m1, &m2}) {
     B::reserve(*v, P * K);
@@ -36,7 +37,7 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
   }
   const auto mask = weight_decay_mask<T>(model.config());
   B::upload(decay_mask, mask.data(), P);
-  for (auto* v : {&loss, &token_loss, &norms}) B::reserve(*v, K);
+  for (auto* v : {&loss, &token_loss, &pair_loss, &norms}) B::reserve(*v, K);
 
   std::vector<TrainOutcome> outcomes(K);
   std::vector<Rng> data_rng;  // data has its own stream: a model's size never changes its data
@@ -45,17 +46,22 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
   std::vector<const Batch*> batch_ptrs;
   for (const Batch& b : batches) batch_ptrs.push_back(&b);
   std::vector<ops::AdamWStep> settings(K);
-  std::vector<double> lr(K), host_targets, host_loss(K), host_token(K, 0.0), host_norms(K);
+  std::vector<double> lr(K), host_targets, host_loss(K), host_token(K, 0.0), host_pairs(K, 0.0),
+      host_norms(K);
   PackedBatch<B> packed;
   int n_active = K;
   for (int step = 0; step < steps && n_active > 0; ++step) {
     for (int k = 0; k < K; ++k) {
       const TrainJob& j = jobs[k];
       const ResolvedSpec& r = *j.resolved;
-      batches[k] = is_token_task(r.task)
-                       ? token_train_batch(r.task, j.spec->token, r.chain.get(), j.spec->l_train,
-                                           batch_size, data_rng[k])
-                       : sample_train_batch(r.task, j.spec->l_train, batch_size, data_rng[k]);
+      if (j.spec->misalign.on())
+        batches[k] = misalign_train_batch(j.spec->token, *r.chain, j.spec->l_train, batch_size,
+                                          j.spec->misalign, data_rng[k]);
+      else if (is_token_task(r.task))
+        batches[k] = token_train_batch(r.task, j.spec->token, r.chain.get(), j.spec->l_train,
+                                       batch_size, data_rng[k]);
+      else
+        batches[k] = sample_train_batch(r.task, j.spec->l_train, batch_size, data_rng[k]);
       apply_vcl(batches[k], j.spec->vcl);
       if (j.spec->random_positions > 0)
         randomize_positions(batches[k], j.spec->random_positions, data_rng[k]);
@@ -86,6 +92,10 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
                             V, models);
       if (!losses) losses = token_loss.data();
     }
+    if (packed.n_pairs > 0)  // adds into dlogits; a non-finite pair loss shows in the norm
+      B::sce_pair_loss(dlogits.data(), pair_loss.data(), model.token_logits(),
+                       packed.pair_first.data(), packed.pair_second.data(),
+                       packed.pair_weights.data(), packed.n_pairs, packed.n_token, V, models);
     model.zero_grad();
     model.backward(packed, R > 0 ? dscalar.data() : nullptr,
                    packed.n_token > 0 ? dlogits.data() : nullptr);
@@ -95,18 +105,20 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
                   settings_dev.data(), norms.data(), losses, P, models);
     if (R > 0) B::download(host_loss.data(), loss.data(), K);
     if (packed.n_token > 0) B::download(host_token.data(), token_loss.data(), K);
+    if (packed.n_pairs > 0) B::download(host_pairs.data(), pair_loss.data(), K);
     B::download(host_norms.data(), norms.data(), K);
     for (int k = 0; k < K; ++k) {
       TrainOutcome& o = outcomes[k];
       if (o.diverged) continue;
-      const double total = (R > 0 ? host_loss[k] : 0.0) + host_token[k];
+      const double pairs = packed.n_pairs > 0 ? host_pairs[k] : 0.0;  // α·L_misalign
+      const double total = (R > 0 ? host_loss[k] : 0.0) + host_token[k] + pairs;
       if (!std::isfinite(total) || !std::isfinite(host_norms[k])) {  // adamw_step skipped it
         o.diverged = true;
         o.diverged_step = step + 1;
         --n_active;
         continue;
       }
-      o.log.push_back({step + 1, lr[k], total, host_norms[k]});
+      o.log.push_back({step + 1, lr[k], total, host_norms[k], pairs});
       if (on_step) on_step(k, step + 1, total);
     }
   }

@@ -53,17 +53,20 @@ void apply_vcl(Batch& batch, const VclSettings& vcl) {
   if (vcl.offset == 0) return;  // every row counts: the plain weights
   const std::vector<int32_t> first = token_readout_offsets(batch);
   const int S = batch.n_seq();
+  // Readout r of sequence s counts when it predicts a token past the offset; a row without a label
+  // (read for the misalignment regularizer's pairs only) never does.
+  auto counts = [&](int r, int s) {
+    return batch.token.labels[r] >= 0 && batch.token.rows[r] - batch.offsets[s] + 1 > vcl.offset;
+  };
   std::vector<int> counted(S, 0);
   int sequences = 0;  // S'
   for (int s = 0; s < S; ++s) {
-    for (int r = first[s]; r < first[s + 1]; ++r)
-      counted[s] += batch.token.rows[r] - batch.offsets[s] + 1 > vcl.offset;
+    for (int r = first[s]; r < first[s + 1]; ++r) counted[s] += counts(r, s);
     sequences += counted[s] > 0;
   }
   for (int s = 0; s < S; ++s)
     for (int r = first[s]; r < first[s + 1]; ++r) {
-      const bool counts = batch.token.rows[r] - batch.offsets[s] + 1 > vcl.offset;
-      const double w_vcl = counts ? 1.0 / (static_cast<double>(sequences) * counted[s]) : 0.0;
+      const double w_vcl = counts(r, s) ? 1.0 / (static_cast<double>(sequences) * counted[s]) : 0.0;
       batch.token.weights[r] = vcl.alpha * batch.token.weights[r] + (1.0 - vcl.alpha) * w_vcl;
     }
 }

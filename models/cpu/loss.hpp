@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <vector>
 
 #include "models/ops/args.hpp"
 
@@ -58,6 +59,52 @@ void cross_entropy_loss(T* dlogits, double* loss, const T* logits, const int* la
       for (int v = 0; v < V; ++v) {
         const double p = std::exp(static_cast<double>(z[v]) - mx) / norm;
         dz[v] = static_cast<T>(weight[i] * (p - (v == labels[i] ? 1.0 : 0.0)));
+      }
+    }
+    loss[k] = sum;
+  }
+}
+
+// The symmetric cross-entropy between pairs of the token head's rows, per model k:
+//   loss[k] = Σ_p w_p SCE(a_p, b_p),   SCE = −⟨q, log p⟩ − ⟨p, log q⟩,
+// with p = softmax(z_a) and q = softmax(z_b) of the pair's rows a = first[p], b = second[p]
+// (indices into the R rows), accumulated in double. ADDS into dlogits [K, R, V] (after the
+// cross-entropy wrote it): w_p ∂SCE/∂z_a,u = w_p (p_u − q_u − p_u (log q_u − ⟨p, log q⟩)), and the
+// same with a and b swapped. first, second, weight [K, P]; a pair with an index < 0 or weight 0
+// (padding) is skipped. A row belongs to at most one pair (PackedBatch checks), so the GPU's
+// pairs never write the same row.
+template <class T>
+void sce_pair_loss(T* dlogits, double* loss, const T* logits, const int* first, const int* second,
+                   const double* weight, int P, int R, int V, ops::Models m = {}) {
+  std::vector<double> log_p(V), log_q(V);
+  auto log_softmax = [V](const T* z, std::vector<double>& out) {
+    double mx = -INFINITY;
+    for (int v = 0; v < V; ++v) mx = std::max(mx, static_cast<double>(z[v]));
+    double norm = 0;
+    for (int v = 0; v < V; ++v) norm += std::exp(static_cast<double>(z[v]) - mx);
+    const double lse = mx + std::log(norm);
+    for (int v = 0; v < V; ++v) out[v] = static_cast<double>(z[v]) - lse;
+  };
+  for (int k = 0; k < m.count; ++k) {
+    double sum = 0;
+    for (int p = 0; p < P; ++p) {
+      const size_t i = static_cast<size_t>(k) * P + p;
+      if (first[i] < 0 || second[i] < 0 || weight[i] == 0) continue;
+      const size_t a = (static_cast<size_t>(k) * R + first[i]) * V;
+      const size_t b = (static_cast<size_t>(k) * R + second[i]) * V;
+      log_softmax(logits + a, log_p);
+      log_softmax(logits + b, log_q);
+      double p_log_q = 0, q_log_p = 0;  // ⟨p, log q⟩, ⟨q, log p⟩
+      for (int v = 0; v < V; ++v) {
+        p_log_q += std::exp(log_p[v]) * log_q[v];
+        q_log_p += std::exp(log_q[v]) * log_p[v];
+      }
+      const double w = weight[i];
+      sum += w * -(p_log_q + q_log_p);
+      for (int v = 0; v < V; ++v) {
+        const double pv = std::exp(log_p[v]), qv = std::exp(log_q[v]);
+        dlogits[a + v] += static_cast<T>(w * (pv - qv - pv * (log_q[v] - p_log_q)));
+        dlogits[b + v] += static_cast<T>(w * (qv - pv - qv * (log_p[v] - q_log_p)));
       }
     }
     loss[k] = sum;

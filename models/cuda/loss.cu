@@ -73,6 +73,57 @@ __global__ void cross_entropy_kernel(float* dlogits, double* loss, const float* 
   }
 }
 
+// Block k; warp w takes pairs w, w + kCeWarps, ... (lanes over the V classes), as the
+// cross-entropy kernel does its rows; the pairs' losses are summed in pair order per warp, then in
+// warp order. ADDS into the two rows' dlogits (no pair shares a row: PackedBatch checks).
+__global__ void sce_pair_kernel(float* dlogits, double* loss, const float* logits, const int* first,
+                                const int* second, const double* weight, int P, int R, int V) {
+  __shared__ double partial[kCeWarps];
+  const int k = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  // log Σ_v e^{z_v} of one row, in every lane
+  auto log_sum_exp = [&](const float* z) {
+    double mx = -INFINITY;
+    for (int v = lane; v < V; v += 32) mx = fmax(mx, static_cast<double>(z[v]));
+    mx = warp_max(mx);
+    double norm = 0;
+    for (int v = lane; v < V; v += 32) norm += exp(static_cast<double>(z[v]) - mx);
+    return mx + log(warp_sum(norm));
+  };
+  double acc = 0;  // the same in every lane of the warp
+  for (int p = warp; p < P; p += kCeWarps) {
+    const size_t i = static_cast<size_t>(k) * P + p;
+    const double w = weight[i];
+    if (first[i] < 0 || second[i] < 0 || w == 0) continue;
+    const size_t a = (static_cast<size_t>(k) * R + first[i]) * V;
+    const size_t b = (static_cast<size_t>(k) * R + second[i]) * V;
+    const double lse_a = log_sum_exp(logits + a), lse_b = log_sum_exp(logits + b);
+    double p_log_q = 0, q_log_p = 0;  // ⟨p, log q⟩, ⟨q, log p⟩
+    for (int v = lane; v < V; v += 32) {
+      const double lp = static_cast<double>(logits[a + v]) - lse_a;
+      const double lq = static_cast<double>(logits[b + v]) - lse_b;
+      p_log_q += exp(lp) * lq;
+      q_log_p += exp(lq) * lp;
+    }
+    p_log_q = warp_sum(p_log_q);
+    q_log_p = warp_sum(q_log_p);
+    acc += w * -(p_log_q + q_log_p);
+    for (int v = lane; v < V; v += 32) {
+      const double lp = static_cast<double>(logits[a + v]) - lse_a;
+      const double lq = static_cast<double>(logits[b + v]) - lse_b;
+      const double pv = exp(lp), qv = exp(lq);
+      dlogits[a + v] += static_cast<float>(w * (pv - qv - pv * (lq - p_log_q)));
+      dlogits[b + v] += static_cast<float>(w * (qv - pv - qv * (lp - q_log_p)));
+    }
+  }
+  if (lane == 0) partial[warp] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double total = 0;
+    for (int w = 0; w < kCeWarps; ++w) total += partial[w];
+    loss[k] = total;
+  }
+}
+
 }  // namespace
 
 void mse_loss(float* dpred, double* loss, const float* pred, const double* target,
@@ -87,6 +138,14 @@ void cross_entropy_loss(float* dlogits, double* loss, const float* logits, const
   if (m.count == 0) return;
   cross_entropy_kernel<<<m.count, kCeWarps * 32>>>(dlogits, loss, logits, labels, weight, R, V);
   LENLAB_CHECK_LAUNCH("cross_entropy_kernel");
+}
+
+void sce_pair_loss(float* dlogits, double* loss, const float* logits, const int* first,
+                   const int* second, const double* weight, int P, int R, int V, Models m) {
+  if (m.count == 0) return;
+  sce_pair_kernel<<<m.count, kCeWarps * 32>>>(dlogits, loss, logits, first, second, weight, P, R,
+                                              V);
+  LENLAB_CHECK_LAUNCH("sce_pair_kernel");
 }
 
 }  // namespace lenlab::cuda
