@@ -163,7 +163,10 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
     // Means over the test lengths within and beyond the training range (all of 1..l_test unless
     // --lengths chose some).
     if (token)
-      *log << fmt::format("final train loss (cross-entropy, last 100 steps) {:.3e}; test {}:",
+      *log << fmt::format("final train loss ({}, last 100 steps) {:.3e}; test {}:",
+                          spec_.misalign.on() ? fmt::format("cross-entropy + {} x misalignment",
+                                                            spec_.misalign.alpha)
+                                              : "cross-entropy",
                           outcome.final_loss(), markov ? "excess cross-entropy" : "token accuracy");
     else
       *log << fmt::format("final train loss (on f(y), last 100 steps) {:.3e}; test mse on y:",

@@ -263,12 +263,28 @@ TEST_CASE("100 training steps on the GPU track the CPU's loss curve, and its eva
   }
 }
 
-TEST_CASE("token tasks on the GPU: the loss curve tracks the CPU's, and so do their metrics") {
+TEST_CASE(
+    "token tasks and the training-side methods on the GPU: the loss curve tracks the CPU's, and "
+    "so do their metrics") {
   const fs::path dir = fresh("token-curve");
-  for (const char* task : {"copy", "passkey", "markov"}) {
+  struct Row {
+    const char* name;
+    const char* task;
+    void (*edit)(TrainSpec&);
+  };
+  const Row rows[] = {
+      {"copy", "copy", [](TrainSpec&) {}},
+      {"passkey", "passkey", [](TrainSpec&) {}},
+      {"markov", "markov", [](TrainSpec&) {}},
+      {"markov-misalign", "markov", [](TrainSpec& s) { s.misalign.alpha = 0.3; }},
+      {"markov-vcl", "markov", [](TrainSpec& s) { s.vcl.offset = 3; }},
+      {"copy-randpos", "copy", [](TrainSpec& s) { s.random_positions = 40; }},
+  };
+  for (const Row& row : rows) {
+    const char* task = row.name;
     CAPTURE(task);
     TrainSpec spec;
-    spec.task = task;
+    spec.task = row.task;
     spec.pe = "alibi";
     spec.token.n_symbols = 6;
     spec.token.key_length = 2;
@@ -277,6 +293,7 @@ TEST_CASE("token tasks on the GPU: the loss curve tracks the CPU's, and so do th
     spec.steps = 100;
     spec.optimizer.warmup_steps = 20;
     spec.eval_samples = 64;
+    row.edit(spec);
     const auto [cpu_out, gpu_out] = train_on_both(spec, dir, task);
     const CurveGap gap = curve_gap(read_loss_csv(gpu_out), read_loss_csv(cpu_out));
     std::printf(
