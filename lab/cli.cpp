@@ -142,6 +142,17 @@ void add_eval_options(CLI::App& cmd, EvalOptions& o) {
                "Also write predictions.csv: every test sequence's input, target and output");
   add_setting(cmd, "--threads", o.threads, "CPU threads (default: the run's)")
       ->check(int_range(1, thread_limit(), " (4 per core of this machine)"));
+  cmd.add_option("--n-local", o.attention.n_local,
+                 "LM-Infinite's window: each query sees only the last N keys (and the first "
+                 "--n-global); 'train' = the tokens of a sequence at l_train");
+  add_setting(
+      cmd, "--n-global", o.attention.n_global,
+      "With --n-local: the first N keys every query also sees (the Λ-mask's global branch)");
+  cmd.add_option("--distance-cap", o.attention.distance_cap,
+                 "alibi, rope: relative distances beyond D count as D; 'train' = the largest "
+                 "distance seen in training");
+  cmd.add_option("--temperature", o.attention.temperature,
+                 "Divide every attention logit by this (softmax temperature; 1 = as trained)");
   cmd.add_flag("--overwrite", o.overwrite, "Replace an evaluation already in --out");
   add_device_option(cmd, o.device);
   add_budget_options(cmd, o.budget);
@@ -309,6 +320,9 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
         parse_depths("", "--depths");  // its message names the grammar
     }
     if (eval_cmd->parsed()) {
+      for (const char* flag : {"--n-local", "--distance-cap"})  // "" is their unset value
+        if (eval_cmd->count(flag) > 0 && eval_cmd->get_option(flag)->as<std::string>().empty())
+          throw UsageError(fmt::format("{} '': give 'train' or an integer >= 1", flag));
       eval.has_eval_seed = eval_cmd->count("--eval-seed") > 0;
       eval.command_line = command_line;
       eval.log = &err;

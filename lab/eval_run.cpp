@@ -179,6 +179,9 @@ int run_eval(const EvalOptions& o) {
         config.max_positions, trained.l_test, lengths.back(), needed, longest));
   }
 
+  // Inference-side attention methods (train/test_time_attention.hpp), checked before anything runs.
+  const AttentionSpec attention = test_time_attention(o.attention, trained, config.pe);
+
   const ResolvedDevice device = resolve_device(o.device);
   std::vector<CostPart> extra;
   if (o.predictions)
@@ -210,6 +213,7 @@ int run_eval(const EvalOptions& o) {
   std::optional<PredictionWriter> predictions;
   std::optional<TokenPredictionWriter> token_predictions;
   EvalJob job = eval_job(resolved, spec);
+  job.attention = attention;
   if (o.predictions && is_token_task(resolved.task)) {
     token_predictions.emplace();
     job.on_token_output = [&](const Batch& b, int length, double depth, int s,
@@ -270,6 +274,11 @@ int run_eval(const EvalOptions& o) {
   info["lengths"] = format_lengths(lengths);
   info["eval_samples"] = spec.eval_samples;
   info["eval_seed"] = spec.eval_seed;
+  if (!o.attention.plain())
+    info["attention"] = {{"n_global", attention.n_global},
+                         {"n_local", attention.n_local},
+                         {"max_distance", attention.max_distance},
+                         {"temperature", o.attention.temperature}};
   info["threads"] = spec.threads;
   info["device"] = device.label;
   info["status"] = "completed";

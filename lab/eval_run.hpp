@@ -3,7 +3,8 @@
 // RUN_DIR's manifest.json and model.safetensors and writes into --out:
 //   results.csv      one row per test length, the same columns as a trained run's
 //   eval.json        what was evaluated: the source run (folder, id, settings), the lengths,
-//                    test sequences per length, their seed, the device, timings, the command line
+//                    test sequences per length, their seed, the test-time attention (when not as
+//                    trained), the device, timings, the command line
 //   predictions.csv  with --predictions: every test sequence's input and output, one row each
 //                    (README's "Evaluating a trained run again" names the columns), for
 //                    comparison with another implementation
@@ -18,6 +19,7 @@
 #include "lab/budget.hpp"
 #include "models/config.hpp"
 #include "train/evaluate.hpp"
+#include "train/test_time_attention.hpp"
 
 namespace lenlab {
 
@@ -32,7 +34,8 @@ struct EvalOptions {
   bool predictions = false;  // write predictions.csv
   bool overwrite = false;
   std::string device = "auto";
-  int threads = 0;  // CPU threads; 0 = the run's --threads
+  int threads = 0;              // CPU threads; 0 = the run's --threads
+  TestTimeAttention attention;  // Λ-mask, distance cap, temperature; default: as trained
   Budget budget;
   std::string command_line;     // recorded in eval.json
   std::ostream* log = nullptr;  // progress and summary; null = silent

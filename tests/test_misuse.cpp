@@ -168,6 +168,10 @@ const std::vector<Misuse>& table() {
         {{"eval", "{dir}", "--threads", "0", "--out", "{out}"}, 2, "--threads"},
         {{"eval", "{dir}", "--device", "tpu", "--out", "{out}"}, 2, "tpu"},
         {{"eval", "{dir}"}, 2, "--out"},
+        {{"eval", "{dir}", "--n-local", "", "--out", "{out}"}, 2, "--n-local ''"},
+        {{"eval", "{dir}", "--distance-cap", "", "--out", "{out}"}, 2, "--distance-cap ''"},
+        {{"eval", "{dir}", "--n-global", "x", "--out", "{out}"}, 2, "--n-global"},
+        {{"eval", "{dir}", "--temperature", "hot", "--out", "{out}"}, 2, "--temperature"},
         // ---- reals
         {train({"--lr", "0"}), 2, "--lr"},
         {train({"--lr", "nan"}), 2, "--lr"},

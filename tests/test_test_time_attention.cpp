@@ -1,0 +1,160 @@
+// Inference-side attention methods through `lenlab eval` (train/test_time_attention.hpp): the
+// Λ-mask with a window covering every test sequence, a distance cap at or past every test distance
+// and temperature 1 each give the plain evaluation; shorter ones change the long lengths only.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli_support.hpp"
+#include "core/error.hpp"
+#include "train/test_time_attention.hpp"
+
+using namespace lenlab;
+using namespace lenlab::test;
+
+namespace {
+
+// A small length-prediction run (l_train 4, tested to 8: sequences of up to 10 tokens) per PE,
+// trained once for the whole file.
+const fs::path& trained(const std::string& pe) {
+  static std::map<std::string, fs::path> runs;
+  if (!runs.count(pe)) {
+    const fs::path out = run_dir("test-time-" + pe) / "run";
+    std::vector<std::string> args = tiny_args(out);
+    *(std::find(args.begin(), args.end(), "--task") + 1) = "length";
+    // Trained long enough for attention to depend on distance (0.3 s).
+    *(std::find(args.begin(), args.end(), "--steps") + 1) = "300";
+    args.insert(args.end(), {"--pe", pe});
+    const CliResult r = run_cli(args);
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    runs[pe] = out;
+  }
+  return runs[pe];
+}
+
+// The evaluation's test MSE per length, with `flags`.
+std::vector<double> mse(const std::string& pe, const std::vector<std::string>& flags) {
+  static int n = 0;
+  const fs::path out = run_dir("test-time-eval-" + std::to_string(n++));
+  std::vector<std::string> args = {"eval", trained(pe).string(), "--out", out.string()};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const CliResult r = run_cli(args);
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  std::vector<double> v;
+  for (const auto& row : read_csv(out / "results.csv")) v.push_back(std::stod(row.at("mse")));
+  REQUIRE(v.size() == kTinyLTest);
+  return v;
+}
+
+// a and b equal to float rounding (a masked or capped path sums in another order).
+void check_close(const std::vector<double>& a, const std::vector<double>& b, int up_to) {
+  for (int l = 1; l <= up_to; ++l) {
+    CAPTURE(l);
+    CHECK(a[l - 1] == doctest::Approx(b[l - 1]).epsilon(1e-5));
+  }
+}
+
+// a and b differ at length l by more than float rounding could.
+bool differs(const std::vector<double>& a, const std::vector<double>& b, int l) {
+  return std::abs(a[l - 1] - b[l - 1]) > 1e-4 * std::abs(b[l - 1]);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "test-time attention: a window covering every sequence and temperature 1 change nothing") {
+  for (const char* pe : {"nope", "alibi", "rope"}) {
+    CAPTURE(pe);
+    const std::vector<double> plain = mse(pe, {});
+    check_close(mse(pe, {"--n-local", "10"}), plain, kTinyLTest);  // length 8: 10 tokens
+    check_close(mse(pe, {"--n-local", "10", "--n-global", "3"}), plain, kTinyLTest);
+    CHECK(mse(pe, {"--temperature", "1"}) == plain);
+    // The training window (l_train 4: 6 tokens) changes lengths 5..8 only.
+    const std::vector<double> window = mse(pe, {"--n-local", "train"});
+    check_close(window, plain, kTinyLTrain);
+    CHECK(differs(window, plain, kTinyLTest));
+    // A hotter softmax changes every length.
+    const std::vector<double> hot = mse(pe, {"--temperature", "2"});
+    for (int l = 1; l <= kTinyLTest; ++l) CHECK(differs(hot, plain, l));
+  }
+}
+
+TEST_CASE("test-time attention: a distance cap equals the plain model within it, not beyond") {
+  for (const char* pe : {"alibi", "rope"}) {
+    CAPTURE(pe);
+    const std::vector<double> plain = mse(pe, {});
+    // Length 8 has distances up to 9: a cap of 9 changes nothing (RoPE then rotates inside
+    // attention, by the same angles: equal to float rounding).
+    check_close(mse(pe, {"--distance-cap", "9"}), plain, kTinyLTest);
+    // The training distances (l_train 4: up to 5) bend lengths 5..8 only.
+    const std::vector<double> capped = mse(pe, {"--distance-cap", "train"});
+    check_close(capped, plain, kTinyLTrain);
+    // Length 5 has one pair past the cap (EOS and BOS, 6 apart); length 8 has 10.
+    CHECK(differs(capped, plain, kTinyLTest));
+  }
+}
+
+TEST_CASE("test-time attention: the settings become an AttentionSpec, and eval.json records them") {
+  TrainSpec spec;
+  spec.task = "length";
+  spec.l_train = 10;  // 12 tokens
+  TestTimeAttention t;
+  t.n_local = "train";
+  t.n_global = 2;
+  t.distance_cap = "train";
+  t.temperature = 0.5;
+  const AttentionSpec a = test_time_attention(t, spec, PositionalEncoding::kAlibi);
+  CHECK(a.n_local == 12);
+  CHECK(a.n_global == 2);
+  CHECK(a.max_distance == 11);
+  CHECK(a.logit_scale == 2.0);
+  t.n_local = "5";
+  t.distance_cap = "7";
+  CHECK(test_time_attention(t, spec, PositionalEncoding::kRope).n_local == 5);
+  CHECK(test_time_attention(t, spec, PositionalEncoding::kRope).max_distance == 7);
+  CHECK(test_time_attention({}, spec, PositionalEncoding::kLearned).logit_scale == 1.0);
+  CHECK_THROWS_WITH_AS(test_time_attention(t, spec, PositionalEncoding::kLearned),
+                       doctest::Contains("absolute position ids"), UsageError);
+
+  const fs::path out = run_dir("test-time-json");
+  const CliResult r = run_cli({"eval", trained("alibi").string(), "--out", out.string(),
+                               "--n-local", "train", "--n-global", "1", "--distance-cap", "train"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto info = nlohmann::json::parse(read_text(out / "eval.json"));
+  CHECK(info.at("attention").at("n_local") == 6);
+  CHECK(info.at("attention").at("n_global") == 1);
+  CHECK(info.at("attention").at("max_distance") == 5);
+  CHECK(info.at("attention").at("temperature") == 1.0);
+}
+
+TEST_CASE(
+    "test-time attention: settings without a meaning are refused before anything is written") {
+  const fs::path out = run_dir("test-time-refused") / "out";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> rows = {
+      {{"--distance-cap", "train"}, "nope, which has no positions, so no distances to cap"},
+      {{"--n-local", "0"}, "--n-local must be 'train' (the tokens of a sequence at l_train: 6"},
+      {{"--n-local", "4x"}, "--n-local must be 'train'"},
+      {{"--n-global", "2"}, "--n-global 2 has no effect without --n-local"},
+      {{"--n-global", "-1", "--n-local", "train"}, "--n-global must be >= 0, got -1"},
+      {{"--temperature", "0"}, "--temperature must be a finite number > 0"},
+      {{"--temperature", "-2"}, "got -2"},
+  };
+  for (const auto& [flags, message] : rows) {
+    CAPTURE(message);
+    std::vector<std::string> args = {"eval", trained("nope").string(), "--out", out.string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const CliResult r = run_cli(args);
+    check_one_error_line(r);
+    CHECK(r.err.find(message) != std::string::npos);
+    CHECK_FALSE(fs::exists(out));
+  }
+  const CliResult r =
+      run_cli({"eval", trained("rope").string(), "--out", out.string(), "--distance-cap", "0"});
+  CHECK(r.err.find("--distance-cap must be 'train' (the largest distance in training: 5") !=
+        std::string::npos);
+}

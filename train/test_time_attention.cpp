@@ -1,0 +1,66 @@
+#include "train/test_time_attention.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "core/error.hpp"
+#include "tasks/task.hpp"
+
+namespace lenlab {
+
+namespace {
+
+// "train" → the training value; else an integer >= 1 (UsageError naming flag and value).
+int train_or_count(const std::string& text, int train_value, const char* flag, const char* what) {
+  if (text == "train") return train_value;
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 1)
+    throw UsageError(
+        fmt::format("{} must be 'train' ({}: {} for this run) or an integer >= 1, got '{}'", flag,
+                    what, train_value, text));
+  return value;
+}
+
+}  // namespace
+
+AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& trained,
+                                  PositionalEncoding pe) {
+  const TaskKind task = parse_task(trained.task);
+  // The training window: a sequence at l_train, in tokens.
+  const int window = static_cast<int>(tokens_per_sequence(task, trained.token, trained.l_train));
+  AttentionSpec a;
+  if (t.n_global < 0) throw UsageError(fmt::format("--n-global must be >= 0, got {}", t.n_global));
+  if (!t.n_local.empty()) {
+    a.n_local =
+        train_or_count(t.n_local, window, "--n-local", "the tokens of a sequence at l_train");
+    a.n_global = t.n_global;
+  } else if (t.n_global > 0) {
+    throw UsageError(fmt::format(
+        "--n-global {} has no effect without --n-local: without a window every key is seen; give "
+        "--n-local train (LM-Infinite's Λ-mask) or leave --n-global at 0",
+        t.n_global));
+  }
+  if (!t.distance_cap.empty()) {
+    if (pe == PositionalEncoding::kNope || pe == PositionalEncoding::kLearned)
+      throw UsageError(fmt::format(
+          "--distance-cap {}: the run's positional encoding is {}, which has {}; a distance cap "
+          "applies to alibi and rope",
+          t.distance_cap, positional_encoding_name(pe),
+          pe == PositionalEncoding::kNope ? "no positions, so no distances to cap"
+                                          : "absolute position ids, no relative distance to cap"));
+    a.max_distance = train_or_count(t.distance_cap, window - 1, "--distance-cap",
+                                    "the largest distance in training");
+  }
+  if (!(std::isfinite(t.temperature) && t.temperature > 0))
+    throw UsageError(fmt::format(
+        "--temperature must be a finite number > 0 (attention logits are divided by it; 1 is the "
+        "trained model), got {}",
+        t.temperature));
+  a.logit_scale = 1.0 / t.temperature;
+  return a;
+}
+
+}  // namespace lenlab

@@ -1,0 +1,39 @@
+#pragma once
+// Inference-side attention methods: how a trained model attends at test time, without retraining
+// (`lenlab eval`; docs/methods.md).
+//  * LM-Infinite's Λ-shaped mask (../shared/papers/001_d3b40595cd977de8.txt, §3): each query sees
+//    the first n_global keys and the last n_local keys (itself included), nothing between.
+//    n_local defaults to the training window: the tokens of a sequence at l_train. n_global = 0
+//    is a plain sliding window.
+//  * LM-Infinite's distance limit: every relative distance beyond D counts as D (ALiBi: the bias
+//    is clamped; RoPE: the pair is rotated by the capped distance). D defaults to the largest
+//    distance seen in training, the training window's tokens − 1. Inside the local branch
+//    distances are below n_local, so with D ≥ n_local − 1 the cap bends the global branch only, as
+//    the paper has it.
+//  * A softmax temperature τ (paper 002): every attention logit divided by τ.
+// All three are AttentionSpec data for the one engine (tasks/batch.hpp, models/ops/args.hpp).
+#include <string>
+
+#include "models/config.hpp"
+#include "tasks/batch.hpp"
+#include "train/train_spec.hpp"
+
+namespace lenlab {
+
+struct TestTimeAttention {
+  std::string n_local;       // "": no window; "train": the training window; or a token count
+  int n_global = 0;          // with n_local: the first keys every query also sees
+  std::string distance_cap;  // "": none; "train": the largest training distance; or a distance
+  double temperature = 1.0;  // > 0
+  bool plain() const { return n_local.empty() && distance_cap.empty() && temperature == 1.0; }
+};
+
+// The AttentionSpec of `t` for a run trained with `trained` (its PE in `pe`). UsageError naming
+// the flag, the value and what is allowed: n_local not "train" or an integer >= 1; n_global < 0,
+// or > 0 without n_local (without a window every key is seen anyway); a distance cap that is not
+// "train" or an integer >= 1, or one on NoPE (no distances) or learned positions (absolute ids:
+// nothing relative to cap); a temperature not finite and > 0.
+AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& trained,
+                                  PositionalEncoding pe);
+
+}  // namespace lenlab
