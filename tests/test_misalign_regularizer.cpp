@@ -12,6 +12,7 @@
 #include "core/rng.hpp"
 #include "models/backend.hpp"
 #include "models/model.hpp"
+#include "small_model.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/misalign_regularizer.hpp"
 #include "train/misalignment.hpp"
@@ -147,13 +148,7 @@ TEST_CASE(
   for (PositionalEncoding pe : {PositionalEncoding::kNope, PositionalEncoding::kLearned,
                                 PositionalEncoding::kAlibi, PositionalEncoding::kRope}) {
     CAPTURE(positional_encoding_name(pe));
-    ModelConfig c;
-    c.n_layer = 2;
-    c.d_model = 8;
-    c.n_head = 2;
-    c.d_ff = 12;
-    c.pe = pe;
-    c.max_positions = 12;
+    ModelConfig c = small_config(pe);
     c.vocab_size = token_vocab_size(TaskKind::kMarkov, t);
     c.scalar_head = false;
     c.token_head = true;

@@ -10,9 +10,11 @@
 #include "gradcheck.hpp"
 #include "models/backend.hpp"
 #include "models/model.hpp"
+#include "small_model.hpp"
 
 using namespace lenlab;
 using lenlab::test::check_gradient;
+using lenlab::test::small_config;
 using DModel = Model<CpuBackend<double>>;
 using DPacked = PackedBatch<CpuBackend<double>>;
 
@@ -40,17 +42,6 @@ Batch with_token_readout(Batch b) {
       b.token.weights.push_back(0.1 + 0.05 * (t % 3));
     }
   return b;
-}
-
-ModelConfig small_config(PositionalEncoding pe) {
-  ModelConfig c;
-  c.n_layer = 2;
-  c.d_model = 8;
-  c.n_head = 2;
-  c.d_ff = 12;
-  c.pe = pe;
-  c.max_positions = 12;
-  return c;
 }
 
 const std::vector<PositionalEncoding> kAllPe = {

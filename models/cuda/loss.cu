@@ -33,12 +33,24 @@ __global__ void mse_loss_kernel(float* dpred, double* loss, const float* pred, c
   if (threadIdx.x == 0) loss[k] = total;
 }
 
+// *total = the kCeWarps warps' acc (the same in every lane of a warp) summed in warp order: one
+// fixed order, so repeatable to the bit. Called by every thread of the block.
+__device__ void write_warp_total(double* total, double acc, int lane, int warp) {
+  __shared__ double partial[kCeWarps];
+  if (lane == 0) partial[warp] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double sum = 0;
+    for (int w = 0; w < kCeWarps; ++w) sum += partial[w];
+    *total = sum;
+  }
+}
+
 // Block k; warp w takes rows w, w + kCeWarps, ... (lanes over the V classes) and sums its rows'
 // losses in row order; the warps' sums are then added in warp order. A row with label < 0 or
 // weight 0 gets dlogits 0 and adds nothing.
 __global__ void cross_entropy_kernel(float* dlogits, double* loss, const float* logits,
                                      const int* labels, const double* weight, int R, int V) {
-  __shared__ double partial[kCeWarps];
   const int k = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   double acc = 0;  // the same in every lane of the warp
   for (int r = warp; r < R; r += kCeWarps) {
@@ -64,13 +76,7 @@ __global__ void cross_entropy_kernel(float* dlogits, double* loss, const float* 
       dz[v] = static_cast<float>(w * (p - (v == y ? 1.0 : 0.0)));
     }
   }
-  if (lane == 0) partial[warp] = acc;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double total = 0;
-    for (int w = 0; w < kCeWarps; ++w) total += partial[w];
-    loss[k] = total;
-  }
+  write_warp_total(loss + k, acc, lane, warp);
 }
 
 // Block k; warp w takes pairs w, w + kCeWarps, ... (lanes over the V classes), as the
@@ -78,7 +84,6 @@ __global__ void cross_entropy_kernel(float* dlogits, double* loss, const float* 
 // warp order. ADDS into the two rows' dlogits (no pair shares a row: PackedBatch checks).
 __global__ void sce_pair_kernel(float* dlogits, double* loss, const float* logits, const int* first,
                                 const int* second, const double* weight, int P, int R, int V) {
-  __shared__ double partial[kCeWarps];
   const int k = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // log Σ_v e^{z_v} of one row, in every lane
   auto log_sum_exp = [&](const float* z) {
@@ -115,13 +120,7 @@ __global__ void sce_pair_kernel(float* dlogits, double* loss, const float* logit
       dlogits[b + v] += static_cast<float>(w * (qv - pv - qv * (lp - q_log_p)));
     }
   }
-  if (lane == 0) partial[warp] = acc;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double total = 0;
-    for (int w = 0; w < kCeWarps; ++w) total += partial[w];
-    loss[k] = total;
-  }
+  write_warp_total(loss + k, acc, lane, warp);
 }
 
 }  // namespace
