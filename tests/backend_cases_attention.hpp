@@ -4,6 +4,7 @@
 // ops::AttentionArgs. Shapes: qkv [K, N, 3d], out [K, N, d] (infer: [K, Q, d]), the probabilities
 // in ops::ProbLayout's blocks; no parameters (Models{K, 0}).
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -131,6 +132,8 @@ struct AttentionCase {
       const int nq = Q(pk);
       auto rows = D::ints(query_rows.empty() ? std::vector<int>{0} : h.i("query_rows"));
       auto inf = D::unset(static_cast<size_t>(K) * nq * d);
+      auto stats = D::unset(static_cast<size_t>(K) * nq * n_head * 2);
+      a.row_stats = stats.data();
       B::attention_infer(inf.data(), input, query_rows.empty() ? nullptr : rows.data(), nq, d,
                          n_head, a, q, m);
       // The training forward's rows at the same queries (0 for padding), gathered on the host.
@@ -142,7 +145,9 @@ struct AttentionCase {
           std::copy_n(out_host.begin() + (static_cast<size_t>(k) * N + r) * d, d,
                       fwd.begin() + (static_cast<size_t>(k) * nq + i) * d);
         }
-      return {{{"out", D::get(inf, static_cast<size_t>(K) * nq * d)}, {"forward rows", fwd}}};
+      return {{{"out", D::get(inf, static_cast<size_t>(K) * nq * d)},
+               {"stats", D::get(stats, static_cast<size_t>(K) * nq * n_head * 2)},
+               {"forward rows", fwd}}};
     }
 
     auto scratch = D::unset(K * stride);  // the CUDA backward's workspace; unused on the CPU
@@ -265,6 +270,8 @@ struct AttentionCase {
                         expected.begin() + (static_cast<size_t>(k) * nq + i) * d);
         }
       expect_close(what + " out, by the formula", out, expected, 1e-12, 1e-12);
+      expect_close(what + " entropy and largest probability, by the formula", o.get("stats"),
+                   formula_stats(h, pk, probs), 1e-12, 1e-12);
     }
     // On the CPU, query rows are computed by the training forward's own row function; every
     // row at once takes matrix products (same numbers, other sums: the tolerance above).
@@ -272,6 +279,50 @@ struct AttentionCase {
     for (size_t i = 0; i < out.size(); ++i) differ += out[i] != o.get("forward rows")[i];
     CHECK_MESSAGE(differ == 0, what << ": " << differ
                                     << " outputs differ from attention_forward's (to the bit)");
+  }
+
+  // Each query's (entropy, largest probability) per head, [K, Q, n_head, 2], from the formula's
+  // probabilities (ProbLayout order: [K][S][n_head][L, L]); padding 0.
+  std::vector<double> formula_stats(const Host& h, const Packed& pk,
+                                    const std::vector<double>& probs) const {
+    const int nq = Q(pk);
+    std::vector<double> st(static_cast<size_t>(pk.K) * nq * n_head * 2, 0.0);
+    std::vector<size_t> model_start(pk.K + 1, 0);  // each model's first block in probs
+    for (int k = 0; k < pk.K; ++k) {
+      size_t n = 0;
+      for (int s = 0; s < pk.S; ++s) {
+        const size_t L = pk.model_offsets(k)[s + 1] - pk.model_offsets(k)[s];
+        n += n_head * L * L;
+      }
+      model_start[k + 1] = model_start[k] + n;
+    }
+    for (int k = 0; k < pk.K; ++k)
+      for (int i = 0; i < nq; ++i) {
+        const int r = query_rows.empty() ? i : h.i("query_rows")[static_cast<size_t>(k) * nq + i];
+        if (r < 0 || r >= pk.used(k)) continue;
+        size_t block = model_start[k];
+        for (int s = 0; s < pk.S; ++s) {
+          const int first = pk.model_offsets(k)[s], L = pk.model_offsets(k)[s + 1] - first;
+          if (r >= first + L) {
+            block += static_cast<size_t>(n_head) * L * L;
+            continue;
+          }
+          for (int head = 0; head < n_head; ++head) {
+            const double* p =
+                probs.data() + block + (static_cast<size_t>(head) * L + (r - first)) * L;
+            double entropy = 0, largest = 0;
+            for (int j = 0; j < L; ++j) {
+              if (p[j] > 0) entropy -= p[j] * std::log(p[j]);
+              largest = std::max(largest, p[j]);
+            }
+            double* out = st.data() + ((static_cast<size_t>(k) * nq + i) * n_head + head) * 2;
+            out[0] = entropy;
+            out[1] = largest;
+          }
+          break;
+        }
+      }
+    return st;
   }
 
   // Rows that must give the same outputs on the same inputs, and how close (0: to the bit, the

@@ -51,11 +51,24 @@ void softmax_row(T* p, const T* pos, const SeqHead<T>& sh, const ops::AttentionA
   row *= T(1) / row.sum();
 }
 
-// Every query row of one head of one sequence: out [L, hd] at row stride d (the sequence's first
-// row, head h's columns). scratch: kTile·L logits and L positions.
+// st[0], st[1] = the entropy (nats) and the largest of the probabilities p[0..m).
 template <class T>
-void attend_all_rows(T* out, std::vector<T>& scratch, const SeqHead<T>& sh,
-                     const ops::AttentionArgs<T>& a) {
+void write_row_stats(T* st, const T* p, int m) {
+  T entropy = 0, largest = 0;
+  for (int j = 0; j < m; ++j) {
+    if (p[j] > 0) entropy -= p[j] * std::log(p[j]);
+    largest = std::max(largest, p[j]);
+  }
+  st[0] = entropy;
+  st[1] = largest;
+}
+
+// Every query row of one head of one sequence: out [L, hd] at row stride d (the sequence's first
+// row, head h's columns); with stats (row 0's pair, rows stats_stride apart), each row's entropy
+// and largest probability. scratch: kTile·L logits and L positions.
+template <class T>
+void attend_all_rows(T* out, T* stats, size_t stats_stride, std::vector<T>& scratch,
+                     const SeqHead<T>& sh, const ops::AttentionArgs<T>& a) {
   using Stride = Eigen::OuterStride<>;
   using ConstStrided = Eigen::Map<const RowMatrix<T>, 0, Stride>;
   const int L = sh.L, hd = sh.hd, d = sh.d;
@@ -72,6 +85,7 @@ void attend_all_rows(T* out, std::vector<T>& scratch, const SeqHead<T>& sh,
       T* p = P.row(r).data();
       softmax_row(p, pos, sh, a, i0 + r);
       std::fill(p + i0 + r + 1, p + n, T(0));  // keys after the query: causal mask
+      if (stats) write_row_stats(stats + (i0 + r) * stats_stride, p, i0 + r + 1);
     }
     // O_tile [t, hd] = P [t, n] · V [n, hd]
     Eigen::Map<RowMatrix<T>, 0, Stride>(out + static_cast<size_t>(i0) * d, t, hd, Stride(d))
@@ -83,16 +97,20 @@ void attend_all_rows(T* out, std::vector<T>& scratch, const SeqHead<T>& sh,
 
 // Inference forward: out [K, Q, d] = attention outputs at the query rows `query_rows` [K, Q]
 // (model k's rows; < 0: padding, output 0), or at every row when query_rows is null (Q = N;
-// padding rows 0).
+// padding rows 0); a.row_stats [K, Q, n_head, 2] when set.
 template <class T>
 void attention_infer(T* out, const T* qkv, const int* query_rows, int Q, int d, int n_head,
                      const ops::AttentionArgs<T>& a, ops::Seqs q, ops::Models m = {}) {
   const int hd = d / n_head, S = q.n_seq;
+  const size_t st_row = static_cast<size_t>(n_head) * 2;  // row_stats per query row
   if (!query_rows && !a.rope_cos) {
     for (int k = 0; k < m.count; ++k) {  // padding rows past each model's last sequence
       const int end = q.offsets[static_cast<size_t>(k) * (S + 1) + S];
       std::fill(out + (static_cast<size_t>(k) * q.rows + end) * d,
                 out + static_cast<size_t>(k + 1) * q.rows * d, T(0));
+      if (a.row_stats)
+        std::fill(a.row_stats + (static_cast<size_t>(k) * q.rows + end) * st_row,
+                  a.row_stats + static_cast<size_t>(k + 1) * q.rows * st_row, T(0));
     }
 #pragma omp parallel
     {
@@ -103,7 +121,9 @@ void attention_infer(T* out, const T* qkv, const int* query_rows, int Q, int d, 
         const detail::SeqHead<T> sh = detail::seq_head(qkv, q, a, k, s, h, d, n_head);
         if (sh.L == 0) continue;
         const size_t row0 = static_cast<size_t>(k) * q.rows + q.offsets[k * (S + 1) + s];
-        detail::attend_all_rows(out + row0 * d + h * hd, scratch, sh, a);
+        detail::attend_all_rows(out + row0 * d + h * hd,
+                                a.row_stats ? a.row_stats + row0 * st_row + 2 * h : nullptr, st_row,
+                                scratch, sh, a);
       }
     }
     return;
@@ -117,8 +137,10 @@ void attention_infer(T* out, const T* qkv, const int* query_rows, int Q, int d, 
       T* o = out + static_cast<size_t>(kq) * d;
       const int r = query_rows ? query_rows[kq] : qi;
       const int* off = q.offsets + static_cast<size_t>(k) * (S + 1);
+      T* st = a.row_stats ? a.row_stats + static_cast<size_t>(kq) * st_row : nullptr;
       if (r < 0 || r >= off[S]) {
         std::fill_n(o, d, T(0));
+        if (st) std::fill_n(st, st_row, T(0));
         continue;
       }
       const int s = static_cast<int>(std::upper_bound(off, off + S + 1, r) - off) - 1;
@@ -126,6 +148,7 @@ void attention_infer(T* out, const T* qkv, const int* query_rows, int Q, int d, 
         const detail::SeqHead<T> sh = detail::seq_head(qkv, q, a, k, s, h, d, n_head);
         p.resize(sh.L);
         detail::attend_row(o + h * hd, p.data(), sh, a, r - off[s]);
+        if (st) detail::write_row_stats(st + 2 * h, p.data(), r - off[s] + 1);
       }
     }
   }

@@ -220,8 +220,10 @@ __global__ void attention_infer_kernel(float* out, const float* qkv, const int* 
     float* o = out + kq * d + h * hd;
     const int r = query_rows ? query_rows[kq] : qi;
     const int* off = q.offsets + static_cast<size_t>(k) * (S + 1);
-    if (r < 0 || r < off[0] || r >= off[S]) {  // padding
+    float* st = a.row_stats ? a.row_stats + item * 2 : nullptr;  // [K, Q, n_head, 2]
+    if (r < 0 || r < off[0] || r >= off[S]) {                    // padding
       for (int c = lane; c < hd; c += 32) o[c] = 0;
+      if (st && lane < 2) st[lane] = 0;
       continue;
     }
     // The sequence holding row r: the last s with off[s] ≤ r (upper bound over off[0..S], − 1),
@@ -244,6 +246,9 @@ __global__ void attention_infer_kernel(float* out, const float* qkv, const int* 
 #pragma unroll
     for (int t = 0; t < kChunks; ++t) acc[t] = 0;
     float run_max = -INFINITY, run_sum = 0;  // the same in every lane
+    // Σ_j e_j·(l_j − run_max), rescaled with run_sum: the entropy is
+    // log(run_sum) − run_dot / run_sum, the largest probability 1 / run_sum.
+    float run_dot = 0;
     for (int j0 = 0; j0 <= i; j0 += 32) {
       const int j = j0 + lane;
       const float l = j <= i && a.admits(i, j) ? logit(qs, sh, a, i, j) : -INFINITY;
@@ -252,6 +257,11 @@ __global__ void attention_infer_kernel(float* out, const float* qkv, const int* 
       const float new_max = fmaxf(run_max, chunk_max);
       const float corr = expf(run_max - new_max);  // 0 before the first admitted key
       const float e = expf(l - new_max);           // masked: 0
+      if (st) {
+        // Old terms: e·corr·(l − new_max) = corr·(e·(l − run_max) + e·(run_max − new_max)).
+        const float shift = run_sum > 0 ? run_sum * (run_max - new_max) : 0.0f;
+        run_dot = corr * (run_dot + shift) + warp_sum(e > 0 ? e * (l - new_max) : 0.0f);
+      }
       run_sum = run_sum * corr + warp_sum(e);
 #pragma unroll
       for (int t = 0; t < kChunks; ++t) acc[t] *= corr;
@@ -267,6 +277,10 @@ __global__ void attention_infer_kernel(float* out, const float* qkv, const int* 
       run_max = new_max;
     }
     const float inv = 1.0f / run_sum;  // key i is always admitted: run_sum ≥ 1
+    if (st && lane == 0) {
+      st[0] = logf(run_sum) - run_dot * inv;
+      st[1] = inv;
+    }
 #pragma unroll
     for (int t = 0; t < kChunks; ++t)
       if (lane + 32 * t < hd) o[lane + 32 * t] = acc[t] * inv;

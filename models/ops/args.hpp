@@ -73,6 +73,10 @@ struct AttentionArgs {
   // layer's, past the heads' rows). Such a row gets output 0, probabilities 0 and no gradient
   // work. Null: every row is read.
   const int* row_read = nullptr;
+  // Inference only (attention_infer): [K, Q, n_head, 2], each query row's attention entropy in
+  // nats and its largest probability, per head (the attention diagnostics and the temperature
+  // search of docs/methods.md); padding rows 0. Null: not computed.
+  T* row_stats = nullptr;
 
   // True for the key rows that query row i (both counted within its sequence) may attend to.
   LENLAB_HOST_DEVICE bool admits(int i, int j) const {
