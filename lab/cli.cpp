@@ -153,6 +153,9 @@ void add_eval_options(CLI::App& cmd, EvalOptions& o) {
                  "distance seen in training");
   cmd.add_option("--temperature", o.attention.temperature,
                  "Divide every attention logit by this (softmax temperature; 1 = as trained)");
+  cmd.add_flag("--attention-stats", o.attention_stats,
+               "Also write attention.csv: per length, layer and head the mean attention entropy "
+               "and largest attention probability");
   cmd.add_flag("--overwrite", o.overwrite, "Replace an evaluation already in --out");
   add_device_option(cmd, o.device);
   add_budget_options(cmd, o.budget);

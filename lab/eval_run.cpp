@@ -206,7 +206,8 @@ int run_eval(const EvalOptions& o) {
   load_checkpoint(o.run_dir / "model.safetensors", config, params.data());
   ensure_writable_directory(o.out);
   remove_stale_temporaries(o.out);
-  for (const char* stale : {"eval.json", "results.csv", "predictions.csv", "positions.csv"})
+  for (const char* stale :
+       {"eval.json", "results.csv", "predictions.csv", "positions.csv", "attention.csv"})
     fs::remove(o.out / stale);  // a replaced evaluation's files
 
   // ---- evaluate
@@ -214,6 +215,7 @@ int run_eval(const EvalOptions& o) {
   std::optional<TokenPredictionWriter> token_predictions;
   EvalJob job = eval_job(resolved, spec);
   job.attention = attention;
+  job.attention_stats = o.attention_stats;
   if (o.predictions && is_token_task(resolved.task)) {
     token_predictions.emplace();
     job.on_token_output = [&](const Batch& b, int length, double depth, int s,
@@ -259,6 +261,10 @@ int run_eval(const EvalOptions& o) {
     write_file_atomic(o.out / "predictions.csv",
                       predictions ? predictions->text() : token_predictions->text());
     files.push_back("predictions.csv");
+  }
+  if (o.attention_stats) {
+    write_file_atomic(o.out / "attention.csv", attention_csv_text(results));
+    files.push_back("attention.csv");
   }
   if (resolved.task == TaskKind::kMarkov && !results.empty()) {
     write_file_atomic(o.out / "positions.csv", positions_csv_text(results.back()));

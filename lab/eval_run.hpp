@@ -5,6 +5,8 @@
 //   eval.json        what was evaluated: the source run (folder, id, settings), the lengths,
 //                    test sequences per length, their seed, the test-time attention (when not as
 //                    trained), the device, timings, the command line
+//   attention.csv    with --attention-stats: per length, layer and head the mean attention
+//                    entropy and largest probability (train/attention_stats.hpp)
 //   predictions.csv  with --predictions: every test sequence's input and output, one row each
 //                    (README's "Evaluating a trained run again" names the columns), for
 //                    comparison with another implementation
@@ -34,8 +36,9 @@ struct EvalOptions {
   bool predictions = false;  // write predictions.csv
   bool overwrite = false;
   std::string device = "auto";
-  int threads = 0;              // CPU threads; 0 = the run's --threads
-  TestTimeAttention attention;  // Λ-mask, distance cap, temperature; default: as trained
+  int threads = 0;               // CPU threads; 0 = the run's --threads
+  TestTimeAttention attention;   // Λ-mask, distance cap, temperature; default: as trained
+  bool attention_stats = false;  // write attention.csv (train/attention_stats.hpp)
   Budget budget;
   std::string command_line;     // recorded in eval.json
   std::ostream* log = nullptr;  // progress and summary; null = silent

@@ -68,6 +68,12 @@ class Model {
   void backward(const PackedBatch<B>& in, const T* dscalar, const T* dlogits);
   // Inference forward: the same outputs, nothing kept, the last block at the read rows only.
   void infer(const PackedBatch<B>& in);
+  // With on, infer() also keeps each layer's attention statistics: per query row and head the
+  // entropy (nats) and the largest probability (AttentionArgs::row_stats).
+  void keep_attention_stats(bool on) { keep_stats_ = on; }
+  // Layer l's statistics of the last infer() with them kept: [K, Q_l, n_head, 2], Q_l = N rows
+  // below the last layer, the read rows (n_query()) in it.
+  std::vector<T> download_attention_stats(const PackedBatch<B>& in, int l) const;
 
  private:
   // What the training forward keeps; per-layer tensors stacked, layer l's block at l·(its size).
@@ -105,7 +111,8 @@ class Model {
     int Q = 0;
     T *ln1, *ln1_mean, *ln1_rstd, *qkv, *qkv_rope, *att, *atty, *mid, *ln2, *ln2_mean, *ln2_rstd,
         *fch, *fch_gelu, *fch_tanh, *out;  // means, rstds, tanh and att null in inference
-    T* atty_all = nullptr;  // [K, N, d] training with query rows: attention at every row
+    T* atty_all = nullptr;   // [K, N, d] training with query rows: attention at every row
+    T* row_stats = nullptr;  // inference: [K, Q, n_head, 2] attention statistics, or null
   };
   void prepare(const PackedBatch<B>& in);
   ops::AttentionArgs<T> attention_args(const PackedBatch<B>& in) const;
@@ -125,6 +132,8 @@ class Model {
   Activations act_;
   ActivationGrads grad_act_;
   InferScratch infer_;
+  bool keep_stats_ = false;
+  Buffer<T> attention_stats_;  // [L][K, max(N, Q), n_head, 2], layer l's block at l·(its size)
   Head<B> scalar_head_{HeadKind::kScalar}, token_head_{HeadKind::kToken};
   Buffer<T> scalar_out_, token_out_;
 };

@@ -102,6 +102,19 @@ std::vector<typename B::Scalar> Model<B>::download_token_logits(const PackedBatc
 }
 
 template <class B>
+std::vector<typename B::Scalar> Model<B>::download_attention_stats(const PackedBatch<B>& in,
+                                                                   int l) const {
+  if (!keep_stats_ || l < 0 || l >= config_.n_layer)
+    throw std::invalid_argument("download_attention_stats: statistics not kept, or no such layer");
+  const size_t H2 = static_cast<size_t>(config_.n_head) * 2;
+  const size_t rows = std::max(in.rows, in.n_query());
+  const int Q = l == config_.n_layer - 1 ? in.n_query() : in.rows;
+  std::vector<T> host(static_cast<size_t>(K_) * Q * H2);
+  B::download(host.data(), attention_stats_.data() + l * K_ * rows * H2, host.size());
+  return host;
+}
+
+template <class B>
 void Model<B>::prepare(const PackedBatch<B>& in) {
   if (in.n_models != K_)
     throw std::invalid_argument(
@@ -157,6 +170,7 @@ void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>&
     qkv_att = t.qkv_rope;
   }
   if (!train) {
+    args.row_stats = t.row_stats;
     B::attention_infer(t.atty, qkv_att, t.query_rows, Q, d, H, args, seqs, m);
   } else if (t.query_rows) {
     B::attention_forward(t.atty_all, t.att, qkv_att, d, H, args, in.prob(), seqs, m);

@@ -18,6 +18,8 @@ void Model<B>::infer(const PackedBatch<B>& in) {
   B::reserve(s.qkv, 3 * K * N * d);
   if (c.pe == PositionalEncoding::kRope) B::reserve(s.qkv_rope, 3 * K * N * d);
   for (auto* v : {&s.fch, &s.fch_gelu}) B::reserve(*v, Nf);
+  const size_t stats_per_layer = K * rows * c.n_head * 2;
+  if (keep_stats_) B::reserve(attention_stats_, c.n_layer * stats_per_layer);
 
   B::embedding_forward(s.x0.data(), in.tokens.data(), w_.wte, w_.wpe, d, in.seqs(), models());
   T* x = s.x0.data();
@@ -43,6 +45,7 @@ void Model<B>::infer(const PackedBatch<B>& in) {
     t.fch = s.fch.data();
     t.fch_gelu = s.fch_gelu.data();
     t.out = next;
+    if (keep_stats_) t.row_stats = attention_stats_.data() + l * stats_per_layer;
     block_forward(l, t, in, /*train=*/false);
     std::swap(x, next);
   }

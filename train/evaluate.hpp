@@ -14,6 +14,7 @@
 #include "tasks/markov.hpp"
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
+#include "train/attention_stats.hpp"
 #include "train/train_spec.hpp"
 
 namespace lenlab {
@@ -49,6 +50,7 @@ struct LengthResult {
   double cross_entropy = 0;   // mean −log p(label) per answer row, nats
   double excess_ce = std::numeric_limits<double>::quiet_NaN();  // markov: cross_entropy − mean H_t
   std::vector<PositionResult> positions;  // markov: one per position 1..length
+  AttentionStats attention;  // with EvalJob::attention_stats (train/attention_stats.hpp)
 };
 
 // One length's result, accumulated from the model's outputs on that length's evaluation batch
@@ -103,7 +105,8 @@ struct EvalJob {
   std::vector<int> lengths;  // the test lengths, ascending (empty: none, e.g. a diverged run)
   int eval_samples = 0;
   uint64_t eval_seed = 0;
-  AttentionSpec attention;  // at test time (inference-side methods); default: plain causal
+  AttentionSpec attention;       // at test time (inference-side methods); default: plain causal
+  bool attention_stats = false;  // also measure LengthResult::attention
   // > 0: every test sequence's positions are a sorted random subset of 0..random_positions−1
   // (train/random_positions.hpp), the same for every run with the same set and range.
   int random_positions = 0;

@@ -9,10 +9,41 @@
 #include <tuple>
 #include <utility>
 
+#include "train/attention_stats.hpp"
 #include "train/evaluate.hpp"
 #include "train/random_positions.hpp"
 
 namespace lenlab {
+
+// One forward's attention statistics into each model's accumulator (null: not wanted). Layers
+// below the last query every row; the last, the packed query rows (scalar rows, then token rows).
+template <class B>
+void add_attention_stats(const Model<B>& model, const PackedBatch<B>& packed,
+                         const std::vector<Batch>& slices,
+                         std::vector<std::optional<AttentionStatsAccumulator>>& stats) {
+  const int L = model.config().n_layer, H = model.config().n_head;
+  for (int l = 0; l < L; ++l) {
+    const auto st = model.download_attention_stats(packed, l);
+    const bool last = l == L - 1;
+    const int Q = last ? packed.n_query() : packed.rows;
+    for (size_t k = 0; k < slices.size(); ++k) {
+      if (!stats[k]) continue;
+      const Batch& b = slices[k];
+      std::vector<int> rows(Q, -1);
+      if (!last) {
+        for (int r = 0; r < b.n_tokens(); ++r) rows[r] = r;
+      } else {
+        for (int r = 0; r < b.n_read(); ++r) rows[r] = b.read_rows[r];
+        for (int r = 0; r < b.token.size(); ++r) rows[packed.n_scalar + r] = b.token.rows[r];
+      }
+      // A scalar set weighs its sequences (exact enumeration); a token set weighs them equally.
+      std::vector<double> weights(b.n_seq(), 1.0);
+      if (!b.weights.empty() && static_cast<int>(b.weights.size()) == b.n_seq())
+        weights = b.weights;
+      stats[k]->add(l, st.data() + k * static_cast<size_t>(Q) * H * 2, rows, b, weights);
+    }
+  }
+}
 
 template <class B>
 std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vector<EvalJob>& jobs,
@@ -42,12 +73,17 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
     }
   std::vector<std::vector<LengthResult>> results(K);
   PackedBatch<B> packed;
+  const ModelConfig& config = model.config();
+  const bool want_stats =
+      std::any_of(jobs.begin(), jobs.end(), [](const EvalJob& j) { return j.attention_stats; });
+  model.keep_attention_stats(want_stats);
   for (const auto& [l, depth] : cells) {
     // Runs with the same task and evaluation settings share one evaluation set.
     std::map<std::tuple<TaskKind, int, uint64_t, TokenTaskSettings, int>, Batch> sets;
     std::vector<const Batch*> full(K, nullptr);
     std::vector<std::optional<LengthScorer>> scorers(K);
     std::vector<std::optional<TokenScorer>> token_scorers(K);
+    std::vector<std::optional<AttentionStatsAccumulator>> stats(K);
     int n_max = 0, participating = 0, tokens_max = 1;
     for (int k = 0; k < K; ++k) {
       const EvalJob& j = jobs[k];
@@ -73,6 +109,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
         }
       }
       full[k] = &it->second;
+      if (j.attention_stats) stats[k].emplace(config.n_layer, config.n_head);
       if (token)
         token_scorers[k].emplace(
             it->second, j.task == TaskKind::kMarkov ? entropies.at(j.chain).data() : nullptr, l,
@@ -97,6 +134,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       }
       packed.pack(ptrs, model.config());
       model.infer(packed);
+      if (want_stats) add_attention_stats(model, packed, slices, stats);
       if (packed.n_scalar > 0) {
         const auto z = model.download_scalar_out(packed);
         const size_t R = packed.n_scalar;
@@ -137,6 +175,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
     for (int k = 0; k < K; ++k) {
       if (scorers[k]) results[k].push_back(scorers[k]->finish());
       if (token_scorers[k]) results[k].push_back(token_scorers[k]->finish());
+      if (stats[k]) results[k].back().attention = stats[k]->finish();
       const std::vector<double> depths = depths_of(jobs[k]);
       if (full[k] && on_length && depth == *std::max_element(depths.begin(), depths.end()))
         on_length(k, l);
