@@ -152,7 +152,9 @@ void add_eval_options(CLI::App& cmd, EvalOptions& o) {
                  "alibi, rope: relative distances beyond D count as D; 'train' = the largest "
                  "distance seen in training");
   cmd.add_option("--temperature", o.attention.temperature,
-                 "Divide every attention logit by this (softmax temperature; 1 = as trained)");
+                 "Divide every attention logit by this (softmax temperature; 1 = as trained), or "
+                 "auto-pmax / auto-entropy: per length past l_train, the temperature paper 002's "
+                 "search aligns with training");
   cmd.add_flag("--attention-stats", o.attention_stats,
                "Also write attention.csv: per length, layer and head the mean attention entropy "
                "and largest attention probability");

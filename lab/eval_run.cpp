@@ -7,6 +7,8 @@
 #include <Eigen/Core>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
@@ -115,12 +117,43 @@ double prediction_bytes(const ResolvedSpec& r, const TrainSpec& spec) {
 
 }  // namespace
 
+// Paper 002's Algorithm 1 at every test length past l_train: the grid's temperature whose mean
+// attention statistic (over layers, heads and query rows) is nearest the model's at l_train with
+// τ = 1. Measured on the first kSearchSamples test sequences of each length (the same sequences
+// for every τ). `run` evaluates a job.
+std::map<int, double> search_temperatures(
+    AlignBy by, const EvalJob& base, int l_train,
+    const std::function<std::vector<LengthResult>(const EvalJob&)>& run) {
+  constexpr int kSearchSamples = 64;
+  const auto statistic = [&](int length, double tau) {
+    EvalJob j = base;
+    j.lengths = {length};
+    j.eval_samples = std::min(base.eval_samples, kSearchSamples);
+    j.attention_stats = true;
+    j.attention.logit_scale = 1.0 / tau;
+    j.on_output = {};
+    j.on_token_output = {};
+    double sum = 0;  // passkey: the mean over its depth cells
+    const std::vector<LengthResult> cells = run(j);
+    for (const LengthResult& r : cells) sum += mean_statistic(r.attention, by);
+    return sum / static_cast<double>(cells.size());
+  };
+  const double target = statistic(l_train, 1.0);
+  std::map<int, double> out;
+  for (const int length : base.lengths)
+    if (length > l_train)
+      out[length] = closest_temperature(
+          temperature_grid(), [&](double tau) { return statistic(length, tau); }, target);
+  return out;
+}
+
 int run_eval(const EvalOptions& o) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   // ---- the source run and what to evaluate: every mistake before anything is written
   if (!o.lengths.empty()) parse_lengths(o.lengths, "--lengths", kMaxLength);  // the flags first
   if (!o.depths.empty()) parse_depths(o.depths, "--depths");
+  check_temperature(o.attention.temperature);
   const std::optional<RunRecord> record = load_run(o.run_dir, /*with_results=*/false);
   if (!record)
     throw UsageError(
@@ -242,15 +275,32 @@ int run_eval(const EvalOptions& o) {
                   fmt::format("length {}/{}", l, lengths.back()));
   };
   const auto eval_start = Clock::now();
-  std::vector<LengthResult> results;
-#if LENLAB_WITH_CUDA
-  if (device.cuda) results = evaluate_checkpoint_gpu(config, params, job, on_length);
-#endif
   if (!device.cuda) {
     omp_set_num_threads(spec.threads);
     Eigen::setNbThreads(spec.threads);
-    results = evaluate_checkpoint_cpu(config, params, job, on_length);
   }
+  const auto run = [&](const EvalJob& j, const std::function<void(int, int)>& progress) {
+#if LENLAB_WITH_CUDA
+    if (device.cuda) return evaluate_checkpoint_gpu(config, params, j, progress);
+#endif
+    return evaluate_checkpoint_cpu(config, params, j, progress);
+  };
+  // An auto temperature: searched per length past l_train, then every length evaluated with its
+  // own (AttentionSpec::logit_scale_by_length, indexed by a sequence's tokens).
+  std::map<int, double> temperatures;
+  if (const std::optional<AlignBy> by = temperature_alignment(o.attention)) {
+    if (o.log)
+      *o.log << fmt::format("searching the attention temperature ({}) at each length past {}\n",
+                            align_name(*by), trained.l_train);
+    temperatures = search_temperatures(*by, job, trained.l_train,
+                                       [&](const EvalJob& j) { return run(j, {}); });
+    std::vector<double> scale(tokens_per_sequence(resolved.task, spec.token, lengths.back()) + 1,
+                              1.0);
+    for (const auto& [length, tau] : temperatures)
+      scale[tokens_per_sequence(resolved.task, spec.token, length)] = 1.0 / tau;
+    job.attention.logit_scale_by_length = scale;
+  }
+  const std::vector<LengthResult> results = run(job, on_length);
   if (bar) bar->finish();
   const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
 
@@ -285,6 +335,11 @@ int run_eval(const EvalOptions& o) {
                          {"n_local", attention.n_local},
                          {"max_distance", attention.max_distance},
                          {"temperature", o.attention.temperature}};
+  if (!temperatures.empty()) {
+    nlohmann::ordered_json by_length;
+    for (const auto& [length, tau] : temperatures) by_length[std::to_string(length)] = tau;
+    info["attention"]["temperature_by_length"] = by_length;
+  }
   info["threads"] = spec.threads;
   info["device"] = device.label;
   info["status"] = "completed";

@@ -12,6 +12,8 @@
 
 #include "cli_support.hpp"
 #include "core/error.hpp"
+#include "core/rng.hpp"
+#include "train/temperature_search.hpp"
 #include "train/test_time_attention.hpp"
 
 using namespace lenlab;
@@ -107,7 +109,7 @@ TEST_CASE("test-time attention: the settings become an AttentionSpec, and eval.j
   t.n_local = "train";
   t.n_global = 2;
   t.distance_cap = "train";
-  t.temperature = 0.5;
+  t.temperature = "0.5";
   const AttentionSpec a = test_time_attention(t, spec, PositionalEncoding::kAlibi);
   CHECK(a.n_local == 12);
   CHECK(a.n_global == 2);
@@ -129,7 +131,7 @@ TEST_CASE("test-time attention: the settings become an AttentionSpec, and eval.j
   CHECK(info.at("attention").at("n_local") == 6);
   CHECK(info.at("attention").at("n_global") == 1);
   CHECK(info.at("attention").at("max_distance") == 5);
-  CHECK(info.at("attention").at("temperature") == 1.0);
+  CHECK(info.at("attention").at("temperature") == "1");
 }
 
 TEST_CASE(
@@ -142,7 +144,8 @@ TEST_CASE(
       {{"--n-global", "2"}, "--n-global 2 has no effect without --n-local"},
       {{"--n-global", "-1", "--n-local", "train"}, "--n-global must be >= 0, got -1"},
       {{"--temperature", "0"}, "--temperature must be a finite number > 0"},
-      {{"--temperature", "-2"}, "got -2"},
+      {{"--temperature", "-2"}, "got '-2'"},
+      {{"--temperature", "auto-max"}, "auto-pmax or auto-entropy"},
   };
   for (const auto& [flags, message] : rows) {
     CAPTURE(message);
@@ -157,4 +160,64 @@ TEST_CASE(
       run_cli({"eval", trained("rope").string(), "--out", out.string(), "--distance-cap", "0"});
   CHECK(r.err.find("--distance-cap must be 'train' (the largest distance in training: 5") !=
         std::string::npos);
+}
+
+TEST_CASE(
+    "temperature search: recovers a known temperature on synthetic logits, by either statistic") {
+  // Rows of training logits, and "long" rows whose logits are the same divided by 0.75: dividing
+  // those by τ gives the training distributions exactly at τ = 0.75.
+  Rng rng(4);
+  std::vector<std::vector<double>> rows(20, std::vector<double>(12));
+  for (auto& r : rows)
+    for (double& x : r) x = 2.0 * rng.normal();
+  const auto stats = [&](double scale) {  // mean (entropy, largest probability) at logits·scale
+    AttentionStats s;
+    s.n_layer = s.n_head = 1;
+    double e = 0, m = 0;
+    for (const auto& r : rows) {
+      double norm = 0, top = 0;
+      for (double x : r) norm += std::exp(x * scale);
+      for (double x : r) {
+        const double p = std::exp(x * scale) / norm;
+        e -= p * std::log(p) / rows.size();
+        top = std::max(top, p);
+      }
+      m += top / rows.size();
+    }
+    s.entropy = {e};
+    s.max_prob = {m};
+    return s;
+  };
+  for (AlignBy by : {AlignBy::kMaxProb, AlignBy::kEntropy}) {
+    CAPTURE(align_name(by));
+    const double target = mean_statistic(stats(1.0), by);
+    const auto statistic = [&](double tau) { return mean_statistic(stats(0.75 / tau), by); };
+    CHECK(closest_temperature(temperature_grid(), statistic, target) == doctest::Approx(0.75));
+  }
+  CHECK(temperature_grid().size() == 11);
+  CHECK(temperature_grid().back() == doctest::Approx(0.5));
+}
+
+TEST_CASE("lenlab eval --temperature auto-pmax: one grid temperature per length past l_train") {
+  for (const char* by : {"auto-pmax", "auto-entropy"}) {
+    CAPTURE(by);
+    const fs::path out = run_dir(std::string("test-time-") + by);
+    const CliResult r =
+        run_cli({"eval", trained("rope").string(), "--out", out.string(), "--temperature", by});
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    const auto info = nlohmann::json::parse(read_text(out / "eval.json"));
+    const auto& taus = info.at("attention").at("temperature_by_length");
+    REQUIRE(taus.size() == kTinyLTest - kTinyLTrain);  // lengths 5..8
+    for (int l = kTinyLTrain + 1; l <= kTinyLTest; ++l) {
+      const double tau = taus.at(std::to_string(l));
+      CHECK(tau >= 0.5 - 1e-12);
+      CHECK(tau <= 1.0 + 1e-12);
+      CHECK(std::abs(tau * 20 - std::round(tau * 20)) < 1e-9);  // on the 0.05 grid
+    }
+    // The training lengths keep temperature 1: their results are the plain evaluation's.
+    std::vector<double> got;
+    for (const auto& row : read_csv(out / "results.csv")) got.push_back(std::stod(row.at("mse")));
+    const std::vector<double> plain = mse("rope", {});
+    for (int l = 1; l <= kTinyLTrain; ++l) CHECK(got[l - 1] == plain[l - 1]);
+  }
 }

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 
 #include "core/error.hpp"
 #include "tasks/task.hpp"
@@ -24,7 +25,32 @@ int train_or_count(const std::string& text, int train_value, const char* flag, c
   return value;
 }
 
+// A temperature given as a number (UsageError unless finite and > 0).
+double fixed_temperature(const std::string& text) {
+  char* end = nullptr;
+  const double tau = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(tau) || tau <= 0)
+    throw UsageError(fmt::format(
+        "--temperature must be a finite number > 0 (attention logits are divided by it; 1 is "
+        "the trained model), auto-pmax or auto-entropy (paper 002's search per test length), "
+        "got '{}'",
+        text));
+  return tau;
+}
+
 }  // namespace
+
+void check_temperature(const std::string& text) {
+  TestTimeAttention t;
+  t.temperature = text;
+  if (!temperature_alignment(t)) fixed_temperature(text);
+}
+
+std::optional<AlignBy> temperature_alignment(const TestTimeAttention& t) {
+  for (AlignBy by : {AlignBy::kMaxProb, AlignBy::kEntropy})
+    if (t.temperature == align_name(by)) return by;
+  return std::nullopt;
+}
 
 AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& trained,
                                   PositionalEncoding pe) {
@@ -54,12 +80,7 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
     a.max_distance = train_or_count(t.distance_cap, window - 1, "--distance-cap",
                                     "the largest distance in training");
   }
-  if (!(std::isfinite(t.temperature) && t.temperature > 0))
-    throw UsageError(fmt::format(
-        "--temperature must be a finite number > 0 (attention logits are divided by it; 1 is the "
-        "trained model), got {}",
-        t.temperature));
-  a.logit_scale = 1.0 / t.temperature;
+  if (!temperature_alignment(t)) a.logit_scale = 1.0 / fixed_temperature(t.temperature);
   return a;
 }
 

@@ -10,12 +10,15 @@
 //    distance seen in training, the training window's tokens − 1. Inside the local branch
 //    distances are below n_local, so with D ≥ n_local − 1 the cap bends the global branch only, as
 //    the paper has it.
-//  * A softmax temperature τ (paper 002): every attention logit divided by τ.
+//  * A softmax temperature τ (paper 002): every attention logit divided by τ; or, per test length
+//    past training, the τ that paper 002's Algorithm 1 finds (train/temperature_search.hpp).
 // All three are AttentionSpec data for the one engine (tasks/batch.hpp, models/ops/args.hpp).
+#include <optional>
 #include <string>
 
 #include "models/config.hpp"
 #include "tasks/batch.hpp"
+#include "train/temperature_search.hpp"
 #include "train/train_spec.hpp"
 
 namespace lenlab {
@@ -24,15 +27,23 @@ struct TestTimeAttention {
   std::string n_local;       // "": no window; "train": the training window; or a token count
   int n_global = 0;          // with n_local: the first keys every query also sees
   std::string distance_cap;  // "": none; "train": the largest training distance; or a distance
-  double temperature = 1.0;  // > 0
-  bool plain() const { return n_local.empty() && distance_cap.empty() && temperature == 1.0; }
+  // A number > 0, or "auto-pmax" / "auto-entropy": searched per test length.
+  std::string temperature = "1";
+  bool plain() const { return n_local.empty() && distance_cap.empty() && temperature == "1"; }
 };
+
+// The alignment `t.temperature` asks for, if any (test_time_attention checks the text).
+std::optional<AlignBy> temperature_alignment(const TestTimeAttention& t);
+// UsageError unless `text` is a temperature test_time_attention accepts (checked before a run is
+// read, with the other flags).
+void check_temperature(const std::string& text);
 
 // The AttentionSpec of `t` for a run trained with `trained` (its PE in `pe`). UsageError naming
 // the flag, the value and what is allowed: n_local not "train" or an integer >= 1; n_global < 0,
 // or > 0 without n_local (without a window every key is seen anyway); a distance cap that is not
 // "train" or an integer >= 1, or one on NoPE (no distances) or learned positions (absolute ids:
-// nothing relative to cap); a temperature not finite and > 0.
+// nothing relative to cap); a temperature that is neither a finite number > 0 nor auto-pmax or
+// auto-entropy. An auto temperature leaves logit_scale at 1 (the search sets it per length).
 AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& trained,
                                   PositionalEncoding pe);
 
