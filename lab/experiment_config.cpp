@@ -48,8 +48,9 @@ TrainSpec settings_from_table(const toml::table& table, const TrainSpec& base,
 // The plots a task's lines can have: "length" always; "depth" for passkey; "position" for markov.
 std::vector<std::string> task_plots(TaskKind task) {
   if (task == TaskKind::kPasskey) return {"length", "depth"};
-  if (task == TaskKind::kMarkov) return {"length", "position"};
-  return {"length"};
+  if (task == TaskKind::kMarkov) return {"length", "position", "misalignment"};
+  if (is_token_task(task)) return {"length"};
+  return {"length", "misalignment"};  // the scalar tasks
 }
 
 bool contains(const std::vector<std::string>& choices, const std::string& x) {
@@ -87,7 +88,7 @@ void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::s
         metric_at, metric));
 
   std::string default_of_all;  // the lines' shared default metric
-  for (size_t i = 0; i < fig.values.size(); ++i) {
+  for (size_t i = 0; i < fig.n_lines(); ++i) {
     const std::string line = fmt::format("line {} = {}", fig.vary, fig.line_label(i));
     const std::string task_name = fig.line_spec(i, 0).task;
     TaskKind task;
@@ -97,11 +98,15 @@ void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::s
       throw UsageError(fmt::format("{}: {}: {}", where(source, t, at), line, e.what()));
     }
     if (!contains(task_plots(task), fig.plot))
-      throw UsageError(
-          fmt::format("{}: plot '{}' is for {} only, but {} trains task '{}'; valid "
-                      "plots for {}: {}",
-                      plot_at, fig.plot, fig.plot == "depth" ? "passkey" : "markov", line,
-                      task_name, task_name, join_choices(task_plots(task))));
+      throw UsageError(fmt::format(
+          "{}: plot '{}' is for {} only, but {} trains task '{}'; valid "
+          "plots for {}: {}",
+          plot_at, fig.plot,
+          fig.plot == "depth"          ? "passkey"
+          : fig.plot == "misalignment" ? "the tasks with a misalignment metric (mean, length, "
+                                         "sum, markov)"
+                                       : "markov",
+          line, task_name, task_name, join_choices(task_plots(task))));
     if (!metric.empty() && !contains(task_metrics(task), metric))
       throw UsageError(fmt::format(
           "{}: metric '{}' is not one of task '{}' ({}); valid metrics for {}: {}", metric_at,
@@ -115,6 +120,49 @@ void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::s
     default_of_all = own;
   }
   fig.metric = metric.empty() ? default_of_all : metric;
+}
+
+// A figure with `pool = ["a", "b"]` (plot "misalignment" only): its lines are every line of the
+// figures named, in order. It takes no settings of its own: only title, plot, metric and pool.
+void resolve_pool(ExperimentConfig& config, const std::string& name, const toml::table& figures,
+                  const std::string& source) {
+  const std::string at = "figures." + name;
+  const toml::table& t = *figures.get_as<toml::table>(name);
+  const std::string here = where(source, t, at);
+  for (const auto& [key, node] : t) {
+    const std::string k(key.str());
+    if (k != "title" && k != "plot" && k != "metric" && k != "pool")
+      throw UsageError(fmt::format(
+          "{}: '{}' in a figure with 'pool': its lines take their settings from the figures it "
+          "pools; valid keys here: {}",
+          where(source, node, at), k, join_choices({"title", "plot", "metric", "pool"})));
+  }
+  const auto* plot = t.get_as<std::string>("plot");
+  if (!plot || plot->get() != "misalignment")
+    throw UsageError(fmt::format(
+        "{}: 'pool' gathers runs for a misalignment figure; set plot = \"misalignment\"", here));
+  const toml::array* pool = t.get_as<toml::array>("pool");
+  if (!pool || pool->empty())
+    throw UsageError(fmt::format("{}: 'pool' must be a non-empty list of figure names", here));
+  FigureSpec* fig = nullptr;
+  for (FigureSpec& f : config.figures)
+    if (f.name == name) fig = &f;
+  for (const toml::node& n : *pool) {
+    const auto* other = n.as_string();
+    const FigureSpec* found = other ? config.find(other->get()) : nullptr;
+    std::vector<std::string> valid;
+    for (const FigureSpec& f : config.figures)
+      if (f.pooled.empty() && f.vary != "figure") valid.push_back(f.name);
+    if (!found || found->vary == "figure")
+      throw UsageError(fmt::format(
+          "{}: pool names '{}', which is {}; valid: {}", where(source, n, at),
+          other ? other->get() : std::string("not a string"),
+          found ? "itself a pooling figure" : "no figure of this config", join_choices(valid)));
+    fig->pooled.push_back(*found);
+    for (size_t l = 0; l < found->values.size(); ++l)
+      fig->pooled_lines.emplace_back(fig->pooled.size() - 1, l);
+  }
+  resolve_plot_and_metric(*fig, t, source, at);
 }
 
 }  // namespace
@@ -153,6 +201,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     defaults = settings_from_table(*d.as_table(), defaults, {}, source, "defaults");
   }
 
+  std::vector<std::string> pooling;  // figures with a `pool`, resolved after the others
   const toml::table* figures = root["figures"].as_table();
   if (!figures || figures->empty())
     throw UsageError(fmt::format("{}: no [figures.NAME] tables", source));
@@ -164,6 +213,12 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     FigureSpec fig;
     fig.name = name;
     fig.title = t->get_as<std::string>("title") ? t->get_as<std::string>("title")->get() : name;
+    if (t->contains("pool")) {  // its lines are other figures': resolved once all are read
+      pooling.push_back(name);
+      fig.vary = "figure";
+      config.figures.push_back(std::move(fig));
+      continue;
+    }
     const auto* vary = t->get_as<std::string>("vary");
     const toml::array* values = (*t)["values"].as_array();
     if (!vary || !values || values->empty())
@@ -184,6 +239,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     resolve_plot_and_metric(fig, *t, source, at);
     config.figures.push_back(std::move(fig));
   }
+  for (const std::string& name : pooling) resolve_pool(config, name, *figures, source);
   std::sort(config.figures.begin(), config.figures.end(),
             [](const FigureSpec& a, const FigureSpec& b) { return a.name < b.name; });
   return config;
@@ -205,7 +261,7 @@ std::vector<PlannedRun> plan_runs(const ExperimentConfig& config,
   for (const FigureSpec& fig : config.figures) {
     if (!figures.empty() && std::find(figures.begin(), figures.end(), fig.name) == figures.end())
       continue;
-    for (size_t line = 0; line < fig.values.size(); ++line)
+    for (size_t line = 0; line < fig.n_lines(); ++line)
       for (uint64_t seed : fig.line_seeds(line, seeds)) {
         TrainSpec spec = fig.line_spec(line, seed);
         std::string id = run_id(spec);

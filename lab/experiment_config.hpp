@@ -11,11 +11,16 @@
 //   vary = "pe"                    # the setting that differs between the figure's lines
 //   values = ["nope", "learned", "alibi", "rope"]
 //   plot = "length"                # optional: "length" (default), "depth" (passkey: a heatmap
-//                                  #   over test length × the key's depth), "position" (markov)
+//                                  #   over test length × the key's depth), "position" (markov),
+//                                  #   "misalignment" (mean/length/sum/markov: each run's metric
+//                                  #   at the longest length against its misalignment at
+//                                  #   l_train, with the correlations: paper 000's Table 1)
 //   metric = "mse"                 # optional: what is drawn; default mse (scalar tasks),
 //                                  #   excess_ce (markov), token_accuracy (other token tasks)
 //
 // A figure with vary = "seed" has one run per value (its lines are seeds), whatever `seeds` says.
+// A misalignment figure may instead pool other figures' lines, `pool = ["1a", "1b"]`, with no
+// settings of its own (title, plot, metric and pool only); a run two of them share counts once.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>

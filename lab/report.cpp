@@ -8,30 +8,14 @@
 #include <optional>
 
 #include "core/git_revision.hpp"
+#include "lab/misalignment_report.hpp"
 #include "lab/token_report.hpp"
+#include "results/correlation.hpp"
 #include "theory/paper_closed_form.hpp"
 
 namespace lenlab {
 
 namespace {
-
-// Spearman rank correlation (no ties expected in real-valued errors).
-double spearman(const std::vector<double>& x, const std::vector<double>& y) {
-  const size_t n = x.size();
-  if (n < 3) return 0;
-  auto ranks = [n](const std::vector<double>& v) {
-    std::vector<size_t> idx(n);
-    std::iota(idx.begin(), idx.end(), 0);
-    std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-    std::vector<double> r(n);
-    for (size_t i = 0; i < n; ++i) r[idx[i]] = static_cast<double>(i);
-    return r;
-  };
-  const auto rx = ranks(x), ry = ranks(y);
-  double d2 = 0;
-  for (size_t i = 0; i < n; ++i) d2 += (rx[i] - ry[i]) * (rx[i] - ry[i]);
-  return 1 - 6 * d2 / (static_cast<double>(n) * (static_cast<double>(n) * n - 1));
-}
 
 std::string num(double x) {
   return fmt::format("{:.3g}", x);
@@ -267,8 +251,11 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
                        f.spec->title, f.spec->name, f.spec->name);
     if (f.missing_runs > 0)
       out += fmt::format("{} planned run(s) are missing or diverged.\n\n", f.missing_runs);
-    out += f.spec->metric == "mse" ? stats_table(f)
-                                   : "Its numbers are in [Token tasks](#token-tasks).\n";
+    if (f.spec->plot == "misalignment")
+      out += misalignment_section(f);
+    else
+      out += f.spec->metric == "mse" ? stats_table(f)
+                                     : "Its numbers are in [Token tasks](#token-tasks).\n";
   }
   return out;
 }

@@ -178,7 +178,7 @@ TokenLineStats token_line_stats(const FigureLine& line, const std::string& metri
 std::string token_tasks_section(const std::vector<FigureSummary>& figures) {
   std::string parts;
   for (const FigureSummary& f : figures) {
-    if (f.spec->metric == "mse") continue;
+    if (f.spec->metric == "mse" || f.spec->plot == "misalignment") continue;  // their own
     const std::string x_name = f.spec->plot == "position" ? "position" : "length";
     parts += fmt::format("\n### Figure {}: {}\n\n", f.spec->name, f.spec->title);
     parts += findings(f, x_name);

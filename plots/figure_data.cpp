@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <utility>
 
+#include "results/correlation.hpp"
 #include "results/figure_metric.hpp"
 
 namespace lenlab {
@@ -102,7 +104,7 @@ std::string cell(double v) {
 constexpr const char* kCsvHeader =
     "figure,line,run_id,task,pe,reparam,reparam_shift,l_train,l_test,steps,seed,length,mse,"
     "mean_prediction,mean_target,mse_reparam,final_train_loss,depth,position,token_accuracy,"
-    "exact_match,cross_entropy,excess_ce,entropy\n";
+    "exact_match,cross_entropy,excess_ce,entropy,misalignment\n";
 
 // The columns every row has, up to seed: figure .. seed, then length (reparam and reparam_shift
 // empty for a token task, which has no target map).
@@ -115,6 +117,59 @@ std::string row_head(const FigureSummary& fig, const FigureLine& line, const Run
                      s.seed);
 }
 
+// The metric of a run at one length (the mean over its rows there); NaN when not tested.
+double value_at(const RunRecord& r, const std::string& metric, int length) {
+  for (const auto& [x, v] : length_curve(r, metric))
+    if (x == length) return v;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+MisalignmentScatter misalignment_scatter(const FigureSummary& fig, const std::string& metric) {
+  MisalignmentScatter sc;
+  std::vector<const RunRecord*> seen;
+  std::vector<std::pair<size_t, const RunRecord*>> runs;
+  for (size_t i = 0; i < fig.lines.size(); ++i)
+    for (const RunRecord* r : fig.lines[i].runs)
+      if (r->misalignment && std::find(seen.begin(), seen.end(), r) == seen.end()) {
+        seen.push_back(r);
+        runs.emplace_back(i, r);
+      }
+  // The longest length every run was tested at.
+  std::vector<int> common;
+  for (size_t n = 0; n < runs.size(); ++n) {
+    std::vector<int> lengths;
+    for (const auto& [x, v] : length_curve(*runs[n].second, metric)) lengths.push_back(x);
+    if (n == 0) {
+      common = lengths;
+    } else {
+      std::vector<int> both;
+      std::set_intersection(common.begin(), common.end(), lengths.begin(), lengths.end(),
+                            std::back_inserter(both));
+      common = both;
+    }
+  }
+  if (common.empty()) return sc;
+  sc.at_length = common.back();
+  std::vector<double> mis, far, mis_t, train_t, far_t;
+  for (const auto& [line, r] : runs) {
+    MisalignmentPoint p{line, r, *r->misalignment, value_at(*r, metric, r->spec.l_train),
+                        value_at(*r, metric, sc.at_length)};
+    sc.points.push_back(p);
+    mis.push_back(p.misalignment);
+    far.push_back(p.far);
+    if (std::isfinite(p.at_train)) {
+      train_t.push_back(p.at_train);
+      far_t.push_back(p.far);
+    }
+  }
+  sc.pearson_misalignment = pearson(mis, far);
+  sc.spearman_misalignment = spearman(mis, far);
+  sc.n_train = static_cast<int>(train_t.size());
+  sc.pearson_train = pearson(train_t, far_t);
+  sc.spearman_train = spearman(train_t, far_t);
+  return sc;
+}
+
 }  // namespace
 
 FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint64_t>& seeds,
@@ -123,7 +178,7 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
     throw std::invalid_argument("summarize_figure: figure '" + figure.name + "' has no metric");
   FigureSummary out;
   out.spec = &figure;
-  for (size_t i = 0; i < figure.values.size(); ++i) {
+  for (size_t i = 0; i < figure.n_lines(); ++i) {
     FigureLine line;
     line.label = figure.line_label(i);
     const std::vector<uint64_t> line_seeds = figure.line_seeds(i, seeds);
@@ -144,6 +199,7 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
     if (figure.plot == "depth") depth_grid(figure.metric, line);
     out.lines.push_back(std::move(line));
   }
+  if (figure.plot == "misalignment") out.scatter = misalignment_scatter(out, figure.metric);
   return out;
 }
 
@@ -152,27 +208,29 @@ std::string figure_csv(const FigureSummary& fig) {
   const bool positions = fig.spec->plot == "position";
   for (const FigureLine& line : fig.lines)
     for (const RunRecord* r : line.runs) {
+      const std::string misalignment =
+          r->misalignment ? fmt::format("{:.9g}", *r->misalignment) : std::string();
       if (positions) {
         const std::string length =
             r->results.empty() ? "" : fmt::format("{}", r->results.back().length);
         for (const PositionResult& p : r->positions)
-          out += fmt::format("{},{},,,,,{:.9g},,{},{:.9g},,{:.9g},{:.9g},{:.9g}\n",
+          out += fmt::format("{},{},,,,,{:.9g},,{},{:.9g},,{:.9g},{:.9g},{:.9g},{}\n",
                              row_head(fig, line, *r, true), length, r->final_train_loss, p.position,
                              p.token_accuracy, p.cross_entropy, p.cross_entropy - p.entropy,
-                             p.entropy);
+                             p.entropy, misalignment);
         continue;
       }
       for (const LengthResult& x : r->results) {
         if (!x.token) {
-          out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},,,,,,,\n",
+          out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},,,,,,,,{}\n",
                              row_head(fig, line, *r, false), x.length, x.mse, x.mean_prediction,
-                             x.mean_target, x.mse_reparam, r->final_train_loss);
+                             x.mean_target, x.mse_reparam, r->final_train_loss, misalignment);
           continue;
         }
-        out += fmt::format("{},{},,,,,{:.9g},{},,{:.9g},{:.9g},{:.9g},{},\n",
+        out += fmt::format("{},{},,,,,{:.9g},{},,{:.9g},{:.9g},{:.9g},{},,{}\n",
                            row_head(fig, line, *r, true), x.length, r->final_train_loss,
                            x.depth < 0 ? "" : fmt::format("{:.9g}", x.depth), x.token_accuracy,
-                           x.exact_match, x.cross_entropy, cell(x.excess_ce));
+                           x.exact_match, x.cross_entropy, cell(x.excess_ce), misalignment);
       }
     }
   return out;

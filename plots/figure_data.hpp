@@ -32,10 +32,30 @@ struct FigureLine {
   std::vector<double> grid;  // [x.size() × depths.size()], row-major: grid[i * depths.size() + j]
 };
 
+// Plot "misalignment": one point per completed run (a run that two pooled lines share counts
+// once, under the first), and the correlations across them.
+struct MisalignmentPoint {
+  size_t line = 0;  // index into FigureSummary::lines
+  const RunRecord* run = nullptr;
+  double misalignment = 0;  // at l_train (RunRecord::misalignment)
+  double at_train = 0;      // the metric at the run's l_train (NaN when not tested there)
+  double far = 0;           // the metric at MisalignmentScatter::at_length
+};
+struct MisalignmentScatter {
+  int at_length = 0;  // the longest test length every run has
+  std::vector<MisalignmentPoint> points;
+  // Across the points (results/correlation.hpp; NaN when undefined): misalignment against the
+  // metric at at_length, and the metric at l_train against it (paper 000's Table 1 compares both).
+  double pearson_misalignment = 0, spearman_misalignment = 0;
+  double pearson_train = 0, spearman_train = 0;
+  int n_train = 0;  // points with the metric at l_train
+};
+
 struct FigureSummary {
   const FigureSpec* spec = nullptr;
   std::vector<FigureLine> lines;
-  int missing_runs = 0;  // planned runs without completed results (diverged or not run)
+  int missing_runs = 0;         // planned runs without completed results (diverged or not run)
+  MisalignmentScatter scatter;  // plot "misalignment" only
 };
 
 // `runs` maps run ids to completed runs. figure.metric must be set (std::invalid_argument when
@@ -47,7 +67,8 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
 // one table:
 //   figure, line, run_id, task, pe, reparam, reparam_shift, l_train, l_test, steps, seed, length,
 //   mse, mean_prediction, mean_target, mse_reparam, final_train_loss,
-//   depth, position, token_accuracy, exact_match, cross_entropy, excess_ce, entropy
+//   depth, position, token_accuracy, exact_match, cross_entropy, excess_ce, entropy,
+//   misalignment (the run's long-short misalignment at l_train; empty when it has none)
 // Rows: one per (line, seed, length) for a scalar task; one per (line, seed, length, depth) for a
 // token task (one depth per length but for passkey); one per (line, seed, position) for a position
 // plot, its length being the run's longest test length. Cells that do not apply to a row are empty:

@@ -1,6 +1,7 @@
 #pragma once
-// Pieces shared by plots/gnuplot.cpp (curves against length or position) and
-// plots/gnuplot_heatmap.cpp (passkey's length × depth heatmaps); not part of the plots/ API.
+// Pieces shared by plots/gnuplot.cpp (curves against length or position),
+// plots/gnuplot_heatmap.cpp (passkey's length × depth heatmaps) and plots/gnuplot_scatter.cpp
+// (misalignment against the metric far past training); not part of the plots/ API.
 #include <stdexcept>
 #include <string>
 
@@ -27,6 +28,7 @@ inline const FigureSpec& spec_of(const FigureSummary& fig) {
 }
 
 inline std::string line_title(const FigureSpec& spec, const FigureLine& line) {
+  if (!spec.pooled.empty()) return line.label;  // already "figure: value"
   return spec.vary + " = " + line.label;
 }
 
@@ -49,5 +51,8 @@ inline std::string script_intro(const FigureSpec& spec) {
 // plot "depth": the .dat and .gp of the heatmaps (plots/gnuplot_heatmap.cpp).
 std::string heatmap_dat(const FigureSummary& fig);
 std::string heatmap_script(const FigureSummary& fig);
+// plot "misalignment": the .dat and .gp of the scatter (plots/gnuplot_scatter.cpp).
+std::string scatter_dat(const FigureSummary& fig);
+std::string scatter_script(const FigureSummary& fig);
 
 }  // namespace lenlab::gnuplot_parts

@@ -5,7 +5,7 @@
 namespace lenlab {
 
 std::vector<std::string> plot_kinds() {
-  return {"length", "depth", "position"};
+  return {"length", "depth", "position", "misalignment"};
 }
 
 std::vector<std::string> metric_names() {

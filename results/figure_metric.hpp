@@ -10,7 +10,8 @@
 
 namespace lenlab {
 
-// "length", "depth" (passkey), "position" (markov).
+// "length", "depth" (passkey), "position" (markov), "misalignment" (the tasks with the metric:
+// the scalar tasks and markov).
 std::vector<std::string> plot_kinds();
 // "mse", "token_accuracy", "exact_match", "cross_entropy", "excess_ce".
 std::vector<std::string> metric_names();

@@ -26,11 +26,19 @@ uint64_t fnv1a(const std::string& s) {
 
 std::vector<uint64_t> FigureSpec::line_seeds(size_t line,
                                              const std::vector<uint64_t>& seeds) const {
+  if (!pooled.empty()) {
+    const auto [f, l] = pooled_lines.at(line);
+    return pooled[f].line_seeds(l, seeds);
+  }
   if (vary == "seed") return {line_spec(line, 0).seed};
   return seeds;
 }
 
 TrainSpec FigureSpec::line_spec(size_t line, uint64_t seed) const {
+  if (!pooled.empty()) {
+    const auto [f, l] = pooled_lines.at(line);
+    return pooled[f].line_spec(l, seed);
+  }
   Json j = Json::object();
   j[vary] = values.at(line);
   TrainSpec spec = spec_from_json(j, base, "figure " + name);
@@ -39,6 +47,10 @@ TrainSpec FigureSpec::line_spec(size_t line, uint64_t seed) const {
 }
 
 std::string FigureSpec::line_label(size_t line) const {
+  if (!pooled.empty()) {
+    const auto [f, l] = pooled_lines.at(line);
+    return pooled[f].name + ": " + pooled[f].line_label(l);
+  }
   const Json& v = values.at(line);
   return v.is_string() ? v.get<std::string>() : v.dump();
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "train/train_spec.hpp"
@@ -21,7 +22,10 @@ struct FigureSpec {
   //   plot "length" (default): the metric against test length, a line per value of `vary`;
   //   plot "depth": passkey only: the metric as a length × depth heatmap, a panel per line;
   //   plot "position": markov only: the excess cross-entropy against position at the longest
-  //     test length (RunRecord::positions), a line per value.
+  //     test length (RunRecord::positions), a line per value;
+  //   plot "misalignment": every run's metric at the longest test length against its long-short
+  //     misalignment at l_train (train/misalignment.hpp), with the correlation across runs
+  //     (paper 000's Table 1), a point per run.
   // metric: "mse" (scalar tasks, the default for them), "token_accuracy" (the default for token
   // tasks but markov), "exact_match", "cross_entropy" or "excess_ce" (markov, its default) —
   // LengthResult's fields (results/figure_metric.hpp has the lists and the rules).
@@ -29,6 +33,12 @@ struct FigureSpec {
   // Never empty once parse_experiment_config has checked the figure: a config without `metric`
   // gets its lines' default. plots/ refuses an empty one (a FigureSpec made by hand must say).
   std::string metric;
+  // Plot "misalignment" only (config key `pool`): the figures whose lines this one gathers, in
+  // the order given; line i is pooled[pooled_lines[i].first]'s line pooled_lines[i].second,
+  // labelled "figure: value". Empty: the figure's own vary and values.
+  std::vector<FigureSpec> pooled;
+  std::vector<std::pair<size_t, size_t>> pooled_lines;
+  size_t n_lines() const { return pooled.empty() ? values.size() : pooled_lines.size(); }
   // The seeds line i is run with: the experiment's, or, when the figure varies the seed itself
   // (vary = "seed"), its own value alone.
   std::vector<uint64_t> line_seeds(size_t line, const std::vector<uint64_t>& seeds) const;

@@ -201,6 +201,9 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
   r.wall_seconds = m.value("wall_seconds", 0.0);
   r.train_seconds = m.value("train_seconds", 0.0);
   r.eval_seconds = m.value("eval_seconds", 0.0);
+  if (m.contains("misalignment") && m["misalignment"].contains("value") &&
+      m["misalignment"]["value"].is_number())
+    r.misalignment = m["misalignment"]["value"].get<double>();
   if (with_results && r.status == "completed") {
     r.results = load_results(dir);
     const auto positions = dir / "positions.csv";

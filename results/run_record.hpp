@@ -18,6 +18,9 @@ struct RunRecord {
   double wall_seconds = 0;
   double train_seconds = 0;
   double eval_seconds = 0;
+  // The long-short misalignment at l_train (manifest "misalignment"; train/misalignment.hpp), for
+  // the tasks that have it.
+  std::optional<double> misalignment;
   std::vector<LengthResult> results;  // empty unless completed
   // markov: each position's cross-entropy at the longest test length (positions.csv); else empty
   std::vector<PositionResult> positions;

@@ -159,7 +159,8 @@ TEST_CASE("token figures: a plot or metric a line's task does not have is refuse
   };
   const std::vector<Bad> bad = {
       {"task = \"copy\"\nplot = \"heat\"\n" + pe,
-       {"cfg.toml:8 [figures.x]", "unknown plot 'heat'", "'length', 'depth' or 'position'"}},
+       {"cfg.toml:8 [figures.x]", "unknown plot 'heat'",
+        "'length', 'depth', 'position' or 'misalignment'"}},
       {"task = \"copy\"\nmetric = \"acc\"\n" + pe,
        {"cfg.toml:8 [figures.x]", "unknown metric 'acc'", "'mse', 'token_accuracy'"}},
       {"task = \"copy\"\nplot = 3\n" + pe, {"'plot' must be a string"}},
@@ -261,7 +262,7 @@ TEST_CASE("token figures: one CSV header for every figure, token cells filled, o
   const std::string header =
       "figure,line,run_id,task,pe,reparam,reparam_shift,l_train,l_test,steps,seed,length,mse,"
       "mean_prediction,mean_target,mse_reparam,final_train_loss,depth,position,token_accuracy,"
-      "exact_match,cross_entropy,excess_ce,entropy\n";
+      "exact_match,cross_entropy,excess_ce,entropy,misalignment\n";
   const Passkey p = passkey();
   const FigureSummary fig = summarize_figure(*p.runs.fig, {1, 2}, p.runs.by_id);
   const std::string csv = figure_csv(fig);
@@ -269,15 +270,16 @@ TEST_CASE("token figures: one CSV header for every figure, token cells filled, o
   // 2 lines: 6 + 3 and 6 + 6 rows.
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 9 + 12);
   const std::string id = fig.lines[0].runs[0]->id;
-  CHECK(has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,0.5,,0.6,0.4,1,,\n"));
-  CHECK(has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,,,0.2,0.1,1,,\n"));
+  CHECK(has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,0.5,,0.6,0.4,1,,,\n"));
+  CHECK(has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,,,0.2,0.1,1,,,\n"));
 
   const Markov m = markov();
   const std::string pos = figure_csv(summarize_figure(*m.runs.fig, {1, 2}, m.runs.by_id));
   REQUIRE(pos.rfind(header, 0) == 0);
   CHECK(std::count(pos.begin(), pos.end(), '\n') == 1 + 2 * 3);  // positions only
   const std::string mid = run_id(m.runs.fig->line_spec(0, 1));
-  CHECK(has(pos, "\nx,nope," + mid + ",markov,nope,,,2,3,2000,1,3,,,,,0.25,,2,0.5,,1.5,0.3,1.2\n"));
+  CHECK(
+      has(pos, "\nx,nope," + mid + ",markov,nope,,,2,3,2000,1,3,,,,,0.25,,2,0.5,,1.5,0.3,1.2,\n"));
 
   // A scalar figure: today's columns and numbers, the token cells empty.
   ExperimentConfig sc = config_of("task = \"length\"\nvary = \"pe\"\nvalues = [\"nope\"]\n");
@@ -290,7 +292,11 @@ TEST_CASE("token figures: one CSV header for every figure, token cells filled, o
   a.mse_reparam = 0.5;
   runs.add(0, 1, {a});
   const std::string scalar = figure_csv(summarize_figure(sc.figures.front(), {1}, runs.by_id));
-  CHECK(has(scalar, ",length,nope,\"identity\",0,6,8,2000,1,2,0.125,1.75,2,0.5,0.25,,,,,,,\n"));
+  CHECK(has(scalar, ",length,nope,\"identity\",0,6,8,2000,1,2,0.125,1.75,2,0.5,0.25,,,,,,,,\n"));
+  // With the run's misalignment, the last cell holds it.
+  runs.by_id.begin()->second.misalignment = 0.375;
+  const std::string with = figure_csv(summarize_figure(sc.figures.front(), {1}, runs.by_id));
+  CHECK(has(with, ",0.125,1.75,2,0.5,0.25,,,,,,,,0.375\n"));
 }
 
 TEST_CASE("token figures: gnuplot scripts set each metric's axis") {
