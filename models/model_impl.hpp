@@ -110,7 +110,8 @@ std::vector<typename B::Scalar> Model<B>::download_attention_stats(const PackedB
   const size_t rows = std::max(in.rows, in.n_query());
   const int Q = l == config_.n_layer - 1 ? in.n_query() : in.rows;
   std::vector<T> host(static_cast<size_t>(K_) * Q * H2);
-  B::download(host.data(), attention_stats_.data() + l * K_ * rows * H2, host.size());
+  B::download(host.data(), attention_stats_.data() + static_cast<size_t>(l) * K_ * rows * H2,
+              host.size());
   return host;
 }
 
