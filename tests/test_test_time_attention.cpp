@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include "cli_support.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -21,12 +24,18 @@ using namespace lenlab::test;
 
 namespace {
 
+// A folder name of this process's own: ctest runs each test case in its own process, two at a
+// time, and every case trains the runs it needs.
+std::string own(const std::string& name) {
+  return fmt::format("test-time-{}-{}", ::getpid(), name);
+}
+
 // A small length-prediction run (l_train 4, tested to 8: sequences of up to 10 tokens) per PE,
 // trained once for the whole file.
 const fs::path& trained(const std::string& pe) {
   static std::map<std::string, fs::path> runs;
   if (!runs.count(pe)) {
-    const fs::path out = run_dir("test-time-" + pe) / "run";
+    const fs::path out = run_dir(own("run-" + pe)) / "run";
     std::vector<std::string> args = tiny_args(out);
     *(std::find(args.begin(), args.end(), "--task") + 1) = "length";
     // Trained long enough for attention to depend on distance (0.3 s).
@@ -42,7 +51,7 @@ const fs::path& trained(const std::string& pe) {
 // The evaluation's test MSE per length, with `flags`.
 std::vector<double> mse(const std::string& pe, const std::vector<std::string>& flags) {
   static int n = 0;
-  const fs::path out = run_dir("test-time-eval-" + std::to_string(n++));
+  const fs::path out = run_dir(own("eval-" + std::to_string(n++)));
   std::vector<std::string> args = {"eval", trained(pe).string(), "--out", out.string()};
   args.insert(args.end(), flags.begin(), flags.end());
   const CliResult r = run_cli(args);
