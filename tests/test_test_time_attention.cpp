@@ -38,8 +38,8 @@ const fs::path& trained(const std::string& pe) {
     const fs::path out = run_dir(own("run-" + pe)) / "run";
     std::vector<std::string> args = tiny_args(out);
     *(std::find(args.begin(), args.end(), "--task") + 1) = "length";
-    // Trained long enough for attention to depend on distance (0.3 s).
-    *(std::find(args.begin(), args.end(), "--steps") + 1) = "300";
+    // Trained long enough for attention to depend on distance.
+    *(std::find(args.begin(), args.end(), "--steps") + 1) = "100";
     args.insert(args.end(), {"--pe", pe});
     const CliResult r = run_cli(args);
     REQUIRE_MESSAGE(r.rc == 0, r.err);
