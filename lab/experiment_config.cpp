@@ -4,6 +4,8 @@
 
 #include <toml++/toml.h>
 #include <algorithm>
+#include <climits>
+#include <iterator>
 #include <optional>
 #include <set>
 
@@ -11,6 +13,7 @@
 #include "core/text_file.hpp"
 #include "lab/toml_guard.hpp"
 #include "results/figure_metric.hpp"
+#include "train/lengths.hpp"
 
 namespace lenlab {
 
@@ -57,6 +60,12 @@ bool contains(const std::vector<std::string>& choices, const std::string& x) {
   return std::find(choices.begin(), choices.end(), x) != choices.end();
 }
 
+// How an error names line i: "line pe = rope", or "pooled line 'vcl: 4' (from 'pool')".
+std::string line_name(const FigureSpec& fig, size_t i) {
+  return fig.is_pooled(i) ? fmt::format("pooled line '{}' (from 'pool')", fig.line_label(i))
+                          : fmt::format("line {} = {}", fig.vary, fig.line_label(i));
+}
+
 // A figure table's `plot` and `metric` (text, not run settings) into fig.plot and fig.metric,
 // checked against the task of every line (its settings after `vary`), so that a figure that cannot
 // be drawn fails at load time. An absent metric becomes the lines' default, which they must share.
@@ -89,7 +98,7 @@ void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::s
 
   std::string default_of_all;  // the lines' shared default metric
   for (size_t i = 0; i < fig.n_lines(); ++i) {
-    const std::string line = fmt::format("line {} = {}", fig.vary, fig.line_label(i));
+    const std::string line = line_name(fig, i);
     const std::string task_name = fig.line_spec(i, 0).task;
     TaskKind task;
     try {
@@ -113,56 +122,110 @@ void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::s
           metric, task_name, line, task_name, join_choices(task_metrics(task))));
     const std::string own = fig.plot == "position" ? "excess_ce" : default_metric(task);
     if (metric.empty() && i > 0 && own != default_of_all)
-      throw UsageError(fmt::format(
-          "{}: the lines have different default metrics (line {} = {}: {}, {}: {}); set "
-          "'metric' to one that all their tasks have",
-          where(source, t, at), fig.vary, fig.line_label(0), default_of_all, line, own));
+      throw UsageError(
+          fmt::format("{}: the lines have different default metrics ({}: {}, {}: {}); set "
+                      "'metric' to one that all their tasks have",
+                      where(source, t, at), line_name(fig, 0), default_of_all, line, own));
     default_of_all = own;
   }
   fig.metric = metric.empty() ? default_of_all : metric;
 }
 
-// A figure with `pool = ["a", "b"]` (plot "misalignment" only): its lines are every line of the
-// figures named, in order. It takes no settings of its own: only title, plot, metric and pool.
+// A misalignment figure's `at_length` into fig.at_length: the key's length, or by default the
+// longest test length of its lines. Every line must test it, so that every run has a y there.
+// `at_length` on another plot is refused: it would silently mean nothing.
+void resolve_at_length(FigureSpec& fig, const toml::table& t, const std::string& source,
+                       const std::string& at) {
+  const toml::node* node = t.get("at_length");
+  const std::string here = node ? where(source, *node, at) : where(source, t, at);
+  if (fig.plot != "misalignment") {
+    if (node)
+      throw UsageError(fmt::format(
+          "{}: 'at_length' is for plot = \"misalignment\" only (the test length of each run's "
+          "y); this figure's plot is '{}'",
+          here, fig.plot));
+    return;
+  }
+  std::vector<std::vector<int>> lengths;
+  std::vector<int> common;  // the lengths every line tests
+  for (size_t i = 0; i < fig.n_lines(); ++i) {
+    lengths.push_back(test_lengths(fig.line_spec(i, 0)));
+    if (i == 0) {
+      common = lengths[0];
+      continue;
+    }
+    std::vector<int> both;
+    std::set_intersection(common.begin(), common.end(), lengths[i].begin(), lengths[i].end(),
+                          std::back_inserter(both));
+    common = std::move(both);
+  }
+  if (node) {
+    // is_integer first: value<int64_t>() would convert a float.
+    const std::optional<int64_t> v =
+        node->is_integer() ? node->value<int64_t>() : std::optional<int64_t>{};
+    if (!v || *v < 1 || *v > INT_MAX)
+      throw UsageError(fmt::format(
+          "{}: 'at_length' must be a test length of every line, an integer >= 1{}", here,
+          common.empty() ? "" : fmt::format(" (the longest they share: {})", common.back())));
+    fig.at_length = static_cast<int>(*v);
+  } else {
+    for (const std::vector<int>& l : lengths) fig.at_length = std::max(fig.at_length, l.back());
+  }
+  for (size_t i = 0; i < fig.n_lines(); ++i)
+    if (!std::binary_search(lengths[i].begin(), lengths[i].end(), fig.at_length))
+      throw UsageError(fmt::format(
+          "{}: {} {} is not a test length of {} (it tests {}); {}", here,
+          node ? "'at_length'" : "'at_length' (by default the lines' longest test length)",
+          fig.at_length, line_name(fig, i), format_lengths(lengths[i]),
+          common.empty() ? "no length is tested by every line"
+                         : fmt::format("set at_length to one every line tests (the longest: {})",
+                                       common.back())));
+}
+
+// The keys of a figure table that are not run settings (they never change a run's id).
+const std::set<std::string> kFigureKeys = {"title",  "vary", "values",   "plot",
+                                           "metric", "pool", "at_length"};
+
+// A figure with `pool = ["a", "b"]` (plot "misalignment" only): every line of the figures named,
+// in order, after its own (a pooling figure may have no vary and values, and then no settings).
+// A pooling figure cannot itself be pooled: a pool gathers lines, not other pools.
 void resolve_pool(ExperimentConfig& config, const std::string& name, const toml::table& figures,
-                  const std::string& source) {
+                  const std::set<std::string>& pooling, const std::string& source) {
   const std::string at = "figures." + name;
   const toml::table& t = *figures.get_as<toml::table>(name);
-  const std::string here = where(source, t, at);
-  for (const auto& [key, node] : t) {
-    const std::string k(key.str());
-    if (k != "title" && k != "plot" && k != "metric" && k != "pool")
-      throw UsageError(fmt::format(
-          "{}: '{}' in a figure with 'pool': its lines take their settings from the figures it "
-          "pools; valid keys here: {}",
-          where(source, node, at), k, join_choices({"title", "plot", "metric", "pool"})));
-  }
+  const toml::node& pool_node = *t.get("pool");
+  const std::string here = where(source, pool_node, at);
   const auto* plot = t.get_as<std::string>("plot");
   if (!plot || plot->get() != "misalignment")
     throw UsageError(fmt::format(
         "{}: 'pool' gathers runs for a misalignment figure; set plot = \"misalignment\"", here));
-  const toml::array* pool = t.get_as<toml::array>("pool");
+  const toml::array* pool = pool_node.as_array();
   if (!pool || pool->empty())
     throw UsageError(fmt::format("{}: 'pool' must be a non-empty list of figure names", here));
   FigureSpec* fig = nullptr;
   for (FigureSpec& f : config.figures)
     if (f.name == name) fig = &f;
+  std::vector<std::string> valid;  // the figures that can be pooled
+  for (const FigureSpec& f : config.figures)
+    if (!pooling.count(f.name)) valid.push_back(f.name);
+  std::set<std::string> named;
   for (const toml::node& n : *pool) {
     const auto* other = n.as_string();
     const FigureSpec* found = other ? config.find(other->get()) : nullptr;
-    std::vector<std::string> valid;
-    for (const FigureSpec& f : config.figures)
-      if (f.pooled.empty() && f.vary != "figure") valid.push_back(f.name);
-    if (!found || found->vary == "figure")
+    if (!found || pooling.count(found->name))
       throw UsageError(fmt::format(
-          "{}: pool names '{}', which is {}; valid: {}", where(source, n, at),
-          other ? other->get() : std::string("not a string"),
+          "{}: 'pool' names {}, which is {}; valid: {}", where(source, n, at),
+          other ? "'" + other->get() + "'" : std::string("a value that is not a string"),
           found ? "itself a pooling figure" : "no figure of this config", join_choices(valid)));
+    if (!named.insert(found->name).second)
+      throw UsageError(
+          fmt::format("{}: 'pool' names '{}' twice", where(source, n, at), found->name));
     fig->pooled.push_back(*found);
-    for (size_t l = 0; l < found->values.size(); ++l)
+    for (size_t l = 0; l < found->n_lines(); ++l)
       fig->pooled_lines.emplace_back(fig->pooled.size() - 1, l);
   }
   resolve_plot_and_metric(*fig, t, source, at);
+  resolve_at_length(*fig, t, source, at);
 }
 
 }  // namespace
@@ -201,7 +264,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     defaults = settings_from_table(*d.as_table(), defaults, {}, source, "defaults");
   }
 
-  std::vector<std::string> pooling;  // figures with a `pool`, resolved after the others
+  std::set<std::string> pooling;  // figures with a `pool`: resolved once every figure is read
   const toml::table* figures = root["figures"].as_table();
   if (!figures || figures->empty())
     throw UsageError(fmt::format("{}: no [figures.NAME] tables", source));
@@ -213,9 +276,17 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     FigureSpec fig;
     fig.name = name;
     fig.title = t->get_as<std::string>("title") ? t->get_as<std::string>("title")->get() : name;
-    if (t->contains("pool")) {  // its lines are other figures': resolved once all are read
-      pooling.push_back(name);
-      fig.vary = "figure";
+    const bool pools = t->contains("pool");
+    if (pools) pooling.insert(name);
+    if (pools && !t->contains("vary") && !t->contains("values")) {
+      // Only pooled lines: settings here would apply to no run, so they are refused.
+      for (const auto& [k, n] : *t)
+        if (!kFigureKeys.count(std::string(k.str())))
+          throw UsageError(fmt::format(
+              "{}: '{}' in a figure with 'pool' and no 'vary': it has no lines of its own for "
+              "settings to apply to; valid keys here: {}",
+              where(source, n, at), k.str(),
+              join_choices({"title", "plot", "metric", "pool", "at_length"})));
       config.figures.push_back(std::move(fig));
       continue;
     }
@@ -227,8 +298,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
                       "'values' list, one value per line of the figure",
                       where(source, *t, at), at));
     fig.vary = vary->get();
-    fig.base = settings_from_table(*t, defaults, {"title", "vary", "values", "plot", "metric"},
-                                   source, at);
+    fig.base = settings_from_table(*t, defaults, kFigureKeys, source, at);
     for (const toml::node& v : *values) fig.values.push_back(scalar_to_json(v));
     // Apply every value once now, so a wrong key or type fails at load time, not mid-sweep.
     for (size_t i = 0; i < fig.values.size(); ++i) {
@@ -236,10 +306,13 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
       j[fig.vary] = fig.values[i];
       spec_from_json(j, fig.base, where(source, *t, at) + " values");
     }
-    resolve_plot_and_metric(fig, *t, source, at);
+    if (!pools) {  // a pooling figure's plot and metric are checked with its pooled lines
+      resolve_plot_and_metric(fig, *t, source, at);
+      resolve_at_length(fig, *t, source, at);
+    }
     config.figures.push_back(std::move(fig));
   }
-  for (const std::string& name : pooling) resolve_pool(config, name, *figures, source);
+  for (const std::string& name : pooling) resolve_pool(config, name, *figures, pooling, source);
   std::sort(config.figures.begin(), config.figures.end(),
             [](const FigureSpec& a, const FigureSpec& b) { return a.name < b.name; });
   return config;

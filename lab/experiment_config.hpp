@@ -13,14 +13,19 @@
 //   plot = "length"                # optional: "length" (default), "depth" (passkey: a heatmap
 //                                  #   over test length × the key's depth), "position" (markov),
 //                                  #   "misalignment" (mean/length/sum/markov: each run's metric
-//                                  #   at the longest length against its misalignment at
-//                                  #   l_train, with the correlations: paper 000's Table 1)
+//                                  #   at at_length against its misalignment at l_train, with
+//                                  #   the correlations: paper 000's Table 1)
 //   metric = "mse"                 # optional: what is drawn; default mse (scalar tasks),
 //                                  #   excess_ce (markov), token_accuracy (other token tasks)
+//   at_length = 50                 # plot "misalignment" only, optional: the test length of each
+//                                  #   run's y; default the lines' longest; every line tests it
+//   pool = ["1a", "1b"]            # plot "misalignment" only, optional: also every line of
+//                                  #   these figures, labelled "1a: nope"; then vary and values
+//                                  #   may be left out (and with them any run setting)
 //
 // A figure with vary = "seed" has one run per value (its lines are seeds), whatever `seeds` says.
-// A misalignment figure may instead pool other figures' lines, `pool = ["1a", "1b"]`, with no
-// settings of its own (title, plot, metric and pool only); a run two of them share counts once.
+// A run that two lines of a misalignment figure share is one point. A pooled figure cannot
+// itself pool. Selecting a pooling figure alone (`--figures`) plans its pooled figures' runs.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,8 +38,9 @@ namespace lenlab {
 
 // Parses TOML text; every mistake (syntax, unknown key, wrong type, unknown figure field, a vary
 // key that is not a setting, an empty values list, a plot or metric that some line's task does
-// not have) is a UsageError naming `source` and the key. Every figure's metric comes back resolved
-// (never empty).
+// not have, at_length or pool on another plot, an at_length some line does not test, a pool
+// naming an unknown or pooling figure) is a UsageError naming `source`, the figure and the key.
+// Every figure's metric comes back resolved (never empty).
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source);
 ExperimentConfig load_experiment_config(const std::string& path);
 

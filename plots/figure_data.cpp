@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
 #include <stdexcept>
 #include <utility>
@@ -124,44 +123,30 @@ double value_at(const RunRecord& r, const std::string& metric, int length) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-MisalignmentScatter misalignment_scatter(const FigureSummary& fig, const std::string& metric) {
+MisalignmentScatter misalignment_scatter(const FigureSummary& fig, const std::string& metric,
+                                         int at_length) {
   MisalignmentScatter sc;
+  sc.at_length = at_length;
   std::vector<const RunRecord*> seen;
-  std::vector<std::pair<size_t, const RunRecord*>> runs;
-  for (size_t i = 0; i < fig.lines.size(); ++i)
-    for (const RunRecord* r : fig.lines[i].runs)
-      if (r->misalignment && std::find(seen.begin(), seen.end(), r) == seen.end()) {
-        seen.push_back(r);
-        runs.emplace_back(i, r);
+  std::vector<double> mis, far, train_t, far_t;
+  for (size_t line = 0; line < fig.lines.size(); ++line)
+    for (const RunRecord* r : fig.lines[line].runs) {
+      if (!r->misalignment || std::find(seen.begin(), seen.end(), r) != seen.end()) continue;
+      seen.push_back(r);
+      const MisalignmentPoint p{line, r, *r->misalignment, value_at(*r, metric, r->spec.l_train),
+                                value_at(*r, metric, at_length)};
+      if (std::isnan(p.far)) {
+        ++sc.without_far;
+        continue;
       }
-  // The longest length every run was tested at.
-  std::vector<int> common;
-  for (size_t n = 0; n < runs.size(); ++n) {
-    std::vector<int> lengths;
-    for (const auto& [x, v] : length_curve(*runs[n].second, metric)) lengths.push_back(x);
-    if (n == 0) {
-      common = lengths;
-    } else {
-      std::vector<int> both;
-      std::set_intersection(common.begin(), common.end(), lengths.begin(), lengths.end(),
-                            std::back_inserter(both));
-      common = both;
+      sc.points.push_back(p);
+      mis.push_back(p.misalignment);
+      far.push_back(p.far);
+      if (!std::isnan(p.at_train)) {
+        train_t.push_back(p.at_train);
+        far_t.push_back(p.far);
+      }
     }
-  }
-  if (common.empty()) return sc;
-  sc.at_length = common.back();
-  std::vector<double> mis, far, mis_t, train_t, far_t;
-  for (const auto& [line, r] : runs) {
-    MisalignmentPoint p{line, r, *r->misalignment, value_at(*r, metric, r->spec.l_train),
-                        value_at(*r, metric, sc.at_length)};
-    sc.points.push_back(p);
-    mis.push_back(p.misalignment);
-    far.push_back(p.far);
-    if (std::isfinite(p.at_train)) {
-      train_t.push_back(p.at_train);
-      far_t.push_back(p.far);
-    }
-  }
   sc.pearson_misalignment = pearson(mis, far);
   sc.spearman_misalignment = spearman(mis, far);
   sc.n_train = static_cast<int>(train_t.size());
@@ -176,11 +161,15 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
                                const std::map<std::string, RunRecord>& runs) {
   if (figure.metric.empty())
     throw std::invalid_argument("summarize_figure: figure '" + figure.name + "' has no metric");
+  if (figure.plot == "misalignment" && figure.at_length < 1)
+    throw std::invalid_argument("summarize_figure: misalignment figure '" + figure.name +
+                                "' has no at_length");
   FigureSummary out;
   out.spec = &figure;
   for (size_t i = 0; i < figure.n_lines(); ++i) {
     FigureLine line;
     line.label = figure.line_label(i);
+    line.pooled = figure.is_pooled(i);
     const std::vector<uint64_t> line_seeds = figure.line_seeds(i, seeds);
     line.spec = figure.line_spec(i, line_seeds.front());
     for (uint64_t seed : line_seeds) {
@@ -199,7 +188,8 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
     if (figure.plot == "depth") depth_grid(figure.metric, line);
     out.lines.push_back(std::move(line));
   }
-  if (figure.plot == "misalignment") out.scatter = misalignment_scatter(out, figure.metric);
+  if (figure.plot == "misalignment")
+    out.scatter = misalignment_scatter(out, figure.metric, figure.at_length);
   return out;
 }
 

@@ -14,7 +14,8 @@
 namespace lenlab {
 
 struct FigureLine {
-  std::string label;                   // e.g. "rope", "invsqrt", "15"
+  std::string label;                   // e.g. "rope", "invsqrt", "15"; pooled: "vcl: 4"
+  bool pooled = false;                 // gathered from another figure (FigureSpec::is_pooled)
   TrainSpec spec;                      // the line's settings (seed = the first seed's)
   std::vector<const RunRecord*> runs;  // one per seed found completed
   // The curve. x: the test lengths (plot "length" and "depth"), or the positions 1..L at the
@@ -32,8 +33,9 @@ struct FigureLine {
   std::vector<double> grid;  // [x.size() × depths.size()], row-major: grid[i * depths.size() + j]
 };
 
-// Plot "misalignment": one point per completed run (a run that two pooled lines share counts
-// once, under the first), and the correlations across them.
+// Plot "misalignment": one point per completed run with a misalignment value (a run that two
+// pooled lines share counts once, under the first: a duplicate would weigh it twice in the
+// correlations), and the correlations across them.
 struct MisalignmentPoint {
   size_t line = 0;  // index into FigureSummary::lines
   const RunRecord* run = nullptr;
@@ -42,7 +44,9 @@ struct MisalignmentPoint {
   double far = 0;           // the metric at MisalignmentScatter::at_length
 };
 struct MisalignmentScatter {
-  int at_length = 0;  // the longest test length every run has
+  int at_length = 0;  // FigureSpec::at_length
+  // Runs with a misalignment value but no result at at_length (a results file cut short): no point.
+  int without_far = 0;
   std::vector<MisalignmentPoint> points;
   // Across the points (results/correlation.hpp; NaN when undefined): misalignment against the
   // metric at at_length, and the metric at l_train against it (paper 000's Table 1 compares both).
@@ -58,8 +62,8 @@ struct FigureSummary {
   MisalignmentScatter scatter;  // plot "misalignment" only
 };
 
-// `runs` maps run ids to completed runs. figure.metric must be set (std::invalid_argument when
-// empty; parse_experiment_config always sets it).
+// `runs` maps run ids to completed runs. figure.metric must be set, and a misalignment figure's
+// at_length (std::invalid_argument otherwise; parse_experiment_config always sets both).
 FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint64_t>& seeds,
                                const std::map<std::string, RunRecord>& runs);
 

@@ -28,7 +28,7 @@ inline const FigureSpec& spec_of(const FigureSummary& fig) {
 }
 
 inline std::string line_title(const FigureSpec& spec, const FigureLine& line) {
-  if (!spec.pooled.empty()) return line.label;  // already "figure: value"
+  if (line.pooled) return line.label;  // already "figure: value"
   return spec.vary + " = " + line.label;
 }
 

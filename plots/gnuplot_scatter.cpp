@@ -22,11 +22,12 @@ std::string coefficient(double r) {
   return std::isfinite(r) ? fmt::format("{:.2f}", r) : "undefined";
 }
 
-// Positive values spanning more than two decades read better on a log axis.
-bool log_axis(const std::vector<double>& v) {
+// A log axis for the MSE, as the length plots have (plots/gnuplot.cpp), and for any values
+// spanning more than two decades; never with a value <= 0, which a log axis cannot show.
+bool log_axis(const std::vector<double>& v, bool mse) {
   if (v.empty()) return false;
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
-  return *lo > 0 && *hi / *lo > 100;
+  return *lo > 0 && (mse || *hi / *lo > 100);
 }
 
 }  // namespace
@@ -70,6 +71,7 @@ std::string scatter_script(const FigureSummary& fig) {
                    gnuplot_quote(figure_title(spec)));
   // The coefficients on a line of their own under the title, clear of the points.
   s += "set tmargin 4.5\n";
+  s += "set rmargin 6\n";  // room for the last x tic's label (e.g. 4.5×10^-5)
   s += fmt::format(
       "set label 2 {} at screen 0.5, screen 0.905 center front noenhanced font ',10'\n",
       gnuplot_quote(fmt::format("misalignment: Pearson r = {}, Spearman ρ = {} over {} runs;   "
@@ -81,8 +83,8 @@ std::string scatter_script(const FigureSummary& fig) {
   s += fmt::format(
       "set ylabel {} noenhanced\n",
       gnuplot_quote(fmt::format("{} at length {}", metric_label(spec.metric), sc.at_length)));
-  if (log_axis(xs)) s += "set logscale x\n";
-  if (log_axis(ys)) s += "set logscale y\n";
+  if (log_axis(xs, false)) s += "set logscale x\n";
+  if (log_axis(ys, spec.metric == "mse")) s += "set logscale y\n";
   s += "set border 3 linewidth 1.0\nset tics nomirror out scale 0.6\n";
   s += "set grid xtics ytics back linetype 1 linecolor rgb '#d8d8d8' linewidth 0.8\n";
   s += "set key outside below center horizontal Left reverse noenhanced samplen 1.5 spacing 1.1\n";

@@ -26,8 +26,8 @@ uint64_t fnv1a(const std::string& s) {
 
 std::vector<uint64_t> FigureSpec::line_seeds(size_t line,
                                              const std::vector<uint64_t>& seeds) const {
-  if (!pooled.empty()) {
-    const auto [f, l] = pooled_lines.at(line);
+  if (is_pooled(line)) {
+    const auto [f, l] = pooled_lines.at(line - values.size());
     return pooled[f].line_seeds(l, seeds);
   }
   if (vary == "seed") return {line_spec(line, 0).seed};
@@ -35,8 +35,8 @@ std::vector<uint64_t> FigureSpec::line_seeds(size_t line,
 }
 
 TrainSpec FigureSpec::line_spec(size_t line, uint64_t seed) const {
-  if (!pooled.empty()) {
-    const auto [f, l] = pooled_lines.at(line);
+  if (is_pooled(line)) {
+    const auto [f, l] = pooled_lines.at(line - values.size());
     return pooled[f].line_spec(l, seed);
   }
   Json j = Json::object();
@@ -47,8 +47,8 @@ TrainSpec FigureSpec::line_spec(size_t line, uint64_t seed) const {
 }
 
 std::string FigureSpec::line_label(size_t line) const {
-  if (!pooled.empty()) {
-    const auto [f, l] = pooled_lines.at(line);
+  if (is_pooled(line)) {
+    const auto [f, l] = pooled_lines.at(line - values.size());
     return pooled[f].name + ": " + pooled[f].line_label(l);
   }
   const Json& v = values.at(line);

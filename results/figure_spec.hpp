@@ -23,9 +23,9 @@ struct FigureSpec {
   //   plot "depth": passkey only: the metric as a length × depth heatmap, a panel per line;
   //   plot "position": markov only: the excess cross-entropy against position at the longest
   //     test length (RunRecord::positions), a line per value;
-  //   plot "misalignment": every run's metric at the longest test length against its long-short
-  //     misalignment at l_train (train/misalignment.hpp), with the correlation across runs
-  //     (paper 000's Table 1), a point per run.
+  //   plot "misalignment": every run's metric at one test length (at_length) against its
+  //     long-short misalignment at l_train (train/misalignment.hpp), with the correlation across
+  //     runs (paper 000's Table 1), a point per run.
   // metric: "mse" (scalar tasks, the default for them), "token_accuracy" (the default for token
   // tasks but markov), "exact_match", "cross_entropy" or "excess_ce" (markov, its default) —
   // LengthResult's fields (results/figure_metric.hpp has the lists and the rules).
@@ -33,18 +33,26 @@ struct FigureSpec {
   // Never empty once parse_experiment_config has checked the figure: a config without `metric`
   // gets its lines' default. plots/ refuses an empty one (a FigureSpec made by hand must say).
   std::string metric;
+  // Plot "misalignment" only (config key `at_length`): the test length whose metric is each
+  // point's y; every line tests it. 0 for the other plots. plots/ refuses 0 on a misalignment
+  // figure (parse_experiment_config always sets it: by default the lines' longest test length).
+  int at_length = 0;
   // Plot "misalignment" only (config key `pool`): the figures whose lines this one gathers, in
-  // the order given; line i is pooled[pooled_lines[i].first]'s line pooled_lines[i].second,
-  // labelled "figure: value". Empty: the figure's own vary and values.
+  // the order given, after its own lines (values; none when the figure has no vary): line
+  // values.size() + k is pooled[pooled_lines[k].first]'s line pooled_lines[k].second, labelled
+  // "figure: value". Empty: only the figure's own vary and values.
   std::vector<FigureSpec> pooled;
   std::vector<std::pair<size_t, size_t>> pooled_lines;
-  size_t n_lines() const { return pooled.empty() ? values.size() : pooled_lines.size(); }
+  size_t n_lines() const { return values.size() + pooled_lines.size(); }
+  // Whether line i comes from another figure through `pool` (its label names that figure).
+  bool is_pooled(size_t line) const { return line >= values.size(); }
   // The seeds line i is run with: the experiment's, or, when the figure varies the seed itself
   // (vary = "seed"), its own value alone.
   std::vector<uint64_t> line_seeds(size_t line, const std::vector<uint64_t>& seeds) const;
   // The settings of line i (base with vary = values[i]) for one of its seeds.
   TrainSpec line_spec(size_t line, uint64_t seed) const;
-  std::string line_label(size_t line) const;  // the value as text, e.g. "rope" or "15"
+  // The value as text, e.g. "rope" or "15"; a pooled line's is "figure: value", e.g. "vcl: 4".
+  std::string line_label(size_t line) const;
 };
 
 struct ExperimentConfig {
