@@ -43,6 +43,27 @@ void add_budget_options(CLI::App& cmd, Budget& b) {
                  "Refuse work estimated to take longer than this, e.g. 30m, 12h, 3d");
 }
 
+// Inference-side attention (train/test_time_attention.hpp): how the trained model attends when
+// it is evaluated; the same flags for `lenlab train` (its own evaluation) and `lenlab eval`.
+void add_test_time_options(CLI::App& cmd, TestTimeAttention& t) {
+  cmd.add_option("--n-local", t.n_local,
+                 "LM-Infinite's window: each query sees only the last N keys (and the first "
+                 "--n-global); 'train' = the tokens of a sequence at l_train");
+  add_setting(
+      cmd, "--n-global", t.n_global,
+      "With --n-local: the first N keys every query also sees (the Λ-mask's global branch)");
+  cmd.add_option("--distance-cap", t.distance_cap,
+                 "alibi, rope: relative distances beyond D count as D; 'train' = the largest "
+                 "distance seen in training");
+  cmd.add_option("--temperature", t.temperature,
+                 "Divide every attention logit by this (softmax temperature; 1 = as trained), or "
+                 "auto-pmax / auto-entropy: per length past l_train, the temperature paper 002's "
+                 "search aligns with training");
+  cmd.add_flag("--attention-stats", t.attention_stats,
+               "Also write attention.csv: per length, layer and head the mean attention entropy "
+               "and largest attention probability");
+}
+
 void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.option_defaults()->always_capture_default();
   cmd.add_option("--task", s.task,
@@ -91,6 +112,7 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_option("--misalign-extra", s.misalign.extra,
                  "With --misalign-alpha: l_extra's range LO:HI, fractions of --l-train (l_extra "
                  "at least 1)");
+  add_test_time_options(cmd, s.test_attention);
   add_setting(cmd, "--steps", s.steps, "Training steps (one fresh batch each)", 1);
   add_setting(cmd, "--batch", s.batch_size, "Sequences per training batch", 1);
   add_setting(cmd, "--seed", s.seed, "Seed for the initial weights and the training data");
@@ -142,22 +164,7 @@ void add_eval_options(CLI::App& cmd, EvalOptions& o) {
                "Also write predictions.csv: every test sequence's input, target and output");
   add_setting(cmd, "--threads", o.threads, "CPU threads (default: the run's)")
       ->check(int_range(1, thread_limit(), " (4 per core of this machine)"));
-  cmd.add_option("--n-local", o.attention.n_local,
-                 "LM-Infinite's window: each query sees only the last N keys (and the first "
-                 "--n-global); 'train' = the tokens of a sequence at l_train");
-  add_setting(
-      cmd, "--n-global", o.attention.n_global,
-      "With --n-local: the first N keys every query also sees (the Λ-mask's global branch)");
-  cmd.add_option("--distance-cap", o.attention.distance_cap,
-                 "alibi, rope: relative distances beyond D count as D; 'train' = the largest "
-                 "distance seen in training");
-  cmd.add_option("--temperature", o.attention.temperature,
-                 "Divide every attention logit by this (softmax temperature; 1 = as trained), or "
-                 "auto-pmax / auto-entropy: per length past l_train, the temperature paper 002's "
-                 "search aligns with training");
-  cmd.add_flag("--attention-stats", o.attention_stats,
-               "Also write attention.csv: per length, layer and head the mean attention entropy "
-               "and largest attention probability");
+  add_test_time_options(cmd, o.attention);
   cmd.add_flag("--overwrite", o.overwrite, "Replace an evaluation already in --out");
   add_device_option(cmd, o.device);
   add_budget_options(cmd, o.budget);
@@ -324,10 +331,11 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
           c->get_option("--depths")->as<std::string>().empty())
         parse_depths("", "--depths");  // its message names the grammar
     }
-    if (eval_cmd->parsed()) {
+    for (CLI::App* c : {train, eval_cmd})
       for (const char* flag : {"--n-local", "--distance-cap"})  // "" is their unset value
-        if (eval_cmd->count(flag) > 0 && eval_cmd->get_option(flag)->as<std::string>().empty())
+        if (c->parsed() && c->count(flag) > 0 && c->get_option(flag)->as<std::string>().empty())
           throw UsageError(fmt::format("{} '': give 'train' or an integer >= 1", flag));
+    if (eval_cmd->parsed()) {
       eval.has_eval_seed = eval_cmd->count("--eval-seed") > 0;
       eval.command_line = command_line;
       eval.log = &err;

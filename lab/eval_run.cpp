@@ -25,6 +25,7 @@
 #include "results/run_record.hpp"
 #include "train/lengths.hpp"
 #include "train/run_cost.hpp"
+#include "train/test_time_eval.hpp"
 
 namespace lenlab {
 
@@ -117,36 +118,6 @@ double prediction_bytes(const ResolvedSpec& r, const TrainSpec& spec) {
 
 }  // namespace
 
-// Paper 002's Algorithm 1 at every test length past l_train: the grid's temperature whose mean
-// attention statistic (over layers, heads and query rows) is nearest the model's at l_train with
-// τ = 1. Measured on the first kSearchSamples test sequences of each length (the same sequences
-// for every τ). `run` evaluates a job.
-std::map<int, double> search_temperatures(
-    AlignBy by, const EvalJob& base, int l_train,
-    const std::function<std::vector<LengthResult>(const EvalJob&)>& run) {
-  constexpr int kSearchSamples = 64;
-  const auto statistic = [&](int length, double tau) {
-    EvalJob j = base;
-    j.lengths = {length};
-    j.eval_samples = std::min(base.eval_samples, kSearchSamples);
-    j.attention_stats = true;
-    j.attention.logit_scale = 1.0 / tau;
-    j.on_output = {};
-    j.on_token_output = {};
-    double sum = 0;  // passkey: the mean over its depth cells
-    const std::vector<LengthResult> cells = run(j);
-    for (const LengthResult& r : cells) sum += mean_statistic(r.attention, by);
-    return sum / static_cast<double>(cells.size());
-  };
-  const double target = statistic(l_train, 1.0);
-  std::map<int, double> out;
-  for (const int length : base.lengths)
-    if (length > l_train)
-      out[length] = closest_temperature(
-          temperature_grid(), [&](double tau) { return statistic(length, tau); }, target);
-  return out;
-}
-
 int run_eval(const EvalOptions& o) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -213,6 +184,7 @@ int run_eval(const EvalOptions& o) {
   }
 
   // Inference-side attention methods (train/test_time_attention.hpp), checked before anything runs.
+  spec.test_attention = o.attention;
   const AttentionSpec attention = test_time_attention(o.attention, trained, config.pe);
 
   const ResolvedDevice device = resolve_device(o.device);
@@ -247,8 +219,6 @@ int run_eval(const EvalOptions& o) {
   std::optional<PredictionWriter> predictions;
   std::optional<TokenPredictionWriter> token_predictions;
   EvalJob job = eval_job(resolved, spec);
-  job.attention = attention;
-  job.attention_stats = o.attention_stats;
   if (o.predictions && is_token_task(resolved.task)) {
     token_predictions.emplace();
     job.on_token_output = [&](const Batch& b, int length, double depth, int s,
@@ -286,20 +256,12 @@ int run_eval(const EvalOptions& o) {
     return evaluate_checkpoint_cpu(config, params, j, progress);
   };
   // An auto temperature: searched per length past l_train, then every length evaluated with its
-  // own (AttentionSpec::logit_scale_by_length, indexed by a sequence's tokens).
-  std::map<int, double> temperatures;
-  if (const std::optional<AlignBy> by = temperature_alignment(o.attention)) {
-    if (o.log)
-      *o.log << fmt::format("searching the attention temperature ({}) at each length past {}\n",
-                            align_name(*by), trained.l_train);
-    temperatures = search_temperatures(*by, job, trained.l_train,
-                                       [&](const EvalJob& j) { return run(j, {}); });
-    std::vector<double> scale(tokens_per_sequence(resolved.task, spec.token, lengths.back()) + 1,
-                              1.0);
-    for (const auto& [length, tau] : temperatures)
-      scale[tokens_per_sequence(resolved.task, spec.token, length)] = 1.0 / tau;
-    job.attention.logit_scale_by_length = scale;
-  }
+  // own (train/test_time_eval.hpp).
+  if (const std::optional<AlignBy> by = temperature_alignment(o.attention); by && o.log)
+    *o.log << fmt::format("searching the attention temperature ({}) at each length past {}\n",
+                          align_name(*by), trained.l_train);
+  const std::map<int, double> temperatures =
+      prepare_test_time_eval(job, spec, config.pe, [&](const EvalJob& j) { return run(j, {}); });
   const std::vector<LengthResult> results = run(job, on_length);
   if (bar) bar->finish();
   const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
@@ -312,7 +274,7 @@ int run_eval(const EvalOptions& o) {
                       predictions ? predictions->text() : token_predictions->text());
     files.push_back("predictions.csv");
   }
-  if (o.attention_stats) {
+  if (job.attention_stats) {
     write_file_atomic(o.out / "attention.csv", attention_csv_text(results));
     files.push_back("attention.csv");
   }

@@ -36,9 +36,8 @@ struct EvalOptions {
   bool predictions = false;  // write predictions.csv
   bool overwrite = false;
   std::string device = "auto";
-  int threads = 0;               // CPU threads; 0 = the run's --threads
-  TestTimeAttention attention;   // Λ-mask, distance cap, temperature; default: as trained
-  bool attention_stats = false;  // write attention.csv (train/attention_stats.hpp)
+  int threads = 0;              // CPU threads; 0 = the run's --threads
+  TestTimeAttention attention;  // Λ-mask, distance cap, temperature; default: as trained
   Budget budget;
   std::string command_line;     // recorded in eval.json
   std::ostream* log = nullptr;  // progress and summary; null = silent

@@ -29,7 +29,10 @@ Json scalar_to_json(const toml::node& node) {
   if (auto v = node.as_floating_point()) return v->get();
   if (auto v = node.as_boolean()) return v->get();
   if (node.is_array()) return Json::array();
-  return Json::object();
+  Json j = Json::object();  // a table, e.g. a line of vary = "settings"
+  if (const toml::table* t = node.as_table())
+    for (const auto& [key, value] : *t) j[std::string(key.str())] = scalar_to_json(value);
+  return j;
 }
 
 std::string where(const std::string& source, const toml::node& node, const std::string& table) {
@@ -182,6 +185,30 @@ void resolve_at_length(FigureSpec& fig, const toml::table& t, const std::string&
                                        common.back())));
 }
 
+// vary = "settings": every value a table with a unique, non-empty string `label` (its settings are
+// checked with the others, by line_spec).
+void check_settings_lines(const FigureSpec& fig, const toml::array& values,
+                          const std::string& source, const std::string& at) {
+  std::set<std::string> labels;
+  for (size_t i = 0; i < values.size(); ++i) {
+    const std::string here = where(source, values[i], at);
+    const Json& v = fig.values[i];
+    if (!values[i].is_table())
+      throw UsageError(fmt::format(
+          "{}: with vary = \"settings\" each value is a table of settings with a label, e.g. "
+          "{{ label = \"window\", n_local = \"train\" }}; value {} is not a table",
+          here, i + 1));
+    if (!v.contains("label") || !v["label"].is_string() || v["label"].get<std::string>().empty())
+      throw UsageError(fmt::format(
+          "{}: value {} of vary = \"settings\" needs a non-empty string 'label' (the line's name "
+          "in the legend and the report)",
+          here, i + 1));
+    if (!labels.insert(v["label"].get<std::string>()).second)
+      throw UsageError(fmt::format("{}: two lines are labelled '{}'; give each its own label", here,
+                                   v["label"].get<std::string>()));
+  }
+}
+
 // The keys of a figure table that are not run settings (they never change a run's id).
 const std::set<std::string> kFigureKeys = {"title",  "vary", "values",   "plot",
                                            "metric", "pool", "at_length"};
@@ -300,10 +327,16 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     fig.vary = vary->get();
     fig.base = settings_from_table(*t, defaults, kFigureKeys, source, at);
     for (const toml::node& v : *values) fig.values.push_back(scalar_to_json(v));
+    if (fig.vary == kVarySettings) check_settings_lines(fig, *values, source, at);
     // Apply every value once now, so a wrong key or type fails at load time, not mid-sweep.
     for (size_t i = 0; i < fig.values.size(); ++i) {
       Json j = Json::object();
-      j[fig.vary] = fig.values[i];
+      if (fig.vary == kVarySettings) {
+        j = fig.values[i];
+        j.erase("label");
+      } else {
+        j[fig.vary] = fig.values[i];
+      }
       spec_from_json(j, fig.base, where(source, *t, at) + " values");
     }
     if (!pools) {  // a pooling figure's plot and metric are checked with its pooled lines

@@ -24,6 +24,11 @@
 //                                  #   may be left out (and with them any run setting)
 //
 // A figure with vary = "seed" has one run per value (its lines are seeds), whatever `seeds` says.
+// A figure with vary = "settings" has a table of settings per line, each with a label:
+//   values = [{ label = "plain" }, { label = "Λ + cap", n_local = "train", n_global = 1,
+//              distance_cap = "train" }]
+// Lines that differ only in test-time attention (n_local, n_global, distance_cap, temperature,
+// attention_stats) share one training per seed (lab/sweep.hpp).
 // A run that two lines of a misalignment figure share is one point. A pooled figure cannot
 // itself pool. Selecting a pooling figure alone (`--figures`) plans its pooled figures' runs.
 #include <cstdint>

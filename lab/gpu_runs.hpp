@@ -1,8 +1,9 @@
 #pragma once
 // Groups of runs: runs that share a model shape train together as one Model<B> of K models
 // (lab/run_group_impl.hpp, the same code for every backend), each with its own seed, data, task,
-// reparam, training length and optimizer settings, each written into its own folder. On the CPU a
-// group has one run (lab/run_train.cpp); on the GPU, run_train_gpu_group (CUDA builds only).
+// reparam, training length and optimizer settings, each written into its own folder. Runs that
+// differ only in their test-time attention share one model (training_spec_text). On the CPU a
+// group is one training (run_train_cpu_group); on the GPU, run_train_gpu_group (CUDA builds only).
 #include <string>
 #include <vector>
 
@@ -26,5 +27,8 @@ std::string gpu_group_key(const TrainSpec& spec);
 // cuda::CudaError when the GPU fails (the folders then hold "running" manifests, which a resumed
 // sweep retrains).
 std::vector<int> run_train_gpu_group(const std::vector<GroupJob>& jobs);
+// The same on the CPU, for jobs that share one training (equal training_spec_text), with the
+// first job's thread count (lab/run_train.cpp).
+std::vector<int> run_train_cpu_group(const std::vector<GroupJob>& jobs);
 
 }  // namespace lenlab

@@ -14,6 +14,7 @@
 #include "models/checkpoint.hpp"
 #include "results/run_record.hpp"
 #include "theory/power_law.hpp"
+#include "train/attention_stats.hpp"
 
 namespace lenlab {
 
@@ -73,8 +74,8 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
   remove_stale_temporaries(options.out);  // left by a run killed while writing
   // A replaced run's outputs belong to other settings: none may survive beside the new manifest
   // (a diverged run, say, writes no results.csv).
-  for (const char* stale :
-       {"results.csv", "positions.csv", "loss.csv", "model.safetensors", "manifest.json"})
+  for (const char* stale : {"results.csv", "positions.csv", "attention.csv", "loss.csv",
+                            "model.safetensors", "manifest.json"})
     fs::remove(options.out / stale);
 
   manifest_["lenlab_version"] = "0.1.0";
@@ -121,6 +122,9 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
   const bool positions = token && !results.back().positions.empty();
   if (positions)  // markov: each position at the longest length
     write_file_atomic(options_.out / "positions.csv", positions_csv_text(results.back()));
+  const bool attention = !results.empty() && !results.front().attention.empty();
+  if (attention)  // attention_stats = 1
+    write_file_atomic(options_.out / "attention.csv", attention_csv_text(results));
   const std::map<std::string, std::string> meta = {
       {"format", "lenlab"}, {"config", to_json(spec_).dump()}, {"git_revision", git_revision()}};
   save_checkpoint(options_.out / "model.safetensors", model_, params.data(), meta);
@@ -157,6 +161,7 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
   manifest_["wall_seconds"] = wall_seconds();
   manifest_["files"] = {"manifest.json", "loss.csv", "results.csv", "model.safetensors"};
   if (positions) manifest_["files"].push_back("positions.csv");
+  if (attention) manifest_["files"].push_back("attention.csv");
   write_file_atomic(options_.out / "manifest.json", manifest_.dump(2) + "\n");
 
   if (std::ostream* log = options_.log) {
@@ -188,8 +193,9 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
                           m["value"].get<double>(), m["measure"].get<std::string>());
     }
     *log << fmt::format(
-        "\nwrote {}/{{manifest.json, results.csv, {}loss.csv, model.safetensors}}\n",
-        options_.out.string(), positions ? "positions.csv, " : "");
+        "\nwrote {}/{{manifest.json, results.csv, {}{}loss.csv, model.safetensors}}\n",
+        options_.out.string(), positions ? "positions.csv, " : "",
+        attention ? "attention.csv, " : "");
   }
 }
 

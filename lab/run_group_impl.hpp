@@ -4,7 +4,9 @@
 // GPU runs groups of runs that share a model shape (lab/cuda/run_group_cuda.cpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -16,6 +18,7 @@
 #include "train/evaluate.hpp"
 #include "train/misalignment.hpp"
 #include "train/run_cost.hpp"
+#include "train/test_time_eval.hpp"
 #include "train/trainer.hpp"
 
 namespace lenlab {
@@ -33,14 +36,30 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
           "runs trained together must share the model shape, positional encoding, steps and "
           "batch size");
   }
+  // Jobs that differ only in their test-time attention (training_spec_text) share one trained
+  // model: job k is evaluated on model slot_of[k]; trainer_of[m] is the first job of model m.
+  std::vector<int> slot_of(K), trainer_of;
+  {
+    std::map<std::string, int> slot_by_training;
+    for (int k = 0; k < K; ++k) {
+      const auto [it, fresh] = slot_by_training.emplace(training_spec_text(jobs[k].spec),
+                                                        static_cast<int>(trainer_of.size()));
+      if (fresh) trainer_of.push_back(k);
+      slot_of[k] = it->second;
+    }
+  }
+  const int M = static_cast<int>(trainer_of.size());
   const ModelConfig& config = resolved[0].model;
-  Model<B> model(config, K);
+  Model<B> model(config, M);
+  for (int m = 0; m < M; ++m) model.init(m, jobs[trainer_of[m]].spec.seed);
   std::vector<std::unique_ptr<RunFolder>> folders;
   for (int k = 0; k < K; ++k) {
-    model.init(k, jobs[k].spec.seed);
     folders.push_back(std::make_unique<RunFolder>(jobs[k].spec, resolved[k], jobs[k].options,
                                                   device_label, model.num_parameters()));
-    if (B::kDevice) folders.back()->manifest()["models_trained_together"] = K;
+    if (B::kDevice) folders.back()->manifest()["models_trained_together"] = M;
+    if (M < K)  // how many runs this one's training served
+      folders.back()->manifest()["runs_sharing_training"] =
+          std::count(slot_of.begin(), slot_of.end(), slot_of[k]);
   }
   std::vector<RunCost> costs;
   for (int k = 0; k < K; ++k) costs.push_back(estimate_run_cost(jobs[k].spec, resolved[k].model));
@@ -51,25 +70,37 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   std::ostream* log = K == 1 ? jobs[0].options.log : nullptr;
   std::optional<Progress> bar;
 
-  // ---- training: every run in lockstep
+  // ---- training: every model in lockstep. A shared model's steps count as the training work of
+  // each run it serves, as the sweep's progress bar estimated them.
   std::vector<TrainJob> train_jobs;
-  for (int k = 0; k < K; ++k) train_jobs.push_back({&jobs[k].spec, &resolved[k]});
+  for (int m = 0; m < M; ++m)
+    train_jobs.push_back({&jobs[trainer_of[m]].spec, &resolved[trainer_of[m]]});
   if (log) bar.emplace("train", jobs[0].spec.steps, *log, jobs[0].options.log_is_tty);
   const std::vector<TrainOutcome> outcomes =
-      train(model, train_jobs, [&](int k, int step, double loss) {
-        if (bar && k == 0) bar->update(step, fmt::format("loss {:.3e}", loss));
-        work_done(k, costs[k].train_step_flops);
+      train(model, train_jobs, [&](int m, int step, double loss) {
+        if (bar && m == 0) bar->update(step, fmt::format("loss {:.3e}", loss));
+        for (int k = 0; k < K; ++k)
+          if (slot_of[k] == m) work_done(k, costs[k].train_step_flops);
       });
   if (bar) bar->finish();
 
-  // ---- evaluation: every run that did not diverge, at every length, through the inference path
+  // ---- evaluation: every run whose model did not diverge, at every length, through the inference
+  // path. Rounds: round r evaluates, for every model, the r-th run it serves, all models at once.
   const auto eval_start = Clock::now();
   std::vector<EvalJob> eval_jobs;
+  std::vector<std::map<int, double>> temperatures(K);
   int l_max = 0;
   for (int k = 0; k < K; ++k) {
     const TrainSpec& s = jobs[k].spec;
     EvalJob job = eval_job(resolved[k], s);
-    if (outcomes[k].diverged) job.lengths.clear();
+    if (outcomes[slot_of[k]].diverged) job.lengths.clear();
+    // An auto temperature is searched on this run's model alone (train/test_time_eval.hpp).
+    temperatures[k] = prepare_test_time_eval(job, s, config.pe, [&](const EvalJob& j) {
+      std::vector<EvalJob> one(M);
+      for (EvalJob& other : one) other = scalar_job(j.task, j.reparam, {}, 1, 0);
+      one[slot_of[k]] = j;
+      return evaluate(model, one)[slot_of[k]];
+    });
     if (!job.lengths.empty()) l_max = std::max(l_max, job.lengths.back());
     eval_jobs.push_back(std::move(job));
   }
@@ -81,45 +112,68 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
                 jobs[0].options.log_is_tty);
     bar->show_counts(false);
   }
-  const std::vector<std::vector<LengthResult>> results =
-      evaluate(model, eval_jobs, [&](int k, int l) {
-        const double flops = costs[k].eval_flops_at(l);
-        if (bar && k == 0) {
-          eval_done += flops;
-          bar->update(static_cast<int64_t>(eval_done / kFlopsPerUnit),
-                      fmt::format("length {}/{}", l, l_max));
-        }
-        work_done(k, flops);
-      });
+  std::vector<std::vector<LengthResult>> results(K);
+  for (int round = 0;; ++round) {
+    std::vector<int> job_of(M, -1);  // the run model m is evaluated for in this round
+    std::vector<int> seen(M, 0);
+    for (int k = 0; k < K; ++k)
+      if (seen[slot_of[k]]++ == round) job_of[slot_of[k]] = k;
+    if (std::all_of(job_of.begin(), job_of.end(), [](int k) { return k < 0; })) break;
+    std::vector<EvalJob> round_jobs(M);
+    for (int m = 0; m < M; ++m)
+      round_jobs[m] = job_of[m] >= 0
+                          ? eval_jobs[job_of[m]]
+                          : scalar_job(eval_jobs[0].task, eval_jobs[0].reparam, {}, 1, 0);
+    const std::vector<std::vector<LengthResult>> round_results =
+        evaluate(model, round_jobs, [&](int m, int l) {
+          const int k = job_of[m];
+          const double flops = costs[k].eval_flops_at(l);
+          if (bar && k == 0) {
+            eval_done += flops;
+            bar->update(static_cast<int64_t>(eval_done / kFlopsPerUnit),
+                        fmt::format("length {}/{}", l, l_max));
+          }
+          work_done(k, flops);
+        });
+    for (int m = 0; m < M; ++m)
+      if (job_of[m] >= 0) results[job_of[m]] = round_results[m];
+  }
   if (bar && l_max > 0) bar->finish();
   const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
 
-  // The long-short misalignment at l_train (train/misalignment.hpp), where the task has one.
+  // The long-short misalignment at l_train (train/misalignment.hpp), where the task has one: a
+  // property of the trained model, measured once per model.
   std::vector<const ResolvedSpec*> misalign_resolved;
   std::vector<const TrainSpec*> misalign_specs;
   std::vector<bool> diverged;
-  for (int k = 0; k < K; ++k) {
-    misalign_resolved.push_back(&resolved[k]);
-    misalign_specs.push_back(&jobs[k].spec);
-    diverged.push_back(outcomes[k].diverged);
+  for (int m = 0; m < M; ++m) {
+    misalign_resolved.push_back(&resolved[trainer_of[m]]);
+    misalign_specs.push_back(&jobs[trainer_of[m]].spec);
+    diverged.push_back(outcomes[m].diverged);
   }
   const std::vector<std::optional<Misalignment>> misaligned =
       misalignment(model, misalign_resolved, misalign_specs, diverged);
 
   std::vector<int> codes(K, kExitOk);
   for (int k = 0; k < K; ++k) {
-    if (const auto& m = misaligned[k])
-      folders[k]->manifest()["misalignment"] = {{"value", m->value},
-                                                {"measure", m->kind},
-                                                {"suffix_lengths", {m->l_lo, m->l_hi}},
-                                                {"pairs", m->n_pairs}};
-    if (outcomes[k].diverged) {
-      folders[k]->write_diverged(outcomes[k]);
+    const int m = slot_of[k];
+    if (const auto& mis = misaligned[m])
+      folders[k]->manifest()["misalignment"] = {{"value", mis->value},
+                                                {"measure", mis->kind},
+                                                {"suffix_lengths", {mis->l_lo, mis->l_hi}},
+                                                {"pairs", mis->n_pairs}};
+    if (!temperatures[k].empty()) {
+      nlohmann::ordered_json by_length;
+      for (const auto& [length, tau] : temperatures[k]) by_length[std::to_string(length)] = tau;
+      folders[k]->manifest()["temperature_by_length"] = by_length;
+    }
+    if (outcomes[m].diverged) {
+      folders[k]->write_diverged(outcomes[m]);
       codes[k] = kExitDiverged;
       continue;
     }
-    const auto params = model.parameters(k);
-    folders[k]->write_completed(outcomes[k], results[k], eval_seconds,
+    const auto params = model.parameters(m);
+    folders[k]->write_completed(outcomes[m], results[k], eval_seconds,
                                 std::vector<float>(params.begin(), params.end()));
   }
   return codes;

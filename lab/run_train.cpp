@@ -21,11 +21,16 @@ int run_train(const TrainSpec& spec, const RunOptions& options) {
 #if LENLAB_WITH_CUDA
   if (device.cuda) return run_train_gpu_group({{spec, options}}).front();
 #endif
-  omp_set_num_threads(spec.threads);  // this thread's OpenMP team size (attention)
+  return run_train_cpu_group({{spec, options}}).front();
+}
+
+std::vector<int> run_train_cpu_group(const std::vector<GroupJob>& jobs) {
+  const int threads = jobs.at(0).spec.threads;
+  omp_set_num_threads(threads);  // this thread's OpenMP team size (attention)
   // Eigen's thread count is process-wide: only write it when it changes, so that runs side by side
   // in a sweep (which sets it once, before starting them) never write it concurrently.
-  if (Eigen::nbThreads() != spec.threads) Eigen::setNbThreads(spec.threads);
-  return run_group_on<CpuBackend<float>>({{spec, options}}, device.label).front();
+  if (Eigen::nbThreads() != threads) Eigen::setNbThreads(threads);
+  return run_group_on<CpuBackend<float>>(jobs, "cpu");
 }
 
 }  // namespace lenlab

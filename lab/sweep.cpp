@@ -67,8 +67,13 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
     // The largest groups first: with several workers, the longest work starts at once.
     std::stable_sort(items.begin(), items.end(),
                      [](const auto& a, const auto& b) { return a.size() > b.size(); });
-  } else {
-    for (const PlannedRun* run : todo) items.push_back({run});
+  } else {  // runs that differ only in their test-time attention: one training
+    std::map<std::string, size_t> item_of;
+    for (const PlannedRun* run : todo) {
+      const auto [it, fresh] = item_of.emplace(training_spec_text(run->spec), items.size());
+      if (fresh) items.emplace_back();
+      items[it->second].push_back(run);
+    }
   }
 
   std::atomic<double> flops_done{0};
@@ -96,7 +101,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
 #if LENLAB_WITH_CUDA
         if (device.cuda) codes = run_train_gpu_group(group);
 #endif
-        if (!device.cuda) codes.push_back(run_train(group[0].spec, group[0].options));
+        if (!device.cuda) codes = run_train_cpu_group(group);
         for (int code : codes) {
           diverged += code == kExitDiverged;
           ++finished;

@@ -28,7 +28,8 @@ inline const FigureSpec& spec_of(const FigureSummary& fig) {
 }
 
 inline std::string line_title(const FigureSpec& spec, const FigureLine& line) {
-  if (line.pooled) return line.label;  // already "figure: value"
+  if (line.pooled) return line.label;                 // already "figure: value"
+  if (spec.vary == kVarySettings) return line.label;  // the line's own name
   return spec.vary + " = " + line.label;
 }
 

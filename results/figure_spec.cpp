@@ -40,7 +40,12 @@ TrainSpec FigureSpec::line_spec(size_t line, uint64_t seed) const {
     return pooled[f].line_spec(l, seed);
   }
   Json j = Json::object();
-  j[vary] = values.at(line);
+  if (vary == kVarySettings) {
+    j = values.at(line);
+    j.erase("label");
+  } else {
+    j[vary] = values.at(line);
+  }
   TrainSpec spec = spec_from_json(j, base, "figure " + name);
   if (vary != "seed") spec.seed = seed;  // else the line's own value is its seed
   return spec;
@@ -52,6 +57,7 @@ std::string FigureSpec::line_label(size_t line) const {
     return pooled[f].name + ": " + pooled[f].line_label(l);
   }
   const Json& v = values.at(line);
+  if (vary == kVarySettings) return v.at("label").get<std::string>();
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 

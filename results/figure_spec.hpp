@@ -12,10 +12,15 @@
 
 namespace lenlab {
 
+// vary = "settings": each value is a table of settings with a `label`, e.g.
+// { label = "Λ + cap", n_local = "train", n_global = 1, distance_cap = "train" }, so that a line
+// can change several settings at once (a method, or a pair of methods).
+inline constexpr const char* kVarySettings = "settings";
+
 struct FigureSpec {
   std::string name;  // the table's key, e.g. "1a"
   std::string title;
-  std::string vary;                            // a setting key
+  std::string vary;                            // a setting key, or kVarySettings
   std::vector<nlohmann::ordered_json> values;  // one per line, in the order given
   TrainSpec base;                              // [defaults] with the figure's own settings applied
   // What the figure draws (config keys `plot` and `metric`):

@@ -204,6 +204,9 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
   if (m.contains("misalignment") && m["misalignment"].contains("value") &&
       m["misalignment"]["value"].is_number())
     r.misalignment = m["misalignment"]["value"].get<double>();
+  if (m.contains("temperature_by_length") && m["temperature_by_length"].is_object())
+    for (const auto& [length, tau] : m["temperature_by_length"].items())
+      if (tau.is_number()) r.temperature_by_length[std::stoi(length)] = tau.get<double>();
   if (with_results && r.status == "completed") {
     r.results = load_results(dir);
     const auto positions = dir / "positions.csv";

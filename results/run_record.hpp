@@ -1,6 +1,7 @@
 #pragma once
 // A finished run read back from its folder (see lab/run_train.hpp for what a folder holds).
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct RunRecord {
   // The long-short misalignment at l_train (manifest "misalignment"; train/misalignment.hpp), for
   // the tasks that have it.
   std::optional<double> misalignment;
+  // temperature = auto-pmax or auto-entropy: the τ paper 002's search chose per test length past
+  // l_train (manifest "temperature_by_length"); else empty.
+  std::map<int, double> temperature_by_length;
   std::vector<LengthResult> results;  // empty unless completed
   // markov: each position's cross-entropy at the longest test length (positions.csv); else empty
   std::vector<PositionResult> positions;

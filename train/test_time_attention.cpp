@@ -80,6 +80,10 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
     a.max_distance = train_or_count(t.distance_cap, window - 1, "--distance-cap",
                                     "the largest distance in training");
   }
+  if (t.attention_stats != 0 && t.attention_stats != 1)
+    throw UsageError(fmt::format(
+        "attention_stats must be 0 (off) or 1 (measure the attention statistics), got {}",
+        t.attention_stats));
   if (!temperature_alignment(t)) a.logit_scale = 1.0 / fixed_temperature(t.temperature);
   return a;
 }

@@ -19,18 +19,10 @@
 #include "models/config.hpp"
 #include "tasks/batch.hpp"
 #include "train/temperature_search.hpp"
+#include "train/test_time_settings.hpp"
 #include "train/train_spec.hpp"
 
 namespace lenlab {
-
-struct TestTimeAttention {
-  std::string n_local;       // "": no window; "train": the training window; or a token count
-  int n_global = 0;          // with n_local: the first keys every query also sees
-  std::string distance_cap;  // "": none; "train": the largest training distance; or a distance
-  // A number > 0, or "auto-pmax" / "auto-entropy": searched per test length.
-  std::string temperature = "1";
-  bool plain() const { return n_local.empty() && distance_cap.empty() && temperature == "1"; }
-};
 
 // The alignment `t.temperature` asks for, if any (test_time_attention checks the text).
 std::optional<AlignBy> temperature_alignment(const TestTimeAttention& t);

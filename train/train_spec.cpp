@@ -13,6 +13,7 @@
 #include "tasks/token_tasks.hpp"
 #include "train/lengths.hpp"
 #include "train/random_positions.hpp"
+#include "train/test_time_attention.hpp"
 
 namespace lenlab {
 
@@ -80,6 +81,8 @@ ResolvedSpec resolve(const TrainSpec& s) {
   check_vcl(s.vcl, task, token, s.l_train);
   check_random_positions(s.random_positions, s.pe, task, token, s.l_train, s.l_test);
   check_misalign_regularizer(s.misalign, task, s.l_train);
+  check_temperature(s.test_attention.temperature);
+  test_time_attention(s.test_attention, s, model.pe);  // the other test-time settings
   // A batch's rows are counted in int (packed offsets). The regularizer's batches hold two views
   // of l_train symbols per sequence of --batch.
   const int64_t views = s.misalign.on() ? 2 : 1;
@@ -153,9 +156,10 @@ std::vector<int> test_lengths(const TrainSpec& spec) {
 
 nlohmann::ordered_json to_json(const TrainSpec& spec) {
   static const std::set<std::string> late_keys = {
-      "lengths",        "n_symbols",     "key_length", "markov_order", "markov_concentration",
-      "markov_seed",    "depths",        "vcl_offset", "vcl_alpha",    "random_positions",
-      "misalign_alpha", "misalign_extra"};
+      "lengths",        "n_symbols",      "key_length", "markov_order", "markov_concentration",
+      "markov_seed",    "depths",         "vcl_offset", "vcl_alpha",    "random_positions",
+      "misalign_alpha", "misalign_extra", "n_local",    "n_global",     "distance_cap",
+      "temperature",    "attention_stats"};
   static const nlohmann::ordered_json defaults = [] {
     nlohmann::ordered_json d;
     const TrainSpec base;
@@ -230,6 +234,12 @@ TrainSpec spec_from_json(const nlohmann::ordered_json& j, const TrainSpec& base,
 
 std::string canonical_spec_text(const TrainSpec& spec) {
   return to_json(spec).dump();
+}
+
+std::string training_spec_text(const TrainSpec& spec) {
+  TrainSpec trained = spec;
+  trained.test_attention = TestTimeAttention{};
+  return canonical_spec_text(trained);
 }
 
 }  // namespace lenlab

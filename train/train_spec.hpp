@@ -14,6 +14,7 @@
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/misalign_regularizer.hpp"
+#include "train/test_time_settings.hpp"
 #include "train/vcl.hpp"
 
 namespace lenlab {
@@ -40,6 +41,10 @@ struct TrainSpec {
   int random_positions = 0;
   // The long-short misalignment regularizer (train/misalign_regularizer.hpp; markov only).
   MisalignRegularizer misalign;
+  // Inference-side methods (train/test_time_attention.hpp): how the trained model attends when it
+  // is evaluated. Training never reads them, so runs that differ only here share their training
+  // (lab/run_group_impl.hpp trains one model for them).
+  TestTimeAttention test_attention;
   int steps = 2000;
   int batch_size = 64;
   uint64_t seed = 1;
@@ -100,6 +105,11 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("random_positions", s.random_positions);
   visit("misalign_alpha", s.misalign.alpha);
   visit("misalign_extra", s.misalign.extra);
+  visit("n_local", s.test_attention.n_local);
+  visit("n_global", s.test_attention.n_global);
+  visit("distance_cap", s.test_attention.distance_cap);
+  visit("temperature", s.test_attention.temperature);
+  visit("attention_stats", s.test_attention.attention_stats);
   visit("steps", s.steps);
   visit("batch_size", s.batch_size);
   visit("seed", s.seed);
@@ -135,5 +145,8 @@ TrainSpec spec_from_json(const nlohmann::ordered_json& j, const TrainSpec& base,
                          const std::string& where);
 // Every setting as compact JSON in a fixed key order: equal text means an equal run.
 std::string canonical_spec_text(const TrainSpec& spec);
+// The same for what training reads: runs with equal text train the same model (they differ at most
+// in their test-time attention).
+std::string training_spec_text(const TrainSpec& spec);
 
 }  // namespace lenlab
