@@ -11,6 +11,7 @@
 #include "core/progress.hpp"
 #include "lab/budget.hpp"
 #include "train/run_cost.hpp"
+#include "train/test_time_attention.hpp"
 
 namespace lenlab {
 
@@ -37,6 +38,7 @@ std::string cost_key(const TrainSpec& s) {
       s.lengths.empty() ? fmt::format("l_test {}", s.l_test) : fmt::format("lengths {}", s.lengths),
       s.steps, s.batch_size, s.eval_samples, s.d_model, s.d_ff, s.n_layer);
   if (s.misalign.on()) key += " misalignment views";  // two views of l_train per sequence
+  if (temperature_alignment(s.test_attention)) key += " temperature search";
   if (s.threads > 1) key += fmt::format(" threads {}", s.threads);
   return key;
 }
@@ -72,18 +74,28 @@ std::string dry_run_report(const DryRunInput& in) {
   std::map<std::string, Kind> kinds;
   std::vector<std::string> order;  // kinds in plan order
   double train_total = 0, eval_total = 0;
+  // Runs that differ only in their test-time attention train once (lab/sweep.hpp): one work item.
+  std::map<std::string, size_t> item_of;
+  int shared = 0;  // runs whose training another run's serves
   for (const PlannedRun& r : in.todo) {
     const RunCost cost = estimate_run_cost(r.spec, resolve(r.spec).model);
-    const double t = predicted_train_seconds(cost, in.speed, r.spec.threads);
+    const auto [item, fresh] = item_of.try_emplace(training_spec_text(r.spec), seconds.size());
+    const double t = fresh ? predicted_train_seconds(cost, in.speed, r.spec.threads) : 0;
     const double e = predicted_eval_seconds(cost, in.speed, r.spec.threads);
-    seconds.push_back((t + e) * sharing);
+    if (fresh) seconds.push_back(0);
+    seconds[item->second] += (t + e) * sharing;
+    shared += !fresh;
     train_total += t;
     eval_total += e;
-    const std::string key = cost_key(r.spec);
+    const std::string key = cost_key(r.spec) + (fresh ? "" : " (training shared)");
     auto [it, added] = kinds.try_emplace(key, Kind{0, t, e});
     if (added) order.push_back(key);
     ++it->second.runs;
   }
+  if (shared > 0)
+    text += fmt::format(
+        "{} run{} differ from another only in test-time attention and share its training\n", shared,
+        shared == 1 ? "" : "s");
   text += fmt::format(
       "this core multiplies 512x512 float matrices at {:.1f} GFLOP/s; predicted per run "
       "(train/time_model.hpp, docs/reproduction.md#predicting-a-sweep):\n",

@@ -132,6 +132,17 @@ void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::s
     default_of_all = own;
   }
   fig.metric = metric.empty() ? default_of_all : metric;
+  if (!is_attention_metric(fig.metric)) return;
+  if (fig.plot != "length")
+    throw UsageError(fmt::format(
+        "{}: metric '{}' is drawn against test length only; set plot = \"length\" or leave it out",
+        metric_at, fig.metric));
+  for (size_t i = 0; i < fig.n_lines(); ++i)
+    if (fig.line_spec(i, 0).test_attention.attention_stats != 1)
+      throw UsageError(fmt::format(
+          "{}: metric '{}' needs the attention statistics, but {} does not measure them; set "
+          "attention_stats = 1 in the figure (or its lines)",
+          metric_at, fig.metric, line_name(fig, i)));
 }
 
 // A misalignment figure's `at_length` into fig.at_length: the key's length, or by default the

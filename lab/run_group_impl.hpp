@@ -101,7 +101,10 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
       one[slot_of[k]] = j;
       return evaluate(model, one)[slot_of[k]];
     });
-    if (!job.lengths.empty()) l_max = std::max(l_max, job.lengths.back());
+    if (!job.lengths.empty()) {
+      work_done(k, costs[k].temperature_search_flops);
+      l_max = std::max(l_max, job.lengths.back());
+    }
     eval_jobs.push_back(std::move(job));
   }
   // The bar counts work, not lengths: a long test length costs more than all short ones.

@@ -69,6 +69,9 @@ std::string furthest(const FigureSummary& f, const std::string& x_name) {
   const std::string& metric = f.spec->metric;
   if (metric == "cross_entropy")
     return "Raw cross-entropy has no threshold, so no line is said to generalize.\n";
+  if (is_attention_metric(metric))
+    return "An attention statistic describes the attention, not success: no line is said to "
+           "generalize by it.\n";
   int best = 0;
   std::string who;
   for (const FigureLine& l : f.lines) {
@@ -136,7 +139,7 @@ std::string depth_table(const FigureSummary& f) {
 
 int generalizes_to(const std::vector<int>& x, const std::vector<double>& mean,
                    const std::string& metric) {
-  if (metric == "cross_entropy") return kNoThreshold;
+  if (metric == "cross_entropy" || is_attention_metric(metric)) return kNoThreshold;
   int last = 0;
   for (size_t i = 0; i < x.size() && i < mean.size() && passes(mean[i], metric); ++i) last = x[i];
   return last;

@@ -1,6 +1,9 @@
 #include "results/figure_metric.hpp"
 
+#include <limits>
 #include <stdexcept>
+
+#include "train/temperature_search.hpp"
 
 namespace lenlab {
 
@@ -9,14 +12,22 @@ std::vector<std::string> plot_kinds() {
 }
 
 std::vector<std::string> metric_names() {
-  return {"mse", "token_accuracy", "exact_match", "cross_entropy", "excess_ce"};
+  return {"mse",       "token_accuracy",    "exact_match",       "cross_entropy",
+          "excess_ce", "attention_entropy", "attention_max_prob"};
+}
+
+bool is_attention_metric(const std::string& metric) {
+  return metric == "attention_entropy" || metric == "attention_max_prob";
 }
 
 std::vector<std::string> task_metrics(TaskKind task) {
-  if (!is_token_task(task)) return {"mse"};
+  std::vector<std::string> out = {"mse"};
   if (task == TaskKind::kMarkov)
-    return {"token_accuracy", "exact_match", "cross_entropy", "excess_ce"};
-  return {"token_accuracy", "exact_match", "cross_entropy"};
+    out = {"token_accuracy", "exact_match", "cross_entropy", "excess_ce"};
+  else if (is_token_task(task))
+    out = {"token_accuracy", "exact_match", "cross_entropy"};
+  out.insert(out.end(), {"attention_entropy", "attention_max_prob"});  // every task's attention
+  return out;
 }
 
 std::string default_metric(TaskKind task) {
@@ -34,10 +45,17 @@ std::string metric_label(const std::string& metric) {
   if (metric == "exact_match") return "exact match (fraction of sequences)";
   if (metric == "cross_entropy") return "cross-entropy (nats)";
   if (metric == "excess_ce") return "excess cross-entropy (nats)";
+  if (metric == "attention_entropy") return "mean attention entropy (nats)";
+  if (metric == "attention_max_prob") return "mean largest attention probability";
   throw std::invalid_argument("metric_label: unknown metric '" + metric + "'");
 }
 
 double metric_value(const LengthResult& row, const std::string& metric) {
+  if (is_attention_metric(metric))  // NaN for a row without statistics: no point there
+    return row.attention.empty()
+               ? std::numeric_limits<double>::quiet_NaN()
+               : mean_statistic(row.attention, metric == "attention_entropy" ? AlignBy::kEntropy
+                                                                             : AlignBy::kMaxProb);
   if (metric == "mse" && !row.token) return row.mse;
   if (row.token) {
     if (metric == "token_accuracy") return row.token_accuracy;

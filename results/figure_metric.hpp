@@ -13,10 +13,15 @@ namespace lenlab {
 // "length", "depth" (passkey), "position" (markov), "misalignment" (the tasks with the metric:
 // the scalar tasks and markov).
 std::vector<std::string> plot_kinds();
-// "mse", "token_accuracy", "exact_match", "cross_entropy", "excess_ce".
+// "mse", "token_accuracy", "exact_match", "cross_entropy", "excess_ce", "attention_entropy",
+// "attention_max_prob".
 std::vector<std::string> metric_names();
+// The attention statistics (runs with attention_stats = 1; train/attention_stats.hpp): the mean
+// attention entropy or largest attention probability over every layer, head and query row, the
+// quantity paper 002's temperature search aligns (mean_statistic).
+bool is_attention_metric(const std::string& metric);
 // The metrics a task has: mse for the scalar tasks; the token metrics for the token tasks
-// (excess_ce for markov only).
+// (excess_ce for markov only); the attention statistics for every task.
 std::vector<std::string> task_metrics(TaskKind task);
 // What a figure draws when its config names no metric: mse (scalar tasks), excess_ce (markov),
 // token_accuracy (every other token task).
@@ -27,7 +32,8 @@ bool metric_is_fraction(const std::string& metric);
 // The y-axis (or colour-box) text, e.g. "token accuracy" or "excess cross-entropy (nats)".
 std::string metric_label(const std::string& metric);
 
-// The metric's value in one result row (a length, or a passkey (length, depth) cell). A metric a
+// The metric's value in one result row (a length, or a passkey (length, depth) cell); an attention
+// metric of a row without statistics is NaN (the curve skips it). A metric a
 // row does not carry (mse of a token row, a token metric of a scalar row) is a
 // std::invalid_argument: configs are checked before any result is read.
 double metric_value(const LengthResult& row, const std::string& metric);

@@ -178,6 +178,52 @@ std::vector<PositionResult> parse_positions_csv(const std::string& text, const s
   return rows;
 }
 
+void add_attention_csv(const std::string& text, const std::string& where,
+                       std::vector<LengthResult>& results) {
+  // attention.csv's first columns (train/attention_stats.hpp); later columns are left unread.
+  constexpr const char* kAttentionHeader = "length,depth,layer,head,entropy,max_prob";
+  std::istringstream in(text);
+  std::string header;
+  std::getline(in, header);
+  if (header.rfind(kAttentionHeader, 0) != 0)
+    throw UsageError(fmt::format("{}: not a lenlab attention file (header '{}')", where, header));
+  CsvRows csv(text, where, header.c_str(), "attention");
+  while (csv.next()) {
+    const int length = csv.integer(0), layer = csv.integer(2), head = csv.integer(3);
+    const double depth = csv.empty(1) ? kNoDepth : csv.number(1);
+    LengthResult* row = nullptr;
+    for (LengthResult& r : results)
+      if (r.length == length && r.depth == depth) row = &r;
+    if (!row)
+      throw UsageError(fmt::format("{}: length {}{} is not in results.csv", csv.line_ref(), length,
+                                   depth == kNoDepth ? "" : fmt::format(" at depth {}", depth)));
+    AttentionStats& a = row->attention;
+    if (layer < 0 || head < 0 || layer > 1024 || head > 65536)
+      throw UsageError(
+          fmt::format("{}: layer {} head {} out of range", csv.line_ref(), layer, head));
+    if (layer >= a.n_layer || head >= a.n_head) {  // grow the [layer × head] grids, keeping values
+      const int L = std::max(a.n_layer, layer + 1), H = std::max(a.n_head, head + 1);
+      AttentionStats grown;
+      grown.n_layer = L;
+      grown.n_head = H;
+      grown.entropy.assign(static_cast<size_t>(L) * H, std::nan(""));
+      grown.max_prob = grown.entropy;
+      for (int l = 0; l < a.n_layer; ++l)
+        for (int h = 0; h < a.n_head; ++h) {
+          grown.entropy[l * H + h] = a.entropy[l * a.n_head + h];
+          grown.max_prob[l * H + h] = a.max_prob[l * a.n_head + h];
+        }
+      a = std::move(grown);
+    }
+    a.entropy[layer * a.n_head + head] = csv.number(4);
+    a.max_prob[layer * a.n_head + head] = csv.number(5);
+  }
+  for (const LengthResult& r : results)
+    for (const double v : r.attention.entropy)
+      if (std::isnan(v))
+        throw UsageError(fmt::format("{}: length {} lacks a layer or head", where, r.length));
+}
+
 std::vector<LengthResult> load_results(const std::filesystem::path& dir) {
   const auto path = dir / "results.csv";
   return parse_results_csv(read_text_file(path), path.string());
@@ -212,6 +258,9 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
     const auto positions = dir / "positions.csv";
     if (std::filesystem::exists(positions))
       r.positions = parse_positions_csv(read_text_file(positions), positions.string());
+    const auto attention = dir / "attention.csv";
+    if (std::filesystem::exists(attention))
+      add_attention_csv(read_text_file(attention), attention.string(), r.results);
   }
   return r;
 }

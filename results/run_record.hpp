@@ -50,4 +50,10 @@ std::vector<LengthResult> parse_results_csv(const std::string& text, const std::
 std::string positions_csv_text(const LengthResult& result);
 std::vector<PositionResult> parse_positions_csv(const std::string& text, const std::string& where);
 
+// attention.csv (train/attention_stats.hpp's attention_csv_text) into the results it belongs to:
+// each row's statistics into the LengthResult of its length and depth (UsageError naming `where`
+// on a malformed row, a length results.csv lacks, or a length missing a layer or head).
+void add_attention_csv(const std::string& text, const std::string& where,
+                       std::vector<LengthResult>& results);
+
 }  // namespace lenlab

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "train/lengths.hpp"
+#include "train/test_time_attention.hpp"
 
 namespace lenlab {
 
@@ -114,6 +115,17 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   cost.train_flops = cost.train_step_flops * spec.steps;
   const std::vector<int> lengths = test_lengths(spec);
   for (const int l : lengths) cost.eval_flops += cost.eval_flops_at(l);
+  if (temperature_alignment(spec.test_attention)) {
+    // The statistic at l_train, then at each grid temperature at each length past it, on the
+    // first kTemperatureSearchSamples test sequences.
+    const double share =
+        std::min(1.0, static_cast<double>(kTemperatureSearchSamples) / spec.eval_samples);
+    const double grid = static_cast<double>(temperature_grid().size());
+    cost.temperature_search_flops = share * cost.eval_flops_at(spec.l_train);
+    for (const int l : lengths)
+      if (l > spec.l_train) cost.temperature_search_flops += grid * share * cost.eval_flops_at(l);
+    cost.eval_flops += cost.temperature_search_flops;
+  }
   const std::string length_flags = spec.lengths.empty() ? fmt::format("--l-test {}", spec.l_test)
                                                         : fmt::format("--lengths {}", spec.lengths);
 
@@ -125,7 +137,10 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
                    spec.l_train, model_flags),
        /*training=*/true},
       {"evaluation", cost.eval_flops,
-       fmt::format("{}, --eval-samples {}, {}", length_flags, spec.eval_samples, model_flags)}};
+       fmt::format("{}, --eval-samples {}, {}{}", length_flags, spec.eval_samples, model_flags,
+                   cost.temperature_search_flops > 0
+                       ? fmt::format(", --temperature {}", spec.test_attention.temperature)
+                       : "")}};
 
   // ---- memory
   auto& parts = cost.memory_parts;

@@ -33,7 +33,10 @@ struct RunCost {
   std::vector<CostPart> memory_parts;  // they sum to peak_bytes
   std::vector<CostPart> work_parts;    // training, evaluation: they sum to flops()
   double train_flops = 0;              // every training step
-  double eval_flops = 0;               // every test length
+  double eval_flops = 0;               // every test length, and the temperature search
+  // temperature = auto-pmax / auto-entropy: paper 002's search before the evaluation
+  // (train/test_time_eval.hpp), part of eval_flops.
+  double temperature_search_flops = 0;
   double flops() const { return train_flops + eval_flops; }
   // Work per step and per test length: what a progress bar counts.
   double train_step_flops = 0;

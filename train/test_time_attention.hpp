@@ -24,6 +24,10 @@
 
 namespace lenlab {
 
+// The test sequences of a length paper 002's search measures on (its first ones; the same for every
+// temperature).
+inline constexpr int kTemperatureSearchSamples = 64;
+
 // The alignment `t.temperature` asks for, if any (test_time_attention checks the text).
 std::optional<AlignBy> temperature_alignment(const TestTimeAttention& t);
 // UsageError unless `text` is a temperature test_time_attention accepts (checked before a run is

@@ -6,11 +6,10 @@ namespace lenlab {
 
 std::map<int, double> search_temperatures(AlignBy by, const EvalJob& base, int l_train,
                                           const EvaluateJob& run) {
-  constexpr int kSearchSamples = 64;
   const auto statistic = [&](int length, double tau) {
     EvalJob j = base;
     j.lengths = {length};
-    j.eval_samples = std::min(base.eval_samples, kSearchSamples);
+    j.eval_samples = std::min(base.eval_samples, kTemperatureSearchSamples);
     j.attention_stats = true;
     j.attention.logit_scale = 1.0 / tau;
     j.attention.logit_scale_by_length.clear();

@@ -16,7 +16,8 @@ using EvaluateJob = std::function<std::vector<LengthResult>(const EvalJob&)>;
 
 // Paper 002's Algorithm 1 at every length of `base` past l_train: the grid's temperature whose
 // mean attention statistic (over layers, heads and query rows) is nearest the model's at l_train
-// with τ = 1, measured on the first 64 test sequences of each length (the same for every τ).
+// with τ = 1, measured on the first kTemperatureSearchSamples test sequences of each length (the
+// same for every τ).
 std::map<int, double> search_temperatures(AlignBy by, const EvalJob& base, int l_train,
                                           const EvaluateJob& run);
 
