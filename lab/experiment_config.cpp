@@ -196,6 +196,29 @@ void resolve_at_length(FigureSpec& fig, const toml::table& t, const std::string&
                                        common.back())));
 }
 
+// `baseline` into fig.baseline: the label of one of the figure's lines, on a length plot of a
+// success metric (the method comparison ranks lines by it; lab/comparison_report.hpp).
+void resolve_baseline(FigureSpec& fig, const toml::table& t, const std::string& source,
+                      const std::string& at) {
+  const toml::node* node = t.get("baseline");
+  if (!node) return;
+  const std::string here = where(source, *node, at);
+  std::vector<std::string> labels;
+  for (size_t i = 0; i < fig.n_lines(); ++i) labels.push_back(fig.line_label(i));
+  const auto* text = node->as_string();
+  if (!text || !contains(labels, text->get()))
+    throw UsageError(fmt::format(
+        "{}: 'baseline' must name one of the figure's lines (the one the others are compared to "
+        "in report.md); valid: {}",
+        here, join_choices(labels)));
+  if (fig.plot != "length" || is_attention_metric(fig.metric))
+    throw UsageError(fmt::format(
+        "{}: 'baseline' compares lines by their metric beyond l_train on a length plot of the "
+        "MSE, accuracy, exact match or a cross-entropy; this figure has plot '{}', metric '{}'",
+        here, fig.plot, fig.metric));
+  fig.baseline = text->get();
+}
+
 // vary = "settings": every value a table with a unique, non-empty string `label` (its settings are
 // checked with the others, by line_spec).
 void check_settings_lines(const FigureSpec& fig, const toml::array& values,
@@ -221,8 +244,8 @@ void check_settings_lines(const FigureSpec& fig, const toml::array& values,
 }
 
 // The keys of a figure table that are not run settings (they never change a run's id).
-const std::set<std::string> kFigureKeys = {"title",  "vary", "values",   "plot",
-                                           "metric", "pool", "at_length"};
+const std::set<std::string> kFigureKeys = {"title",  "vary", "values",    "plot",
+                                           "metric", "pool", "at_length", "baseline"};
 
 // A figure with `pool = ["a", "b"]` (plot "misalignment" only): every line of the figures named,
 // in order, after its own (a pooling figure may have no vary and values, and then no settings).
@@ -264,6 +287,7 @@ void resolve_pool(ExperimentConfig& config, const std::string& name, const toml:
   }
   resolve_plot_and_metric(*fig, t, source, at);
   resolve_at_length(*fig, t, source, at);
+  resolve_baseline(*fig, t, source, at);
 }
 
 }  // namespace
@@ -324,7 +348,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
               "{}: '{}' in a figure with 'pool' and no 'vary': it has no lines of its own for "
               "settings to apply to; valid keys here: {}",
               where(source, n, at), k.str(),
-              join_choices({"title", "plot", "metric", "pool", "at_length"})));
+              join_choices({"title", "plot", "metric", "pool", "at_length", "baseline"})));
       config.figures.push_back(std::move(fig));
       continue;
     }
@@ -353,6 +377,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     if (!pools) {  // a pooling figure's plot and metric are checked with its pooled lines
       resolve_plot_and_metric(fig, *t, source, at);
       resolve_at_length(fig, *t, source, at);
+      resolve_baseline(fig, *t, source, at);
     }
     config.figures.push_back(std::move(fig));
   }

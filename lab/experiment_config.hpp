@@ -29,6 +29,8 @@
 //              distance_cap = "train" }]
 // Lines that differ only in test-time attention (n_local, n_global, distance_cap, temperature,
 // attention_stats) share one training per seed (lab/sweep.hpp).
+//   baseline = "nothing"           # plot "length", optional: the label of the line the others are
+//                                  #   compared to in report.md's method comparison
 // A run that two lines of a misalignment figure share is one point. A pooled figure cannot
 // itself pool. Selecting a pooling figure alone (`--figures`) plans its pooled figures' runs.
 #include <cstdint>

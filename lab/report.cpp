@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "core/git_revision.hpp"
+#include "lab/comparison_report.hpp"
 #include "lab/misalignment_report.hpp"
 #include "lab/token_report.hpp"
 #include "results/correlation.hpp"
@@ -244,6 +245,7 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
   if (auto f = find(figures, "1a"); f && complete(*f)) claims += claim_growth(*f, false);
   out += claims.empty() ? "No figure of the paper with all its runs is in this folder.\n" : claims;
   out += token_tasks_section(figures);
+  out += comparison_section(figures);
 
   out += "\n## Figures\n";
   for (const FigureSummary& f : figures) {

@@ -42,6 +42,9 @@ struct FigureSpec {
   // point's y; every line tests it. 0 for the other plots. plots/ refuses 0 on a misalignment
   // figure (parse_experiment_config always sets it: by default the lines' longest test length).
   int at_length = 0;
+  // Config key `baseline` (plot "length" only): the label of the line the others are compared to
+  // in report.md's method comparison (lab/comparison_report.hpp); empty: not compared.
+  std::string baseline;
   // Plot "misalignment" only (config key `pool`): the figures whose lines this one gathers, in
   // the order given, after its own lines (values; none when the figure has no vary): line
   // values.size() + k is pooled[pooled_lines[k].first]'s line pooled_lines[k].second, labelled

@@ -1,0 +1,133 @@
+// report.md's method comparison (lab/comparison_report.hpp): ranks by the metric beyond l_train in
+// the metric's direction, marks only differences beyond the seed spread, and the config's
+// `baseline` checks.
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "lab/comparison_report.hpp"
+#include "lab/experiment_config.hpp"
+
+using namespace lenlab;
+
+namespace {
+
+// A run of l_train 2 whose metric is `within` at lengths 1..2 and `beyond` at 3..4.
+RunRecord run(bool token, double within, double beyond) {
+  RunRecord r;
+  r.status = "completed";
+  r.spec.l_train = 2;
+  for (int l = 1; l <= 4; ++l) {
+    LengthResult row;
+    row.length = l;
+    row.token = token;
+    const double v = l <= 2 ? within : beyond;
+    row.mse = v;
+    row.token_accuracy = v;
+    r.results.push_back(row);
+  }
+  return r;
+}
+
+FigureSpec make_spec(const std::string& metric) {
+  FigureSpec s;
+  s.name = "compare";
+  s.metric = metric;
+  s.plot = "length";
+  s.baseline = "L0";
+  return s;
+}
+
+// A figure of lines with these per-seed values beyond l_train.
+struct Fixture {
+  FigureSpec spec;
+  std::vector<RunRecord> runs;
+  FigureSummary summary;
+  Fixture(const std::string& metric, const std::vector<std::vector<double>>& lines)
+      : spec{make_spec(metric)} {
+    runs.reserve(lines.size() * 3);
+    summary.spec = &spec;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      FigureLine line;
+      line.label = fmt::format("L{}", i);
+      for (double v : lines[i]) {
+        // Within l_train every run is the same: only the lengths beyond it may rank.
+        runs.push_back(run(metric != "mse", 0.5, v));
+        line.runs.push_back(&runs.back());
+      }
+      summary.lines.push_back(line);
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the seed spread only") {
+  // L1 lower than L0 with disjoint ranges; L2 lower on average but overlapping; L3 higher,
+  // disjoint.
+  const std::vector<std::vector<double>> v = {{10, 12, 14}, {1, 2, 3}, {5, 9, 11}, {20, 21, 22}};
+  {
+    const Fixture f("mse", v);  // lower is better
+    const std::vector<ComparedLine> c = compare_lines(f.summary);
+    REQUIRE(c.size() == 4);
+    CHECK(c[0].mean == doctest::Approx(12));
+    CHECK(c[0].min == 10);
+    CHECK(c[0].max == 14);
+    CHECK(c[1].rank == 1);
+    CHECK(c[2].rank == 2);
+    CHECK(c[0].rank == 3);
+    CHECK(c[3].rank == 4);
+    CHECK(c[0].versus_baseline == 0);
+    CHECK(c[1].versus_baseline == 1);
+    CHECK(c[2].versus_baseline == 0);  // 8.3 < 12, but 11 > 10: within the spread
+    CHECK(c[3].versus_baseline == -1);
+  }
+  {
+    const Fixture f("token_accuracy", v);  // higher is better: everything flips
+    const std::vector<ComparedLine> c = compare_lines(f.summary);
+    CHECK(c[3].rank == 1);
+    CHECK(c[1].rank == 4);
+    CHECK(c[1].versus_baseline == -1);
+    CHECK(c[3].versus_baseline == 1);
+    const std::string section = comparison_section({f.summary});
+    CHECK(section.find("## Method comparison") != std::string::npos);
+    CHECK(section.find("| L3 | 21 (1) ▲ |") != std::string::npos);
+    CHECK(section.find("| L0 | 12 (2) baseline |") != std::string::npos);
+    CHECK(
+        section.find("best L3. Better than L0 beyond the seed spread: L3. Worse beyond it: L1.") !=
+        std::string::npos);
+  }
+  // No figure with a baseline: no section.
+  Fixture none("mse", v);
+  none.spec.baseline.clear();
+  CHECK(comparison_section({none.summary}).empty());
+}
+
+TEST_CASE("a baseline names one of the figure's lines, on a length plot") {
+  const std::string head = R"(seeds = [1]
+[defaults]
+task = "length"
+pe = "rope"
+[figures.f]
+vary = "settings"
+values = [{ label = "nothing" }, { label = "OutRep", reparam = "sqrt" }]
+)";
+  CHECK(
+      parse_experiment_config(head + "baseline = \"nothing\"\n", "c.toml").figures.at(0).baseline ==
+      "nothing");
+  const auto refused = [&](const std::string& rest, const std::string& says) {
+    try {
+      parse_experiment_config(head + rest, "c.toml");
+      FAIL("accepted");
+    } catch (const UsageError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(says) != std::string::npos, e.what());
+    }
+  };
+  refused("baseline = \"none\"\n", "valid: 'nothing' or 'OutRep'");
+  refused("baseline = 1\n", "'baseline' must name one of the figure's lines");
+  refused("baseline = \"nothing\"\nplot = \"misalignment\"\n",
+          "this figure has plot 'misalignment'");
+}
