@@ -211,8 +211,8 @@ int run_eval(const EvalOptions& o) {
   load_checkpoint(o.run_dir / "model.safetensors", config, params.data());
   ensure_writable_directory(o.out);
   remove_stale_temporaries(o.out);
-  for (const char* stale :
-       {"eval.json", "results.csv", "predictions.csv", "positions.csv", "attention.csv"})
+  for (const char* stale : {"eval.json", "results.csv", "predictions.csv", "positions.csv",
+                            "attention.csv", "attention_distance.csv"})
     fs::remove(o.out / stale);  // a replaced evaluation's files
 
   // ---- evaluate
@@ -260,7 +260,7 @@ int run_eval(const EvalOptions& o) {
   if (const std::optional<AlignBy> by = temperature_alignment(o.attention); by && o.log)
     *o.log << fmt::format("searching the attention temperature ({}) at each length past {}\n",
                           align_name(*by), trained.l_train);
-  const std::map<int, double> temperatures =
+  const TemperatureChoice temperatures =
       prepare_test_time_eval(job, spec, config.pe, [&](const EvalJob& j) { return run(j, {}); });
   const std::vector<LengthResult> results = run(job, on_length);
   if (bar) bar->finish();
@@ -276,7 +276,9 @@ int run_eval(const EvalOptions& o) {
   }
   if (job.attention_stats) {
     write_file_atomic(o.out / "attention.csv", attention_csv_text(results));
+    write_file_atomic(o.out / "attention_distance.csv", attention_distance_csv_text(results));
     files.push_back("attention.csv");
+    files.push_back("attention_distance.csv");
   }
   if (resolved.task == TaskKind::kMarkov && !results.empty()) {
     write_file_atomic(o.out / "positions.csv", positions_csv_text(results.back()));
@@ -297,10 +299,11 @@ int run_eval(const EvalOptions& o) {
                          {"n_local", attention.n_local},
                          {"max_distance", attention.max_distance},
                          {"temperature", o.attention.temperature}};
-  if (!temperatures.empty()) {
+  if (!temperatures.searched.empty()) {
     nlohmann::ordered_json by_length;
-    for (const auto& [length, tau] : temperatures) by_length[std::to_string(length)] = tau;
+    for (const auto& [length, tau] : temperatures.searched) by_length[std::to_string(length)] = tau;
     info["attention"]["temperature_by_length"] = by_length;
+    info["attention"]["temperature_closed_form"] = closed_form_json(temperatures);
   }
   info["threads"] = spec.threads;
   info["device"] = device.label;

@@ -14,6 +14,7 @@
 #include "models/checkpoint.hpp"
 #include "results/run_record.hpp"
 #include "theory/power_law.hpp"
+#include "train/attention_probe.hpp"
 #include "train/attention_stats.hpp"
 
 namespace lenlab {
@@ -123,8 +124,11 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
   if (positions)  // markov: each position at the longest length
     write_file_atomic(options_.out / "positions.csv", positions_csv_text(results.back()));
   const bool attention = !results.empty() && !results.front().attention.empty();
-  if (attention)  // attention_stats = 1
+  if (attention) {  // attention_stats = 1
     write_file_atomic(options_.out / "attention.csv", attention_csv_text(results));
+    write_file_atomic(options_.out / "attention_distance.csv",
+                      attention_distance_csv_text(results));
+  }
   const std::map<std::string, std::string> meta = {
       {"format", "lenlab"}, {"config", to_json(spec_).dump()}, {"git_revision", git_revision()}};
   save_checkpoint(options_.out / "model.safetensors", model_, params.data(), meta);
@@ -161,7 +165,10 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
   manifest_["wall_seconds"] = wall_seconds();
   manifest_["files"] = {"manifest.json", "loss.csv", "results.csv", "model.safetensors"};
   if (positions) manifest_["files"].push_back("positions.csv");
-  if (attention) manifest_["files"].push_back("attention.csv");
+  if (attention) {
+    manifest_["files"].push_back("attention.csv");
+    manifest_["files"].push_back("attention_distance.csv");
+  }
   write_file_atomic(options_.out / "manifest.json", manifest_.dump(2) + "\n");
 
   if (std::ostream* log = options_.log) {
@@ -195,7 +202,7 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
     *log << fmt::format(
         "\nwrote {}/{{manifest.json, results.csv, {}{}loss.csv, model.safetensors}}\n",
         options_.out.string(), positions ? "positions.csv, " : "",
-        attention ? "attention.csv, " : "");
+        attention ? "attention.csv, attention_distance.csv, " : "");
   }
 }
 

@@ -88,7 +88,7 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   // path. Rounds: round r evaluates, for every model, the r-th run it serves, all models at once.
   const auto eval_start = Clock::now();
   std::vector<EvalJob> eval_jobs;
-  std::vector<std::map<int, double>> temperatures(K);
+  std::vector<TemperatureChoice> temperatures(K);
   int l_max = 0;
   for (int k = 0; k < K; ++k) {
     const TrainSpec& s = jobs[k].spec;
@@ -165,10 +165,12 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
                                                 {"measure", mis->kind},
                                                 {"suffix_lengths", {mis->l_lo, mis->l_hi}},
                                                 {"pairs", mis->n_pairs}};
-    if (!temperatures[k].empty()) {
+    if (!temperatures[k].searched.empty()) {
       nlohmann::ordered_json by_length;
-      for (const auto& [length, tau] : temperatures[k]) by_length[std::to_string(length)] = tau;
+      for (const auto& [length, tau] : temperatures[k].searched)
+        by_length[std::to_string(length)] = tau;
       folders[k]->manifest()["temperature_by_length"] = by_length;
+      folders[k]->manifest()["temperature_closed_form"] = closed_form_json(temperatures[k]);
     }
     if (outcomes[m].diverged) {
       folders[k]->write_diverged(outcomes[m]);

@@ -74,6 +74,11 @@ class Model {
   // Layer l's statistics of the last infer() with them kept: [K, Q_l, n_head, 2], Q_l = N rows
   // below the last layer, the read rows (n_query()) in it.
   std::vector<T> download_attention_stats(const PackedBatch<B>& in, int l) const;
+  // Layer l's softmax probabilities of the last forward() (the training forward keeps them):
+  // [K · in.prob_stride], sequence s of model k at k·prob_stride + prob_offsets[k, s], laid out
+  // [n_head, L, L] (row i, key j; 0 above the diagonal, outside a window and at rows the forward
+  // skipped). For diagnostics (train/attention_probe.hpp).
+  std::vector<T> download_attention_probabilities(const PackedBatch<B>& in, int l) const;
 
  private:
   // What the training forward keeps; per-layer tensors stacked, layer l's block at l·(its size).

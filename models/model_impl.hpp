@@ -116,6 +116,19 @@ std::vector<typename B::Scalar> Model<B>::download_attention_stats(const PackedB
 }
 
 template <class B>
+std::vector<typename B::Scalar> Model<B>::download_attention_probabilities(const PackedBatch<B>& in,
+                                                                           int l) const {
+  if (l < 0 || l >= config_.n_layer)
+    throw std::invalid_argument("download_attention_probabilities: no such layer");
+  const size_t size = std::max<size_t>(1, static_cast<size_t>(K_) * in.prob_stride);
+  if (act_.att.size() < (static_cast<size_t>(l) + 1) * size)
+    throw std::invalid_argument("download_attention_probabilities: no forward() of this batch");
+  std::vector<T> host(static_cast<size_t>(K_) * in.prob_stride);
+  B::download(host.data(), act_.att.data() + static_cast<size_t>(l) * size, host.size());
+  return host;
+}
+
+template <class B>
 void Model<B>::prepare(const PackedBatch<B>& in) {
   if (in.n_models != K_)
     throw std::invalid_argument(

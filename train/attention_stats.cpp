@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "train/evaluate.hpp"
@@ -66,15 +67,19 @@ AttentionStats AttentionStatsAccumulator::finish() const {
 }
 
 std::string attention_csv_text(const std::vector<LengthResult>& results) {
-  std::string out = "length,depth,layer,head,entropy,max_prob\n";
+  std::string out = "length,depth,layer,head,entropy,max_prob,logit_std\n";
   for (const LengthResult& r : results) {
     const AttentionStats& a = r.attention;
     const std::string depth = r.depth == kNoDepth ? "" : fmt::format("{:.9g}", r.depth);
     for (int l = 0; l < a.n_layer; ++l)
       for (int h = 0; h < a.n_head; ++h) {
         const size_t i = static_cast<size_t>(l) * a.n_head + h;
-        out += fmt::format("{},{},{},{},{:.9g},{:.9g}\n", r.length, depth, l, h, a.entropy[i],
-                           a.max_prob[i]);
+        // The logits' spread, from the probe on the first sequences (train/attention_probe.hpp).
+        const bool probed = r.logits.n_layer == a.n_layer && r.logits.n_head == a.n_head &&
+                            !std::isnan(r.logits.logit_var[i]);
+        out += fmt::format("{},{},{},{},{:.9g},{:.9g},{}\n", r.length, depth, l, h, a.entropy[i],
+                           a.max_prob[i],
+                           probed ? fmt::format("{:.9g}", std::sqrt(r.logits.logit_var[i])) : "");
       }
   }
   return out;

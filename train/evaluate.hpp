@@ -14,6 +14,7 @@
 #include "tasks/markov.hpp"
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
+#include "train/attention_probe.hpp"
 #include "train/attention_stats.hpp"
 #include "train/train_spec.hpp"
 
@@ -51,6 +52,7 @@ struct LengthResult {
   double excess_ce = std::numeric_limits<double>::quiet_NaN();  // markov: cross_entropy − mean H_t
   std::vector<PositionResult> positions;  // markov: one per position 1..length
   AttentionStats attention;  // with EvalJob::attention_stats (train/attention_stats.hpp)
+  AttentionLogits logits;    // with EvalJob::attention_logits (train/attention_probe.hpp)
 };
 
 // One length's result, accumulated from the model's outputs on that length's evaluation batch
@@ -107,6 +109,9 @@ struct EvalJob {
   uint64_t eval_seed = 0;
   AttentionSpec attention;       // at test time (inference-side methods); default: plain causal
   bool attention_stats = false;  // also measure LengthResult::attention
+  // Also measure LengthResult::logits, on the first kAttentionProbeSamples sequences of each
+  // length, through the training forward (which keeps the probabilities).
+  bool attention_logits = false;
   // > 0: every test sequence's positions are a sorted random subset of 0..random_positions−1
   // (train/random_positions.hpp), the same for every run with the same set and range.
   int random_positions = 0;

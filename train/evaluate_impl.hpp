@@ -45,6 +45,53 @@ void add_attention_stats(const Model<B>& model, const PackedBatch<B>& packed,
   }
 }
 
+// The attention logits (train/attention_probe.hpp) of each job that asks for them, on the first
+// kAttentionProbeSamples sequences of its cell's set, through the training forward, which keeps
+// the probabilities: at most ~2^24 of them per layer in one forward.
+template <class B>
+void probe_attention_logits(Model<B>& model, const std::vector<EvalJob>& jobs,
+                            const std::vector<const Batch*>& full,
+                            std::vector<std::optional<AttentionLogitsAccumulator>>& logits) {
+  const int K = static_cast<int>(jobs.size());
+  const ModelConfig& c = model.config();
+  std::vector<int> n(K, 0);
+  int n_max = 0, tokens_max = 1;
+  for (int k = 0; k < K; ++k)
+    if (logits[k] && full[k]) {
+      n[k] = std::min(full[k]->n_seq(), kAttentionProbeSamples);
+      n_max = std::max(n_max, n[k]);
+      tokens_max = std::max(tokens_max, full[k]->max_seq_len());
+    }
+  if (n_max == 0) return;
+  const size_t per_seq = static_cast<size_t>(c.n_head) * tokens_max * tokens_max * K;
+  const int chunk = static_cast<int>(std::clamp<size_t>((size_t{1} << 24) / per_seq, 1, n_max));
+  PackedBatch<B> packed;
+  for (int begin = 0; begin < n_max; begin += chunk) {
+    std::vector<Batch> slices(K);
+    std::vector<const Batch*> ptrs(K);
+    for (int k = 0; k < K; ++k) {
+      if (begin < n[k]) slices[k] = slice_batch(*full[k], begin, std::min(begin + chunk, n[k]));
+      slices[k].attention = jobs[k].attention;
+      ptrs[k] = &slices[k];
+    }
+    packed.pack(ptrs, c);
+    model.forward(packed);
+    for (int l = 0; l < c.n_layer; ++l) {
+      const auto P = model.download_attention_probabilities(packed, l);
+      for (int k = 0; k < K; ++k) {
+        const Batch& b = slices[k];
+        if (!logits[k] || b.n_seq() == 0) continue;
+        const std::vector<int64_t> off =
+            cpu::attention_offsets(b.offsets.data(), b.n_seq(), c.n_head);
+        const bool weighted = static_cast<int>(b.weights.size()) == b.n_seq();
+        for (int s = 0; s < b.n_seq(); ++s)
+          logits[k]->add(l, P.data() + k * packed.prob_stride + off[s], b.seq_len(s),
+                         weighted ? b.weights[s] : 1.0);
+      }
+    }
+  }
+}
+
 template <class B>
 std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vector<EvalJob>& jobs,
                                                 const std::function<void(int, int)>& on_length,
@@ -171,11 +218,16 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
         }
       }
     }
+    std::vector<std::optional<AttentionLogitsAccumulator>> logits(K);
+    for (int k = 0; k < K; ++k)
+      if (full[k] && jobs[k].attention_logits) logits[k].emplace(config.n_layer, config.n_head);
+    probe_attention_logits(model, jobs, full, logits);
     // A length is done for run k after its own last depth.
     for (int k = 0; k < K; ++k) {
       if (scorers[k]) results[k].push_back(scorers[k]->finish());
       if (token_scorers[k]) results[k].push_back(token_scorers[k]->finish());
       if (stats[k]) results[k].back().attention = stats[k]->finish();
+      if (logits[k]) results[k].back().logits = logits[k]->finish();
       const std::vector<double> depths = depths_of(jobs[k]);
       if (full[k] && on_length && depth == *std::max_element(depths.begin(), depths.end()))
         on_length(k, l);

@@ -37,4 +37,36 @@ double closest_temperature(const std::vector<double>& grid,
   return best;
 }
 
+namespace {
+
+// A root of a τ² − b τ + c = 0 by one branch of the quadratic formula, (b ± √(b² − 4ac)) / 2a
+// (sign +1: the larger root when a > 0); the linear root when a = 0; NaN when none is real.
+double root(double a, double b, double c, int sign) {
+  if (a == 0) return b != 0 ? c / b : NAN;  // linear
+  const double disc = b * b - 4 * a * c;
+  if (disc < 0) return NAN;
+  return (b + sign * std::sqrt(disc)) / (2 * a);
+}
+
+}  // namespace
+
+double temperature_pmax_closed_form(double p_max_train, double L_train, double L_test,
+                                    double sigma_train, double sigma_test) {
+  const double logP = std::log(p_max_train);
+  const double B = std::log(L_train) + logP + sigma_train * sigma_train / 2;
+  const double A = std::log(L_test) + logP, C = sigma_test * sigma_test / 2;
+  // The branch that is 1 at the training length itself (A_tr τ² − B τ + C_tr = (τ − 1)(A_tr τ −
+  // C_tr)): + when 1 is the larger root there.
+  const double A_tr = std::log(L_train) + logP, C_tr = sigma_train * sigma_train / 2;
+  const int sign = A_tr > 0 && C_tr / A_tr > 1 ? -1 : +1;
+  const double tau = root(A, B, C, sign);
+  return tau > 0 ? tau : NAN;
+}
+
+double temperature_entropy_closed_form(double L_train, double L_test, double sigma_train,
+                                       double sigma_test) {
+  const double radicand = sigma_train * sigma_train + 2 * std::log(L_test / L_train);
+  return radicand > 0 ? sigma_test / std::sqrt(radicand) : NAN;
+}
+
 }  // namespace lenlab

@@ -30,4 +30,20 @@ double mean_statistic(const AttentionStats& stats, AlignBy by);
 double closest_temperature(const std::vector<double>& grid,
                            const std::function<double(double)>& statistic, double target);
 
+// Paper 002's closed forms (§6, under its Assumption 1: a row's logits ~ N(0, σ²)), from the
+// logits' spread σ at the training and the test length (both at τ = 1), the context lengths L
+// (tokens of a sequence) and, for Proposition 1, the mean largest probability P at training.
+//  * Proposition 1 (max-probability alignment): A τ² − B τ + C = 0 with A = log L_ex + log P,
+//    B = log L_tr + log P + σ_tr²/2, C = σ_ex²/2. The paper keeps the larger root; but when
+//    σ_tr²/2 > log(L_tr·P) the larger root is not 1 even at L_ex = L_tr and σ_ex = σ_tr (the roots
+//    are then 1 and C/A), so lenlab keeps the branch (+ or − of the quadratic formula) that gives
+//    τ = 1 there, which is the paper's larger root whenever σ_tr²/2 < log(L_tr·P). NaN when the
+//    quadratic has no positive real root.
+//  * Proposition 2 (entropy alignment): τ = σ_ex / sqrt(σ_tr² + 2 log(L_ex / L_tr)); NaN when
+//    the radicand is not positive.
+double temperature_pmax_closed_form(double p_max_train, double L_train, double L_test,
+                                    double sigma_train, double sigma_test);
+double temperature_entropy_closed_form(double L_train, double L_test, double sigma_train,
+                                       double sigma_test);
+
 }  // namespace lenlab

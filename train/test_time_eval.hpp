@@ -4,6 +4,7 @@
 // both evaluate a Λ-mask, a cap or a temperature the same way.
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "train/evaluate.hpp"
@@ -14,19 +15,33 @@ namespace lenlab {
 // Evaluates one job on the trained model (on whatever backend holds it).
 using EvaluateJob = std::function<std::vector<LengthResult>(const EvalJob&)>;
 
+// The temperatures chosen at each test length past l_train.
+struct TemperatureChoice {
+  std::map<int, double> searched;  // paper 002's Algorithm 1 (the one evaluated)
+  // Its Propositions 1 and 2 (train/temperature_search.hpp) from layer 0's logits, as the paper
+  // computes them: σ = √(the mean over heads of the row variance of the logits), P = the mean
+  // over heads of the largest probability at l_train, L = the tokens of a sequence. NaN: none.
+  std::map<int, double> pmax_closed_form, entropy_closed_form;
+};
+
 // Paper 002's Algorithm 1 at every length of `base` past l_train: the grid's temperature whose
 // mean attention statistic (over layers, heads and query rows) is nearest the model's at l_train
 // with τ = 1, measured on the first kTemperatureSearchSamples test sequences of each length (the
-// same for every τ).
-std::map<int, double> search_temperatures(AlignBy by, const EvalJob& base, int l_train,
-                                          const EvaluateJob& run);
+// same for every τ); and, from the same sequences at τ = 1, the closed forms.
+TemperatureChoice search_temperatures(AlignBy by, const EvalJob& base, int l_train,
+                                      const EvaluateJob& run);
 
 // Sets job.attention from spec.test_attention (UsageError as test_time_attention says), and
 // job.attention_stats when it asks for the statistics. With an
 // auto temperature, searches it per length past spec.l_train through `run` and sets
-// job.attention.logit_scale_by_length (indexed by a sequence's tokens); returns the τ per length
-// (empty without an auto temperature).
-std::map<int, double> prepare_test_time_eval(EvalJob& job, const TrainSpec& spec,
-                                             PositionalEncoding pe, const EvaluateJob& run);
+// job.attention.logit_scale_by_length (indexed by a sequence's tokens); returns the temperatures
+// per length (empty without an auto temperature). Statistics asked for also measure the logits
+// (EvalJob::attention_logits).
+TemperatureChoice prepare_test_time_eval(EvalJob& job, const TrainSpec& spec, PositionalEncoding pe,
+                                         const EvaluateJob& run);
+
+// The closed forms as JSON for a manifest or eval.json ("temperature_closed_form"):
+// {"proposition_1_pmax": {length: τ}, "proposition_2_entropy": {...}} (null: no solution).
+nlohmann::ordered_json closed_form_json(const TemperatureChoice& t);
 
 }  // namespace lenlab
