@@ -10,6 +10,7 @@
 #include "core/git_revision.hpp"
 #include "lab/comparison_report.hpp"
 #include "lab/misalignment_report.hpp"
+#include "lab/temperature_report.hpp"
 #include "lab/token_report.hpp"
 #include "results/correlation.hpp"
 #include "theory/paper_closed_form.hpp"
@@ -258,6 +259,7 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
     else
       out += f.spec->metric == "mse" ? stats_table(f)
                                      : "Its numbers are in [Token tasks](#token-tasks).\n";
+    out += temperature_section(f);
   }
   return out;
 }

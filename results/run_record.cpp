@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -253,6 +254,15 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
   if (m.contains("temperature_by_length") && m["temperature_by_length"].is_object())
     for (const auto& [length, tau] : m["temperature_by_length"].items())
       if (tau.is_number()) r.temperature_by_length[std::stoi(length)] = tau.get<double>();
+  if (m.contains("temperature_closed_form") && m["temperature_closed_form"].is_object())
+    for (const auto& [key, into] :
+         {std::pair{"proposition_1_pmax", &r.temperature_pmax_closed_form},
+          std::pair{"proposition_2_entropy", &r.temperature_entropy_closed_form}})
+      if (m["temperature_closed_form"].contains(key) &&
+          m["temperature_closed_form"][key].is_object())
+        for (const auto& [length, tau] : m["temperature_closed_form"][key].items())
+          (*into)[std::stoi(length)] =
+              tau.is_number() ? tau.get<double>() : std::numeric_limits<double>::quiet_NaN();
   if (with_results && r.status == "completed") {
     r.results = load_results(dir);
     const auto positions = dir / "positions.csv";

@@ -25,6 +25,8 @@ struct RunRecord {
   // temperature = auto-pmax or auto-entropy: the τ paper 002's search chose per test length past
   // l_train (manifest "temperature_by_length"); else empty.
   std::map<int, double> temperature_by_length;
+  // And paper 002's closed forms per length (manifest "temperature_closed_form"; NaN: none).
+  std::map<int, double> temperature_pmax_closed_form, temperature_entropy_closed_form;
   std::vector<LengthResult> results;  // empty unless completed
   // markov: each position's cross-entropy at the longest test length (positions.csv); else empty
   std::vector<PositionResult> positions;
