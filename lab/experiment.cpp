@@ -20,6 +20,7 @@
 #include "lab/sweep.hpp"
 #include "lab/theory_overlay.hpp"
 #include "plots/figure_data.hpp"
+#include "plots/gnuplot_distance.hpp"
 #include "results/run_record.hpp"
 #include "train/run_cost.hpp"
 
@@ -242,6 +243,7 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
     write_file_atomic(dir / ("fig" + name + ".csv"), csv);
     all_rows += all_rows.empty() ? csv : csv.substr(csv.find('\n') + 1);
     drawn = render_figure(fig, dir, plot, theory_curves(fig)) && drawn;
+    if (has_distance_logits(fig)) drawn = render_distance_figure(fig, dir, plot) && drawn;
     if (log && fig.missing_runs > 0)
       *log << fmt::format("figure {}: {} run(s) missing or diverged\n", name, fig.missing_runs);
     summaries.push_back(fig);

@@ -12,6 +12,7 @@
 #include "lab/misalignment_report.hpp"
 #include "lab/temperature_report.hpp"
 #include "lab/token_report.hpp"
+#include "plots/gnuplot_distance.hpp"
 #include "results/correlation.hpp"
 #include "theory/paper_closed_form.hpp"
 
@@ -260,6 +261,11 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
       out += f.spec->metric == "mse" ? stats_table(f)
                                      : "Its numbers are in [Token tasks](#token-tasks).\n";
     out += temperature_section(f);
+    if (has_distance_logits(f))
+      out += fmt::format(
+          "\nIts runs' attention logits by relative distance, per layer: "
+          "![figure {} by distance](fig{}-distance.png)\n",
+          f.spec->name, f.spec->name);
   }
   return out;
 }

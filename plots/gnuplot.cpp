@@ -28,6 +28,7 @@ namespace {
 
 using gnuplot_parts::comment_text;
 using gnuplot_parts::dat_name;
+using gnuplot_parts::line_colour;
 using gnuplot_parts::line_title;
 using gnuplot_parts::spec_of;
 
@@ -36,16 +37,8 @@ using gnuplot_parts::spec_of;
 // the .dat and .gp both say so.
 constexpr double kMseFloor = 1e-12;
 
-// Distinct and colour-blind friendly (matplotlib's tab10 without its grey, which the theory
-// curves use); repeats after 9 lines.
-constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                    "#8c564b", "#e377c2", "#bcbd22", "#17becf"};
 constexpr const char* kTheoryColours[] = {"#000000", "#606060", "#a0a0a0"};
 constexpr const char* kTrainShade = "#e6e6e6";
-
-const char* line_colour(size_t i) {
-  return kPalette[i % std::size(kPalette)];
-}
 
 // What both the .dat and the .gp need to agree on: which data block holds which curve, and the
 // axis ranges (computed here, not by gnuplot, so a log y axis always spans whole decades and its
@@ -399,12 +392,8 @@ std::string gnuplot_missing_message(const fs::path& dir) {
       dir.string());
 }
 
-bool render_figure(const FigureSummary& fig, const fs::path& dir, const PlotOptions& opt,
-                   const std::vector<TheoryCurve>& theory) {
-  const std::string base = "fig" + spec_of(fig).name;
+bool run_gnuplot_script(const fs::path& dir, const std::string& base, const PlotOptions& opt) {
   const fs::path png = dir / (base + ".png"), svg = dir / (base + ".svg");
-  write_file_atomic(dir / (base + ".dat"), figure_dat(fig, theory));
-  write_file_atomic(dir / (base + ".gp"), figure_gnuplot_script(fig, theory));
   // Images of an earlier render would no longer match the .dat.
   std::error_code ec;
   fs::remove(png, ec);
@@ -426,6 +415,14 @@ bool render_figure(const FigureSummary& fig, const fs::path& dir, const PlotOpti
       WIFSIGNALED(status) ? fmt::format("killed by signal {}", WTERMSIG(status)) : error_line(err);
   throw UsageError(fmt::format("gnuplot ({}) failed on {}: {}", program->string(),
                                (dir / (base + ".gp")).string(), why));
+}
+
+bool render_figure(const FigureSummary& fig, const fs::path& dir, const PlotOptions& opt,
+                   const std::vector<TheoryCurve>& theory) {
+  const std::string base = "fig" + spec_of(fig).name;
+  write_file_atomic(dir / (base + ".dat"), figure_dat(fig, theory));
+  write_file_atomic(dir / (base + ".gp"), figure_gnuplot_script(fig, theory));
+  return run_gnuplot_script(dir, base, opt);
 }
 
 }  // namespace lenlab

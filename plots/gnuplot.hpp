@@ -41,6 +41,11 @@ struct TheoryCurve {
 bool render_figure(const FigureSummary& fig, const std::filesystem::path& dir,
                    const PlotOptions& opt, const std::vector<TheoryCurve>& theory = {});
 
+// Runs gnuplot on <dir>/<base>.gp, which writes <base>.png and .svg (removed first); false when
+// gnuplot is missing, a UsageError with its error line when it fails.
+bool run_gnuplot_script(const std::filesystem::path& dir, const std::string& base,
+                        const PlotOptions& opt);
+
 // Whether opt.gnuplot names an executable file (searched in PATH unless it contains a '/').
 bool gnuplot_available(const PlotOptions& opt);
 

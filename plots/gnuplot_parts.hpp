@@ -2,6 +2,7 @@
 // Pieces shared by plots/gnuplot.cpp (curves against length or position),
 // plots/gnuplot_heatmap.cpp (passkey's length × depth heatmaps) and plots/gnuplot_scatter.cpp
 // (misalignment against the metric far past training); not part of the plots/ API.
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +26,15 @@ inline const FigureSpec& spec_of(const FigureSummary& fig) {
   if (fig.spec->metric.empty())
     throw std::invalid_argument("render_figure: figure '" + fig.spec->name + "' has no metric");
   return *fig.spec;
+}
+
+// Distinct and colour-blind friendly (matplotlib's tab10 without its grey, which the theory
+// curves use); repeats after 9 lines.
+inline constexpr const char* kLinePalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c",
+                                               "#d62728", "#9467bd", "#8c564b",
+                                               "#e377c2", "#bcbd22", "#17becf"};
+inline const char* line_colour(size_t i) {
+  return kLinePalette[i % std::size(kLinePalette)];
 }
 
 inline std::string line_title(const FigureSpec& spec, const FigureLine& line) {

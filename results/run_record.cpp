@@ -225,6 +225,44 @@ void add_attention_csv(const std::string& text, const std::string& where,
         throw UsageError(fmt::format("{}: length {} lacks a layer or head", where, r.length));
 }
 
+void add_attention_distance_csv(const std::string& text, const std::string& where,
+                                std::vector<LengthResult>& results) {
+  CsvRows csv(text, where, "length,depth,layer,head,distance,mean_logit", "attention distance");
+  while (csv.next()) {
+    const int length = csv.integer(0), layer = csv.integer(2), head = csv.integer(3),
+              distance = csv.integer(4);
+    const double depth = csv.empty(1) ? kNoDepth : csv.number(1);
+    LengthResult* row = nullptr;
+    for (LengthResult& r : results)
+      if (r.length == length && r.depth == depth) row = &r;
+    if (!row)
+      throw UsageError(fmt::format("{}: length {} is not in results.csv", csv.line_ref(), length));
+    AttentionLogits& a = row->logits;
+    if (layer < 0 || head < 0 || distance < 0 || distance >= length + 64 || layer > 1024 ||
+        head > 65536)
+      throw UsageError(fmt::format("{}: layer {}, head {} or distance {} out of range",
+                                   csv.line_ref(), layer, head, distance));
+    // Grow the [layer, head, distance] grid as rows arrive, keeping what it holds.
+    const int L = std::max(a.n_layer, layer + 1), H = std::max(a.n_head, head + 1),
+              D = std::max(a.max_distance, distance);
+    if (L != a.n_layer || H != a.n_head || D != a.max_distance) {
+      AttentionLogits grown;
+      grown.n_layer = L;
+      grown.n_head = H;
+      grown.max_distance = D;
+      grown.logit_var.assign(static_cast<size_t>(L) * H, std::nan(""));
+      grown.by_distance.assign(static_cast<size_t>(L) * H * (D + 1), std::nan(""));
+      for (int l = 0; l < a.n_layer; ++l)
+        for (int h = 0; h < a.n_head; ++h)
+          for (int d = 0; d <= a.max_distance; ++d)
+            grown.by_distance[(static_cast<size_t>(l) * H + h) * (D + 1) + d] = a.at(l, h, d);
+      a = std::move(grown);
+    }
+    a.by_distance[(static_cast<size_t>(layer) * a.n_head + head) * (a.max_distance + 1) +
+                  distance] = csv.number(5);
+  }
+}
+
 std::vector<LengthResult> load_results(const std::filesystem::path& dir) {
   const auto path = dir / "results.csv";
   return parse_results_csv(read_text_file(path), path.string());
@@ -271,6 +309,9 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
     const auto attention = dir / "attention.csv";
     if (std::filesystem::exists(attention))
       add_attention_csv(read_text_file(attention), attention.string(), r.results);
+    const auto distance = dir / "attention_distance.csv";
+    if (std::filesystem::exists(distance))
+      add_attention_distance_csv(read_text_file(distance), distance.string(), r.results);
   }
   return r;
 }

@@ -58,4 +58,9 @@ std::vector<PositionResult> parse_positions_csv(const std::string& text, const s
 void add_attention_csv(const std::string& text, const std::string& where,
                        std::vector<LengthResult>& results);
 
+// attention_distance.csv (train/attention_probe.hpp) into each result's logits.by_distance, the
+// same way (its logit_var stays NaN: attention.csv's logit_std has it).
+void add_attention_distance_csv(const std::string& text, const std::string& where,
+                                std::vector<LengthResult>& results);
+
 }  // namespace lenlab

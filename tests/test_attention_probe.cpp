@@ -9,9 +9,12 @@
 #include <random>
 #include <vector>
 
+#include "core/error.hpp"
 #include "models/backend.hpp"
 #include "models/cpu/attention.hpp"
 #include "models/model.hpp"
+#include "plots/gnuplot_distance.hpp"
+#include "results/run_record.hpp"
 #include "train/attention_probe.hpp"
 #include "train/evaluate.hpp"
 #include "train/temperature_search.hpp"
@@ -172,4 +175,53 @@ TEST_CASE("Proposition 2 aligns the entropy of Gaussian logits across lengths") 
   CHECK(tau < 1);
   CHECK(entropy(16384, sex, tau) == doctest::Approx(entropy(2048, str, 1.0)).epsilon(0.01));
   CHECK(std::abs(entropy(16384, sex, 1.0) - entropy(2048, str, 1.0)) > 0.5);  // unaligned: far off
+}
+
+TEST_CASE("attention_distance.csv reads back, and the distance figure averages heads, then seeds") {
+  LengthResult r;
+  r.length = 3;
+  r.token = true;
+  AttentionLogits& a = r.logits;
+  a.n_layer = 1;
+  a.n_head = 2;
+  a.max_distance = 2;
+  a.logit_var = {0.5, 0.25};
+  a.by_distance = {1.0, 0.0,          -1.0,  //
+                   3.0, std::nan(""), -3.0};
+  std::vector<LengthResult> back(1);
+  back[0].length = 3;
+  back[0].token = true;
+  add_attention_distance_csv(attention_distance_csv_text({r}), "d.csv", back);
+  REQUIRE(back[0].logits.max_distance == 2);
+  for (int h = 0; h < 2; ++h)
+    for (int d = 0; d <= 2; ++d) {
+      CAPTURE(h);
+      CAPTURE(d);
+      if (std::isnan(a.at(0, h, d)))
+        CHECK(std::isnan(back[0].logits.at(0, h, d)));
+      else
+        CHECK(back[0].logits.at(0, h, d) == doctest::Approx(a.at(0, h, d)));
+    }
+  CHECK_THROWS_AS(add_attention_distance_csv("length,x\n", "d.csv", back), UsageError);
+
+  // Two seeds: the second's logits are the first's + 2.
+  RunRecord s1, s2;
+  s1.results = {r};
+  s2.results = {r};
+  for (double& v : s2.results[0].logits.by_distance) v += 2;
+  FigureSpec spec;
+  spec.name = "f";
+  FigureSummary fig;
+  fig.spec = &spec;
+  FigureLine line;
+  line.label = "plain";
+  line.runs = {&s1, &s2};
+  fig.lines.push_back(line);
+  REQUIRE(has_distance_logits(fig));
+  const std::string dat = distance_dat(fig);
+  // Distance 0: heads 1 and 3 → 2 (seed 1), 4 (seed 2): mean 3, range 2..4; distance 1: head 0
+  // only (the other NaN) → 0 and 2.
+  CHECK(dat.find("\n0 3 2 4\n") != std::string::npos);
+  CHECK(dat.find("\n1 1 0 2\n") != std::string::npos);
+  CHECK(dat.find("\n2 -1 -2 0\n") != std::string::npos);
 }
