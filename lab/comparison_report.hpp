@@ -1,29 +1,13 @@
 #pragma once
 // report.md's "Method comparison": every figure with a `baseline` line (a method comparison on one
-// task, e.g. configs/methods.toml's compare_* figures) becomes a column of one table. Each line is
-// ranked by its figure's metric averaged over the test lengths beyond l_train, and marked where it
-// differs from the baseline by more than the seed spread: its seeds' min–max range of that average
-// does not overlap the baseline's (the bands the figure draws, reduced to one number per run).
+// task, e.g. configs/methods.toml's compare_* figures) becomes a column of one table, its lines
+// ranked and marked as plots/method_comparison.hpp says.
 #include <string>
 #include <vector>
 
-#include "plots/figure_data.hpp"
+#include "plots/method_comparison.hpp"
 
 namespace lenlab {
-
-// One line of a compared figure, over its seeds' runs.
-struct ComparedLine {
-  std::string label;
-  int n_seeds = 0;
-  double mean = 0, min = 0, max = 0;  // of each run's metric averaged beyond l_train
-  int rank = 0;                       // 1 = best by the mean; 0 without runs
-  // Versus the baseline: +1 better beyond the seed spread, −1 worse beyond it, 0 within it.
-  int versus_baseline = 0;
-};
-
-// The lines of a figure with a baseline, ranked (lower is better for the MSE and cross-entropies,
-// higher for accuracy and exact match). Exposed for tests.
-std::vector<ComparedLine> compare_lines(const FigureSummary& fig);
 
 // The section; empty when no figure has a baseline.
 std::string comparison_section(const std::vector<FigureSummary>& figures);

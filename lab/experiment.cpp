@@ -20,6 +20,7 @@
 #include "lab/sweep.hpp"
 #include "lab/theory_overlay.hpp"
 #include "plots/figure_data.hpp"
+#include "plots/gnuplot_compare.hpp"
 #include "plots/gnuplot_distance.hpp"
 #include "results/run_record.hpp"
 #include "train/run_cost.hpp"
@@ -248,6 +249,8 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
       *log << fmt::format("figure {}: {} run(s) missing or diverged\n", name, fig.missing_runs);
     summaries.push_back(fig);
   }
+  if (const auto compared = compared_figures(summaries); !compared.empty())
+    drawn = render_compare_figure(compared, dir, plot) && drawn;
   write_file_atomic(dir / "results.csv", all_rows);
   write_file_atomic(dir / "report.md", experiment_report(summaries, records));
   if (log) {

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "lab/comparison_report.hpp"
 #include "lab/experiment_config.hpp"
+#include "plots/gnuplot_compare.hpp"
 
 using namespace lenlab;
 
@@ -99,6 +100,14 @@ TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the 
     CHECK(
         section.find("best L3. Better than L0 beyond the seed spread: L3. Worse beyond it: L1.") !=
         std::string::npos);
+  }
+  {
+    // The compare figure's bars: the factor over the baseline, > 1 better, whiskers over seeds.
+    const Fixture mse("mse", v), acc("token_accuracy", v);
+    const std::string dat = compare_dat({&mse.summary, &acc.summary});
+    CHECK(dat.find(" 6 4 12 ") != std::string::npos);                      // mse: 12 ÷ {1,2,3}
+    CHECK(dat.find(" 1.75 1.66666667 1.83333333 ") != std::string::npos);  // {20,21,22} ÷ 12
+    CHECK(dat.find("\"L0\"") == std::string::npos);                        // no bar for itself
   }
   // No figure with a baseline: no section.
   Fixture none("mse", v);

@@ -1,0 +1,29 @@
+#pragma once
+// A method comparison (figures with a `baseline` line; configs/methods.toml's compare_*): each
+// line ranked by its figure's metric averaged over the test lengths beyond l_train, and marked
+// where it differs from the baseline by more than the seed spread: its seeds' min–max range of
+// that average does not overlap the baseline's (the bands the figure draws, reduced to one number
+// per run). report.md's table (lab/comparison_report.hpp) and the compare figure
+// (plots/gnuplot_compare.hpp) both read these.
+#include <string>
+#include <vector>
+
+#include "plots/figure_data.hpp"
+
+namespace lenlab {
+
+// One line of a compared figure, over its seeds' runs.
+struct ComparedLine {
+  std::string label;
+  int n_seeds = 0;
+  double mean = 0, min = 0, max = 0;  // of each run's metric averaged beyond l_train
+  int rank = 0;                       // 1 = best by the mean; 0 without runs
+  // Versus the baseline: +1 better beyond the seed spread, −1 worse beyond it, 0 within it.
+  int versus_baseline = 0;
+};
+
+// The lines of a figure with a baseline, ranked (lower is better for the MSE and cross-entropies,
+// higher for accuracy and exact match). Exposed for tests.
+std::vector<ComparedLine> compare_lines(const FigureSummary& fig);
+
+}  // namespace lenlab
