@@ -21,7 +21,7 @@
 #include "lab/theory_overlay.hpp"
 #include "plots/figure_data.hpp"
 #include "plots/gnuplot_compare.hpp"
-#include "plots/gnuplot_distance.hpp"
+#include "plots/gnuplot_layers.hpp"
 #include "results/run_record.hpp"
 #include "train/run_cost.hpp"
 
@@ -244,7 +244,8 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
     write_file_atomic(dir / ("fig" + name + ".csv"), csv);
     all_rows += all_rows.empty() ? csv : csv.substr(csv.find('\n') + 1);
     drawn = render_figure(fig, dir, plot, theory_curves(fig)) && drawn;
-    if (has_distance_logits(fig)) drawn = render_distance_figure(fig, dir, plot) && drawn;
+    for (const LayerFigure which : {LayerFigure::kStatistics, LayerFigure::kDistance})
+      if (has_layer_figure(fig, which)) drawn = render_layer_figure(fig, which, dir, plot) && drawn;
     if (log && fig.missing_runs > 0)
       *log << fmt::format("figure {}: {} run(s) missing or diverged\n", name, fig.missing_runs);
     summaries.push_back(fig);

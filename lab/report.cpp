@@ -12,7 +12,7 @@
 #include "lab/misalignment_report.hpp"
 #include "lab/temperature_report.hpp"
 #include "lab/token_report.hpp"
-#include "plots/gnuplot_distance.hpp"
+#include "plots/gnuplot_layers.hpp"
 #include "results/correlation.hpp"
 #include "theory/paper_closed_form.hpp"
 
@@ -261,11 +261,16 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
       out += f.spec->metric == "mse" ? stats_table(f)
                                      : "Its numbers are in [Token tasks](#token-tasks).\n";
     out += temperature_section(f);
-    if (has_distance_logits(f))
+    if (has_layer_figure(f, LayerFigure::kStatistics))
       out += fmt::format(
-          "\nIts runs' attention logits by relative distance, per layer: "
-          "![figure {} by distance](fig{}-distance.png)\n",
-          f.spec->name, f.spec->name);
+          "\nIts runs' attention per layer, entropy and largest probability against length:\n\n"
+          "![figure {0} by layer](fig{0}-layers.png)\n",
+          f.spec->name);
+    if (has_layer_figure(f, LayerFigure::kDistance))
+      out += fmt::format(
+          "\nIts runs' attention logits by relative distance, per layer:\n\n"
+          "![figure {0} by distance](fig{0}-distance.png)\n",
+          f.spec->name);
   }
   return out;
 }

@@ -13,7 +13,7 @@
 #include "models/backend.hpp"
 #include "models/cpu/attention.hpp"
 #include "models/model.hpp"
-#include "plots/gnuplot_distance.hpp"
+#include "plots/gnuplot_layers.hpp"
 #include "results/run_record.hpp"
 #include "train/attention_probe.hpp"
 #include "train/evaluate.hpp"
@@ -217,8 +217,9 @@ TEST_CASE("attention_distance.csv reads back, and the distance figure averages h
   line.label = "plain";
   line.runs = {&s1, &s2};
   fig.lines.push_back(line);
-  REQUIRE(has_distance_logits(fig));
-  const std::string dat = distance_dat(fig);
+  REQUIRE(has_layer_figure(fig, LayerFigure::kDistance));
+  CHECK_FALSE(has_layer_figure(fig, LayerFigure::kStatistics));  // no attention.csv values
+  const std::string dat = layer_figure_dat(fig, LayerFigure::kDistance);
   // Distance 0: heads 1 and 3 → 2 (seed 1), 4 (seed 2): mean 3, range 2..4; distance 1: head 0
   // only (the other NaN) → 0 and 2.
   CHECK(dat.find("\n0 3 2 4\n") != std::string::npos);

@@ -1,0 +1,30 @@
+#pragma once
+// A figure's per-layer companions, drawn when its runs measured their attention
+// (attention_stats = 1): one panel per layer (columns) and quantity (rows), per line the mean over
+// heads, then over seeds, with the seeds' min–max band (passkey: the mean over its depth cells).
+//  * fig<NAME>-layers.{dat,gp,png,svg}: the mean attention entropy and the mean largest attention
+//    probability against test length (attention.csv), the training lengths shaded;
+//  * fig<NAME>-distance.{dat,gp,png,svg}: the mean centred attention logit against relative
+//    distance at the line's longest test length (attention_distance.csv;
+//    train/attention_probe.hpp), the distances seen in training shaded.
+#include <filesystem>
+#include <string>
+
+#include "plots/figure_data.hpp"
+#include "plots/gnuplot.hpp"
+
+namespace lenlab {
+
+enum class LayerFigure { kStatistics, kDistance };
+
+// Whether any run of the figure has what the companion draws.
+bool has_layer_figure(const FigureSummary& fig, LayerFigure which);
+// "layers" or "distance": the companion's file suffix.
+std::string layer_figure_suffix(LayerFigure which);
+std::string layer_figure_dat(const FigureSummary& fig, LayerFigure which);
+std::string layer_figure_script(const FigureSummary& fig, LayerFigure which);
+// Writes the .dat and .gp into `dir` and runs gnuplot as render_figure does (false: no gnuplot).
+bool render_layer_figure(const FigureSummary& fig, LayerFigure which,
+                         const std::filesystem::path& dir, const PlotOptions& opt);
+
+}  // namespace lenlab
