@@ -15,12 +15,14 @@
 #include "models/model.hpp"
 #include "plots/gnuplot_layers.hpp"
 #include "results/run_record.hpp"
+#include "small_model.hpp"
 #include "train/attention_probe.hpp"
 #include "train/evaluate.hpp"
 #include "train/temperature_search.hpp"
 #include "train/train_spec.hpp"
 
 using namespace lenlab;
+using namespace lenlab::test;
 
 TEST_CASE("attention probe: the logits' row variance and mean by distance, from probabilities") {
   // One sequence of L = 6, 2 heads, random logits; head 1 also has a window of 3 keys (the others
@@ -90,13 +92,7 @@ TEST_CASE("attention probe end to end: an ALiBi model with q = k = 0 has logits 
   const ResolvedSpec resolved = resolve(spec);
   Transformer<float> model(resolved.model);
   model.init(1);
-  std::vector<float> p = model.parameters(0);
-  for (const auto& layer : model.weights().layers) {
-    const size_t w = layer.w_qkv - model.params(), b = layer.b_qkv - model.params();
-    std::fill_n(p.begin() + w, spec.d_model * 3 * spec.d_model, 0.0f);
-    std::fill_n(p.begin() + b, 3 * spec.d_model, 0.0f);
-  }
-  model.set_parameters(0, p.data());
+  zero_qkv(model);
   EvalJob job = eval_job(resolved, spec);
   job.attention_stats = true;
   job.attention_logits = true;

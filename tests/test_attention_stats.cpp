@@ -10,6 +10,7 @@
 #include "cli_support.hpp"
 #include "models/backend.hpp"
 #include "models/model.hpp"
+#include "small_model.hpp"
 #include "train/attention_stats.hpp"
 #include "train/evaluate.hpp"
 #include "train/train_spec.hpp"
@@ -57,14 +58,7 @@ TEST_CASE(
     Transformer<float> model(resolved.model);
     model.init(1);
     // q = k = v = 0 at every layer: every logit is 0, so attention is uniform over the keys seen.
-    std::vector<float> p = model.parameters(0);
-    for (const auto& layer : model.weights().layers) {
-      const size_t w = layer.w_qkv - model.params(), b = layer.b_qkv - model.params();
-      const size_t d = spec.d_model;
-      std::fill_n(p.begin() + w, d * 3 * d, 0.0f);
-      std::fill_n(p.begin() + b, 3 * d, 0.0f);
-    }
-    model.set_parameters(0, p.data());
+    zero_qkv(model);
     for (const int window : {0, 3}) {
       CAPTURE(window);
       EvalJob job = eval_job(resolved, spec);
