@@ -115,7 +115,11 @@ std::string slurm_script(const ExperimentOptions& o, const std::vector<PlannedRu
 
 }  // namespace
 
-int run_experiment(const ExperimentOptions& o) {
+int run_experiment(const ExperimentOptions& options) {
+  const ExperimentConfig config =
+      parse_experiment_config(options.config_text, options.config_source);
+  ExperimentOptions o = options;  // with --figures' groups expanded to their figures
+  o.figures = select_figures(config, options.figures);
   if (o.out.empty() && !o.dry_run)
     throw UsageError("--out is required: the folder to write the experiment into");
   if (o.dry_run && (!o.emit_slurm.empty() || o.run_index >= 0))
@@ -124,11 +128,6 @@ int run_experiment(const ExperimentOptions& o) {
         o.emit_slurm.empty() ? "--run-index" : "--emit-slurm"));
   if (o.jobs < 1)
     throw UsageError(fmt::format("--jobs must be a positive integer, got {}", o.jobs));
-  const ExperimentConfig config = parse_experiment_config(o.config_text, o.config_source);
-  for (const std::string& name : o.figures)  // before the plan: its size depends on them
-    if (!config.find(name))
-      throw UsageError(fmt::format("--figures: unknown figure '{}'; valid figures: {}", name,
-                                   join_choices(config.figure_names())));
   check_plan_size(config, o.figures, o.n_seeds > 0 ? o.n_seeds : config.seeds.size(), o.budget);
   const std::vector<uint64_t> seeds = chosen_seeds(config, o.n_seeds);
   const std::vector<PlannedRun> runs = plan_runs(config, o.figures, seeds);

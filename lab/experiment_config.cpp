@@ -391,6 +391,33 @@ ExperimentConfig load_experiment_config(const std::string& path) {
   return parse_experiment_config(read_text_file(path), path);
 }
 
+std::vector<std::string> select_figures(const ExperimentConfig& config,
+                                        const std::vector<std::string>& names) {
+  std::vector<std::string> selected;
+  auto add = [&](const std::string& name) {
+    if (std::find(selected.begin(), selected.end(), name) == selected.end())
+      selected.push_back(name);
+  };
+  for (const std::string& name : names) {
+    if (config.find(name)) {
+      add(name);
+      continue;
+    }
+    bool group = false;
+    for (const std::string& figure : config.figure_names())
+      if (figure.rfind(name + "-", 0) == 0) {
+        add(figure);
+        group = true;
+      }
+    if (!group)
+      throw UsageError(fmt::format(
+          "--figures: unknown figure '{}' (nor a group: no figure is named '{}-…'); valid "
+          "figures: {}",
+          name, name, join_choices(config.figure_names())));
+  }
+  return selected;
+}
+
 std::vector<PlannedRun> plan_runs(const ExperimentConfig& config,
                                   const std::vector<std::string>& figures,
                                   const std::vector<uint64_t>& seeds) {

@@ -51,6 +51,12 @@ namespace lenlab {
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source);
 ExperimentConfig load_experiment_config(const std::string& path);
 
+// `--figures` as given, with each group expanded: a name that is not a figure selects every figure
+// named "NAME-…" (e.g. "lambda-global" → lambda-global-markov, lambda-global-passkey, in name
+// order). Empty stays empty (all). A name that is neither is a UsageError listing the figures.
+std::vector<std::string> select_figures(const ExperimentConfig& config,
+                                        const std::vector<std::string>& names);
+
 // One training run of an experiment: its settings and a stable id (readable prefix + hash of
 // every setting), so the same run shared by two figures is trained once and found again on disk.
 struct PlannedRun {

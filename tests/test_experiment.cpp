@@ -176,6 +176,27 @@ TEST_CASE("experiment config: mistakes are named") {
                        UsageError);
 }
 
+TEST_CASE("--figures takes a group: a name that is no figure selects every figure named NAME-...") {
+  const std::string fig = "vary = \"pe\"\nvalues = [\"nope\"]\n";
+  const ExperimentConfig c = parse_experiment_config(
+      "seeds = [1]\n[figures.g-b]\n" + fig + "[figures.g-a]\n" + fig + "[figures.g]\n" + fig +
+          "[figures.gx]\n" + fig,
+      "groups.toml");
+  CHECK(select_figures(c, {}).empty());
+  // "g" is a figure itself, so it names only that one; "g-" groups need a name that is none.
+  CHECK(select_figures(c, {"g"}) == std::vector<std::string>{"g"});
+  CHECK(select_figures(c, {"gx", "g-b"}) == std::vector<std::string>{"gx", "g-b"});
+  const ExperimentConfig d = parse_experiment_config(
+      "seeds = [1]\n[figures.g-b]\n" + fig + "[figures.g-a]\n" + fig + "[figures.gx]\n" + fig,
+      "groups.toml");
+  CHECK(select_figures(d, {"g"}) == std::vector<std::string>{"g-a", "g-b"});
+  CHECK(select_figures(d, {"g-a", "g"}) == std::vector<std::string>{"g-a", "g-b"});
+  CHECK_THROWS_WITH_AS(select_figures(d, {"h"}),
+                       doctest::Contains("unknown figure 'h' (nor a group: no figure is named "
+                                         "'h-…'); valid figures: 'g-a', 'g-b' or 'gx'"),
+                       UsageError);
+}
+
 TEST_CASE(
     "an experiment trains each run once, writes figure CSVs and a report, and skips "
     "finished runs when run again") {
