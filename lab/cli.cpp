@@ -112,6 +112,11 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_option("--misalign-extra", s.misalign.extra,
                  "With --misalign-alpha: l_extra's range LO:HI, fractions of --l-train (l_extra "
                  "at least 1)");
+  cmd.add_option("--misalign-kind", s.misalign.kind,
+                 "With --misalign-alpha: what alpha weighs: sce (the paper's symmetric "
+                 "cross-entropy) or kl (its divergence part alone, without the two entropies)");
+  cmd.add_option("--misalign-control", s.misalign.control,
+                 "1: the control run: train on the regularizer's two views with alpha = 0");
   add_test_time_options(cmd, s.test_attention);
   add_setting(cmd, "--steps", s.steps, "Training steps (one fresh batch each)", 1);
   add_setting(cmd, "--batch", s.batch_size, "Sequences per training batch", 1);

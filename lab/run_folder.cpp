@@ -32,7 +32,7 @@ std::string utc_now() {
 }
 
 // step,lr,loss,grad_norm; with the misalignment regularizer also misalign, L_misalign of the
-// step's pairs (loss holds L_train + α·L_misalign).
+// step's pairs (the SCE, or its divergence part for kind "kl"; loss holds L_train + α·L_misalign).
 std::string loss_csv(const std::vector<StepLog>& log, const MisalignRegularizer& reg) {
   std::string out = reg.on() ? "step,lr,loss,grad_norm,misalign\n" : "step,lr,loss,grad_norm\n";
   for (const StepLog& s : log) {
@@ -176,9 +176,12 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
     // --lengths chose some).
     if (token)
       *log << fmt::format("final train loss ({}, last 100 steps) {:.3e}; test {}:",
-                          spec_.misalign.on() ? fmt::format("cross-entropy + {} x misalignment",
-                                                            spec_.misalign.alpha)
-                                              : "cross-entropy",
+                          spec_.misalign.on()
+                              ? fmt::format("cross-entropy + {} x {}", spec_.misalign.alpha,
+                                            spec_.misalign.kind == "kl" ? "symmetric KL divergence"
+                                                                        : "misalignment")
+                          : spec_.misalign.control ? "cross-entropy on the regularizer's views"
+                                                   : "cross-entropy",
                           outcome.final_loss(), markov ? "excess cross-entropy" : "token accuracy");
     else
       *log << fmt::format("final train loss (on f(y), last 100 steps) {:.3e}; test mse on y:",
@@ -198,6 +201,12 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
       *log << fmt::format("\nlong-short misalignment at suffix lengths {}..{}: {:.3e} ({})",
                           m["suffix_lengths"][0].get<int>(), m["suffix_lengths"][1].get<int>(),
                           m["value"].get<double>(), m["measure"].get<std::string>());
+      if (m.contains("divergence"))
+        *log << fmt::format(
+            " = divergence {:.3e} + entropies {:.3e}; a perfect model: {:.3e} = {:.3e} + {:.3e}",
+            m["divergence"].get<double>(), m["entropy"].get<double>(),
+            m["perfect"]["value"].get<double>(), m["perfect"]["divergence"].get<double>(),
+            m["perfect"]["entropy"].get<double>());
     }
     *log << fmt::format(
         "\nwrote {}/{{manifest.json, results.csv, {}{}loss.csv, model.safetensors}}\n",

@@ -161,10 +161,7 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   for (int k = 0; k < K; ++k) {
     const int m = slot_of[k];
     if (const auto& mis = misaligned[m])
-      folders[k]->manifest()["misalignment"] = {{"value", mis->value},
-                                                {"measure", mis->kind},
-                                                {"suffix_lengths", {mis->l_lo, mis->l_hi}},
-                                                {"pairs", mis->n_pairs}};
+      folders[k]->manifest()["misalignment"] = misalignment_json(*mis);
     if (!temperatures[k].searched.empty()) {
       nlohmann::ordered_json by_length;
       for (const auto& [length, tau] : temperatures[k].searched)

@@ -25,7 +25,7 @@
   X(layernorm_forward) X(layernorm_backward) X(gelu_forward) X(gelu_backward) X(add_inplace)     \
       X(embedding_forward) X(embedding_backward) X(gather_rows_forward) X(gather_rows_backward)  \
           X(rope_forward) X(rope_backward) X(attention_forward) X(attention_backward)            \
-              X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(sce_pair_loss) X(grad_norm) \
+              X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(pair_alignment_loss) X(grad_norm) \
                   X(adamw_step)
 
 namespace lenlab {

@@ -43,7 +43,8 @@ struct PackedBatch {
   Buffer<int> token_rows, token_labels;  // [K, R']
   Buffer<double> token_weights;          // [K, R']
   Buffer<int> pair_first, pair_second;   // [K, P] indices into the model's R' token rows; −1 pad
-  Buffer<double> pair_weights;           // [K, P] (0 for padding)
+  Buffer<double> pair_weights;           // [K, P] the divergence's weights (0 for padding)
+  Buffer<double> pair_entropy_weights;   // [K, P] the entropies' weights (0 for padding)
   // The inference path computes its last layer at the read rows only: query_rows [K, R + R'] is
   // the scalar rows then the token rows, and each head reads its part of that.
   Buffer<int> query_rows;                       // [K, R + R']
@@ -84,7 +85,7 @@ struct PackedBatch {
     std::vector<int> qrows(K * (R + R2), -1), sq(K * R, -1), tq(K * R2, -1), qmask(K * N, 0);
     const size_t P = n_pairs;
     std::vector<int> first(K * P, -1), second(K * P, -1);
-    std::vector<double> pw(K * P, 0.0);
+    std::vector<double> pw(K * P, 0.0), pe(K * P, 0.0);
     prob_stride = 0;
     scaled = false;
     for (size_t k = 0; k < K; ++k) {
@@ -120,6 +121,7 @@ struct PackedBatch {
         first[k * P + p] = pairs.first[p];
         second[k * P + p] = pairs.second[p];
         pw[k * P + p] = pairs.weights[p];
+        pe[k * P + p] = pairs.entropy_weights[p];
       }
       for (size_t i = 0; i < R + R2; ++i)
         if (qrows[k * (R + R2) + i] >= 0) qmask[k * N + qrows[k * (R + R2) + i]] = 1;
@@ -138,6 +140,7 @@ struct PackedBatch {
       B::upload(pair_first, first.data(), first.size());
       B::upload(pair_second, second.data(), second.size());
       B::upload(pair_weights, pw.data(), pw.size());
+      B::upload(pair_entropy_weights, pe.data(), pe.size());
     }
     B::upload(query_rows, qrows.data(), qrows.size());
     B::upload(scalar_in_query, sq.data(), sq.size());
@@ -178,7 +181,8 @@ struct PackedBatch {
         b.token.weights.size() != b.token.rows.size())
       throw std::invalid_argument("a readout's rows, targets and weights differ in length");
     const ReadoutPairs& pairs = b.token.pairs;
-    if (pairs.second.size() != pairs.first.size() || pairs.weights.size() != pairs.first.size())
+    if (pairs.second.size() != pairs.first.size() || pairs.weights.size() != pairs.first.size() ||
+        pairs.entropy_weights.size() != pairs.first.size())
       throw std::invalid_argument("a readout's pairs and their weights differ in length");
     std::vector<char> paired(b.token.size(), 0);  // a row in two pairs would race on the GPU
     for (const auto* side : {&pairs.first, &pairs.second})

@@ -286,9 +286,20 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
   r.wall_seconds = m.value("wall_seconds", 0.0);
   r.train_seconds = m.value("train_seconds", 0.0);
   r.eval_seconds = m.value("eval_seconds", 0.0);
-  if (m.contains("misalignment") && m["misalignment"].contains("value") &&
-      m["misalignment"]["value"].is_number())
-    r.misalignment = m["misalignment"]["value"].get<double>();
+  if (m.contains("misalignment") && m["misalignment"].is_object()) {
+    const nlohmann::ordered_json& mis = m["misalignment"];
+    auto number = [](const nlohmann::ordered_json& j, const char* key) -> std::optional<double> {
+      if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
+      return std::nullopt;
+    };
+    r.misalignment = number(mis, "value");
+    r.misalignment_divergence = number(mis, "divergence");
+    r.misalignment_entropy = number(mis, "entropy");
+    if (mis.contains("perfect") && mis["perfect"].is_object()) {
+      r.misalignment_perfect = number(mis["perfect"], "value");
+      r.misalignment_perfect_divergence = number(mis["perfect"], "divergence");
+    }
+  }
   if (m.contains("temperature_by_length") && m["temperature_by_length"].is_object())
     for (const auto& [length, tau] : m["temperature_by_length"].items())
       if (tau.is_number()) r.temperature_by_length[std::stoi(length)] = tau.get<double>();

@@ -22,6 +22,10 @@ struct RunRecord {
   // The long-short misalignment at l_train (manifest "misalignment"; train/misalignment.hpp), for
   // the tasks that have it.
   std::optional<double> misalignment;
+  // markov: its parts, the symmetric KL divergence and the two entropies (value = their sum), and
+  // the SCE and divergence a perfect model has on the same pairs (manifest "misalignment").
+  std::optional<double> misalignment_divergence, misalignment_entropy;
+  std::optional<double> misalignment_perfect, misalignment_perfect_divergence;
   // temperature = auto-pmax or auto-entropy: the τ paper 002's search chose per test length past
   // l_train (manifest "temperature_by_length"); else empty.
   std::map<int, double> temperature_by_length;

@@ -38,10 +38,14 @@ struct AttentionSpec {
 // weight · SCE(softmax z_first, softmax z_second), the symmetric cross-entropy (the misalignment
 // regularizer, train/misalign_regularizer.hpp). first and second index TokenReadout::rows; a
 // readout row is in at most one pair.
+// Pair p's loss is weights[p]·(KL(p‖q) + KL(q‖p)) + entropy_weights[p]·(H(p) + H(q)) of its two
+// rows' next-token distributions p, q (models/cpu/loss.hpp, pair_alignment_loss): equal weights
+// give paper 000's symmetric cross-entropy (eq. 1), entropy weights 0 the divergence alone.
 struct ReadoutPairs {
-  std::vector<int32_t> first;   // [P]
-  std::vector<int32_t> second;  // [P]
-  std::vector<double> weights;  // [P]
+  std::vector<int32_t> first;           // [P]
+  std::vector<int32_t> second;          // [P]
+  std::vector<double> weights;          // [P]
+  std::vector<double> entropy_weights;  // [P]
   int size() const { return static_cast<int>(first.size()); }
 };
 

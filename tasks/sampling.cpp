@@ -160,6 +160,7 @@ Batch slice_batch(const Batch& b, int begin, int end) {
     out.token.pairs.first.push_back(first);
     out.token.pairs.second.push_back(second);
     out.token.pairs.weights.push_back(pairs.weights[p]);
+    out.token.pairs.entropy_weights.push_back(pairs.entropy_weights[p]);
   }
   out.attention = b.attention;
   return out;

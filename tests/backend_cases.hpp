@@ -24,13 +24,13 @@
   X(gelu)                                                                         \
   X(add_inplace)                                                                  \
   X(embedding) X(gather_rows) X(rope) X(attention) X(attention_infer) X(mse_loss) \
-      X(cross_entropy_loss) X(sce_pair_loss) X(grad_norm) X(adamw_step)
+      X(cross_entropy_loss) X(pair_alignment_loss) X(grad_norm) X(adamw_step)
 
 namespace lenlab::test {
 
 using Case = std::variant<LinearCase, LayerNormCase, GeluCase, AddCase, EmbeddingCase,
                           GatherRowsCase, RopeCase, AttentionCase, MseCase, CrossEntropyCase,
-                          ScePairCase, GradNormCase, AdamWCase>;
+                          PairAlignmentCase, GradNormCase, AdamWCase>;
 
 inline const std::vector<Case>& backend_cases() {
   using Rope = AttentionCase::Rope;
@@ -168,10 +168,18 @@ inline const std::vector<Case>& backend_cases() {
       MseCase{.K = 3, .R = 8, .zero_weights = true},
       CrossEntropyCase{.K = 1, .R = 5, .V = 7},
       CrossEntropyCase{.K = 3, .R = 4, .V = 6, .skipped_rows = true},
-      ScePairCase{.K = 1, .R = 6, .V = 5, .P = 2},
-      ScePairCase{.K = 3, .R = 7, .V = 4, .P = 3, .padded = true},
-      ScePairCase{.K = 2, .R = 4, .V = 6, .P = 2, .same = true},
-      ScePairCase{.K = 2, .R = 80, .V = 70, .P = 40, .tol = big, .fd = false},
+      PairAlignmentCase{.K = 1, .R = 6, .V = 5, .P = 2},
+      PairAlignmentCase{.K = 3, .R = 7, .V = 4, .P = 3, .padded = true},
+      PairAlignmentCase{.K = 2, .R = 4, .V = 6, .P = 2, .same = true},
+      PairAlignmentCase{.K = 1, .R = 6, .V = 5, .P = 2, .entropy = "kl"},
+      PairAlignmentCase{.K = 3, .R = 7, .V = 4, .P = 3, .padded = true, .entropy = "kl"},
+      // At p = q the divergence is at its minimum: gradient 0, so no finite-difference ratio.
+      PairAlignmentCase{
+          .K = 2, .R = 4, .V = 6, .P = 2, .same = true, .entropy = "kl", .fd = false},
+      PairAlignmentCase{.K = 2, .R = 6, .V = 5, .P = 3, .entropy = "free"},
+      PairAlignmentCase{.K = 2, .R = 80, .V = 70, .P = 40, .tol = big, .fd = false},
+      PairAlignmentCase{
+          .K = 2, .R = 80, .V = 70, .P = 40, .entropy = "kl", .tol = big, .fd = false},
 
       GradNormCase{.K = 1, .n = 100},
       GradNormCase{.K = 3, .n = 37, .gap = 13},

@@ -130,20 +130,23 @@ struct CrossEntropyCase {
   }
 };
 
-// loss [K] = Σ_p w_p SCE(softmax z_a, softmax z_b) over pairs (a, b) of the R rows; ADDS into
-// dlogits (prefilled) at the paired rows, leaves every other row as it was. `padded`: one pair per
-// model of index −1 and one of weight 0 (skipped). `same`: each pair's second row a copy of its
-// first, where SCE(p, p) = 2H(p) (not 0: the cross-entropy is not a divergence).
-struct ScePairCase {
+// loss [K] = Σ_p w_p (KL(p‖q) + KL(q‖p)) + e_p (H(p) + H(q)) over pairs (a, b) of the R rows, p and
+// q the rows' softmax; ADDS into dlogits (prefilled) at the paired rows, leaves every other row as
+// it was. Entropy weights: e_p = w_p (the SCE; `entropy` "sce"), 0 (the divergence alone, "kl") or
+// drawn apart from w_p ("free"). `padded`: one pair per model of index −1 and one of both weights
+// 0 (skipped). `same`: each pair's second row a copy of its first, where SCE(p, p) = 2H(p) (not 0:
+// the cross-entropy is not a divergence) and the divergence is 0.
+struct PairAlignmentCase {
   int K = 1, R = 6, V = 5, P = 2;
   bool padded = false, same = false;
+  std::string entropy = "sce";
   Tolerance tol{};
   bool fd = true;
 
-  std::string op() const { return "sce_pair_loss"; }
+  std::string op() const { return "pair_alignment_loss"; }
   std::string name() const {
-    return cat("sce_pair_loss K=", K, " R=", R, " V=", V, " P=", P, padded ? " padded" : "",
-               same ? " identical rows" : "");
+    return cat("pair_alignment_loss K=", K, " R=", R, " V=", V, " P=", P, " ", entropy,
+               padded ? " padded" : "", same ? " identical rows" : "");
   }
   Host make() const {
     Rng rng(seed_of(name()));
@@ -158,6 +161,9 @@ struct ScePairCase {
         h.ints["first"].push_back(rows[2 * p]);
         h.ints["second"].push_back(rows[2 * p + 1]);
         h.real["weight"].push_back(0.2 + rng.uniform());
+        h.real["entropy_weight"].push_back(entropy == "sce"  ? h.real["weight"].back()
+                                           : entropy == "kl" ? 0.0
+                                                             : 0.2 + rng.uniform());
         if (same)
           for (int v = 0; v < V; ++v)
             h.real["logits"][(static_cast<size_t>(k) * R + rows[2 * p + 1]) * V + v] =
@@ -166,6 +172,7 @@ struct ScePairCase {
       if (padded) {
         h.ints["first"][static_cast<size_t>(k) * P] = -1;
         h.real["weight"][static_cast<size_t>(k) * P + P - 1] = 0;
+        h.real["entropy_weight"][static_cast<size_t>(k) * P + P - 1] = 0;
       }
     }
     h.real["ones"] = std::vector<double>(K, 1.0);
@@ -180,20 +187,23 @@ struct ScePairCase {
     auto logits = D::put(h.r("logits")), dlogits = D::put(h.r("dlogits0"));
     auto first = D::ints(h.i("first")), second = D::ints(h.i("second"));
     auto weight = D::template put<double>(h.r("weight"));
+    auto entropy_weight = D::template put<double>(h.r("entropy_weight"));
     auto loss = D::template unset<double>(K);
-    B::sce_pair_loss(dlogits.data(), loss.data(), logits.data(), first.data(), second.data(),
-                     weight.data(), P, R, V, ops::Models{K, 0});
+    B::pair_alignment_loss(dlogits.data(), loss.data(), logits.data(), first.data(), second.data(),
+                           weight.data(), entropy_weight.data(), P, R, V, ops::Models{K, 0});
     return {{{"dlogits", D::get(dlogits, n)}, {"loss", D::get(loss, K)}}};
   }
   void check(const Host& h, const Outputs& o, const Where& w) const {
     const auto &first = h.i("first"), &second = h.i("second");
-    const auto &wt = h.r("weight"), &z = h.r("logits"), &dz = o.get("dlogits");
+    const auto &wt = h.r("weight"), &et = h.r("entropy_weight"), &z = h.r("logits"),
+               &dz = o.get("dlogits");
     const auto& dz0 = h.r("dlogits0");
     for (int k = 0; k < K; ++k) {
       std::vector<bool> paired(R, false);
       for (int p = 0; p < P; ++p) {
         const size_t i = static_cast<size_t>(k) * P + p;
-        if (first[i] >= 0 && wt[i] != 0) paired[first[i]] = paired[second[i]] = true;
+        if (first[i] >= 0 && (wt[i] != 0 || et[i] != 0))
+          paired[first[i]] = paired[second[i]] = true;
       }
       for (int r = 0; r < R; ++r)
         for (int v = 0; v < V && !paired[r]; ++v) {
@@ -203,7 +213,8 @@ struct ScePairCase {
         }
     }
     if (!w.reference) return;
-    // The formula another way: SCE(p, q) = KL(p‖q) + KL(q‖p) + H(p) + H(q).
+    // The loss from its definition, and the SCE another way: −⟨q, log p⟩ − ⟨p, log q⟩ =
+    // KL(p‖q) + KL(q‖p) + H(p) + H(q).
     auto softmax = [&](size_t row) {
       std::vector<double> p(V);
       double norm = 0;
@@ -215,18 +226,20 @@ struct ScePairCase {
       double sum = 0;
       for (int p = 0; p < P; ++p) {
         const size_t i = static_cast<size_t>(k) * P + p;
-        if (first[i] < 0 || wt[i] == 0) continue;
+        if (first[i] < 0 || (wt[i] == 0 && et[i] == 0)) continue;
         const auto a = softmax(static_cast<size_t>(k) * R + first[i]);
         const auto b = softmax(static_cast<size_t>(k) * R + second[i]);
-        double kl_ab = 0, kl_ba = 0, h_a = 0, h_b = 0;
+        double kl_ab = 0, kl_ba = 0, h_a = 0, h_b = 0, sce = 0;
         for (int v = 0; v < V; ++v) {
           kl_ab += a[v] * std::log(a[v] / b[v]);
           kl_ba += b[v] * std::log(b[v] / a[v]);
           h_a -= a[v] * std::log(a[v]);
           h_b -= b[v] * std::log(b[v]);
+          sce -= b[v] * std::log(a[v]) + a[v] * std::log(b[v]);
         }
+        CHECK(sce == doctest::Approx(kl_ab + kl_ba + h_a + h_b).epsilon(1e-12));
         if (same) CHECK(kl_ab + kl_ba == doctest::Approx(0.0).epsilon(1e-12));
-        sum += wt[i] * (kl_ab + kl_ba + h_a + h_b);
+        sum += wt[i] * (kl_ab + kl_ba) + et[i] * (h_a + h_b);
       }
       CHECK(o.get("loss")[k] == doctest::Approx(sum).epsilon(1e-12));
     }

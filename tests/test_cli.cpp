@@ -68,6 +68,8 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--random-positions", "0"},
                                                                   {"--misalign-alpha", "0"},
                                                                   {"--misalign-extra", "0:0.5"},
+                                                                  {"--misalign-kind", "sce"},
+                                                                  {"--misalign-control", "0"},
                                                                   {"--n-local", ""},
                                                                   {"--n-global", "0"},
                                                                   {"--distance-cap", ""},

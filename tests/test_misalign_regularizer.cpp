@@ -40,8 +40,9 @@ double pair_loss(DModel& m, const Batch& batch, std::vector<double>* grads) {
   const int R = in.n_token, V = m.config().vocab_size;
   std::vector<double> dlogits(static_cast<size_t>(R) * V, 0.0);
   double loss = 0;
-  cpu::sce_pair_loss(dlogits.data(), &loss, m.token_logits(), in.pair_first.data(),
-                     in.pair_second.data(), in.pair_weights.data(), in.n_pairs, R, V);
+  cpu::pair_alignment_loss(dlogits.data(), &loss, m.token_logits(), in.pair_first.data(),
+                           in.pair_second.data(), in.pair_weights.data(),
+                           in.pair_entropy_weights.data(), in.n_pairs, R, V);
   if (grads) {
     m.zero_grad();
     m.backward(in, nullptr, dlogits.data());
@@ -69,6 +70,7 @@ Batch direct_batch(const Batch& views) {
     direct.token.pairs.first.push_back(2 * p);
     direct.token.pairs.second.push_back(2 * p + 1);
     direct.token.pairs.weights.push_back(pairs.weights[p]);
+    direct.token.pairs.entropy_weights.push_back(pairs.entropy_weights[p]);
   }
   return direct;
 }
@@ -229,6 +231,65 @@ TEST_CASE("misalignment regularizer: a run trains, logs L_misalign, and repeats 
   CHECK(read_text(a / "results.csv") == read_text(b / "results.csv"));
 }
 
+TEST_CASE(
+    "misalignment regularizer: kind kl drops the entropies; the control draws the same views") {
+  const TokenTaskSettings t = markov_settings();
+  const MarkovChain chain(4, 2, 0.5, 1);
+  auto batch = [&](MisalignRegularizer reg) {
+    Rng rng(5);
+    return misalign_train_batch(t, chain, 10, 6, reg, rng);
+  };
+  const Batch sce = batch({0.3, "0:0.5"}), kl = batch({0.3, "0:0.5", "kl"}),
+              control = batch({0.0, "0:0.5", "sce", 1});
+  REQUIRE(sce.token.pairs.size() > 0);
+  for (const Batch* b : {&kl, &control}) {  // the same sequences, rows, labels and pairs
+    CHECK(b->tokens == sce.tokens);
+    CHECK(b->token.rows == sce.token.rows);
+    CHECK(b->token.labels == sce.token.labels);
+    CHECK(b->token.weights == sce.token.weights);
+    CHECK(b->token.pairs.first == sce.token.pairs.first);
+    CHECK(b->token.pairs.second == sce.token.pairs.second);
+  }
+  const double w = 0.3 / sce.token.pairs.size();
+  for (int p = 0; p < sce.token.pairs.size(); ++p) {
+    CHECK(sce.token.pairs.weights[p] == doctest::Approx(w));
+    CHECK(sce.token.pairs.entropy_weights[p] == sce.token.pairs.weights[p]);
+    CHECK(kl.token.pairs.weights[p] == sce.token.pairs.weights[p]);
+    CHECK(kl.token.pairs.entropy_weights[p] == 0.0);
+    CHECK(control.token.pairs.weights[p] == 0.0);
+    CHECK(control.token.pairs.entropy_weights[p] == 0.0);
+  }
+  // On a model: the kl batch's pair loss is the SCE's minus the entropies, and the control's 0.
+  ModelConfig c = small_config(PositionalEncoding::kRope);
+  c.vocab_size = token_vocab_size(TaskKind::kMarkov, t);
+  c.scalar_head = false;
+  c.token_head = true;
+  DModel m(c);
+  m.init(3);
+  const double l_sce = pair_loss(m, sce, nullptr), l_kl = pair_loss(m, kl, nullptr);
+  CHECK(pair_loss(m, control, nullptr) == 0.0);
+  CHECK(l_kl > 0);
+  CHECK(l_kl < l_sce);
+}
+
+TEST_CASE("misalignment regularizer: the control run trains on the views without a misalign term") {
+  const fs::path dir = run_dir("misalign_control");
+  const CliResult r =
+      run_cli({"train", "--task",    "markov",    "--n-symbols",    "4",  "--pe",
+               "rope",  "--l-train", "8",         "--l-test",       "10", "--steps",
+               "20",    "--batch",   "4",         "--d-model",      "16", "--n-head",
+               "2",     "--d-ff",    "32",        "--eval-samples", "10", "--misalign-control",
+               "1",     "--out",     dir.string()});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto rows = read_csv(dir / "loss.csv");
+  REQUIRE(rows.size() == 20);
+  CHECK_FALSE(rows[0].count("misalign"));
+  CHECK((r.out + r.err).find("cross-entropy on the regularizer's views") != std::string::npos);
+  const std::string manifest = read_text(dir / "manifest.json");
+  CHECK(manifest.find("\"misalign_control\": 1") != std::string::npos);
+  CHECK(manifest.find("\"divergence\"") != std::string::npos);  // the metric's parts
+}
+
 TEST_CASE("misalignment regularizer: settings without a meaning are refused, naming the flag") {
   auto refused = [](MisalignRegularizer reg, TaskKind task, int l_train, const std::string& what) {
     CAPTURE(what);
@@ -244,6 +305,13 @@ TEST_CASE("misalignment regularizer: settings without a meaning are refused, nam
   refused({0.1, "0:0.5"}, TaskKind::kCopy, 16, "no longer a prompt");
   refused({0.1, "0:0.01"}, TaskKind::kMarkov, 16, "l_extra in 1..0");
   refused({0.1, "0.5:0.5"}, TaskKind::kMarkov, 3, "leaves no overlap row");
+  refused({0.1, "0:0.5", "js"}, TaskKind::kMarkov, 16, "must be one of 'sce' or 'kl'");
+  refused({0.0, "0:0.5", "kl"}, TaskKind::kMarkov, 16, "--misalign-kind kl has no effect");
+  refused({0.0, "0:0.5", "sce", 2}, TaskKind::kMarkov, 16, "must be 0 or 1");
+  refused({0.1, "0:0.5", "sce", 1}, TaskKind::kMarkov, 16, "give one or the other");
+  refused({0.0, "0:0.5", "sce", 1}, TaskKind::kLength, 16, "--misalign-control 1: the");
+  CHECK_NOTHROW(check_misalign_regularizer({0.0, "0:0.25", "sce", 1}, TaskKind::kMarkov, 16));
+  CHECK_NOTHROW(check_misalign_regularizer({0.1, "0:0.5", "kl"}, TaskKind::kMarkov, 16));
   CHECK_NOTHROW(check_misalign_regularizer({0.0, "0:0.5"}, TaskKind::kLength, 10));
   CHECK_NOTHROW(check_misalign_regularizer({1.0, "0:1"}, TaskKind::kMarkov, 2));
   CHECK(parse_extra_range("0.25:0.5") == std::pair{0.25, 0.5});

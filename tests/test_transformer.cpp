@@ -64,8 +64,9 @@ double loss_of(DModel& m, const Batch& batch, bool grad) {
                             in.token_weights.data(), R2, V);
   double sce = 0;  // the misalignment pairs' loss, added into dlogits
   if (in.n_pairs > 0)
-    cpu::sce_pair_loss(dlogits.data(), &sce, m.token_logits(), in.pair_first.data(),
-                       in.pair_second.data(), in.pair_weights.data(), in.n_pairs, R2, V);
+    cpu::pair_alignment_loss(dlogits.data(), &sce, m.token_logits(), in.pair_first.data(),
+                             in.pair_second.data(), in.pair_weights.data(),
+                             in.pair_entropy_weights.data(), in.n_pairs, R2, V);
   if (grad) {
     m.zero_grad();
     m.backward(in, R > 0 ? dz.data() : nullptr, R2 > 0 ? dlogits.data() : nullptr);
@@ -142,7 +143,15 @@ TEST_CASE(
        [](Batch& b) {
          b = with_token_readout(b);  // rows 0..3, 4..9, 10..16 are the sequences' readouts
          b.token.labels[9] = -1;     // a row read for its pair only
-         b.token.pairs = {{3, 9, 12}, {8, 16, 1}, {0.7, 0.4, 0.9}};
+         b.token.pairs = {{3, 9, 12}, {8, 16, 1}, {0.7, 0.4, 0.9}, {0.7, 0.4, 0.9}};
+       },
+       true},
+      {"rope, token head with symmetric KL pairs (no entropy terms) across sequences",
+       PositionalEncoding::kRope,
+       [](Batch& b) {
+         b = with_token_readout(b);
+         b.token.labels[9] = -1;
+         b.token.pairs = {{3, 9, 12}, {8, 16, 1}, {0.7, 0.4, 0.9}, {0.0, 0.0, 0.0}};
        },
        true},
   };

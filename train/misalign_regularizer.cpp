@@ -51,19 +51,40 @@ void check_misalign_regularizer(const MisalignRegularizer& reg, TaskKind task, i
         "--misalign-alpha (misalign_alpha) must be a finite number >= 0 (0: off), got {}",
         reg.alpha));
   parse_extra_range(reg.extra);
-  if (!reg.on()) {
+  const std::vector<std::string>& kinds = misalign_kinds();
+  if (std::find(kinds.begin(), kinds.end(), reg.kind) == kinds.end())
+    throw UsageError(
+        fmt::format("--misalign-kind (misalign_kind) must be one of {} (sce: paper 000's symmetric "
+                    "cross-entropy; kl: its divergence part alone), got '{}'",
+                    join_choices(kinds), reg.kind));
+  if (reg.control != 0 && reg.control != 1)
+    throw UsageError(fmt::format(
+        "--misalign-control (misalign_control) must be 0 or 1 (1: train on the regularizer's two "
+        "views with alpha = 0), got {}",
+        reg.control));
+  if (reg.control == 1 && reg.on())
+    throw UsageError(
+        fmt::format("--misalign-control 1 trains the regularizer's views with alpha = 0, but "
+                    "--misalign-alpha (misalign_alpha) is {}: give one or the other",
+                    reg.alpha));
+  if (!reg.on() && reg.kind != MisalignRegularizer{}.kind)
+    throw UsageError(fmt::format(
+        "--misalign-kind {} has no effect without --misalign-alpha (misalign_alpha): give alpha "
+        "> 0, or leave misalign_kind at {}",
+        reg.kind, MisalignRegularizer{}.kind));
+  if (!reg.views()) {
     if (reg.extra != MisalignRegularizer{}.extra)
       throw UsageError(fmt::format(
-          "--misalign-extra {} has no effect without --misalign-alpha (misalign_alpha): give "
-          "alpha > 0, or leave misalign_extra at {}",
+          "--misalign-extra {} has no effect without --misalign-alpha (misalign_alpha) or "
+          "--misalign-control (misalign_control): give alpha > 0, or leave misalign_extra at {}",
           reg.extra, MisalignRegularizer{}.extra));
     return;
   }
   if (task != TaskKind::kMarkov)
     throw UsageError(fmt::format(
-        "--misalign-alpha {}: the misalignment regularizer applies to task 'markov' only, not "
-        "'{}': {}",
-        reg.alpha, task_name(task),
+        "{}: the misalignment regularizer applies to task 'markov' only, not '{}': {}",
+        reg.on() ? fmt::format("--misalign-alpha {}", reg.alpha) : "--misalign-control 1",
+        task_name(task),
         is_token_task(task) ? "a suffix of its sequence is no longer a prompt of the task"
                             : "the two views' targets differ (their suffixes' own "
                               "mean, length or sum), so aligning their outputs fights the loss"));
@@ -79,7 +100,8 @@ void check_misalign_regularizer(const MisalignRegularizer& reg, TaskKind task, i
 Batch misalign_train_batch(const TokenTaskSettings& token, const MarkovChain& chain, int l_train,
                            int n_pairs, const MisalignRegularizer& reg, Rng& rng) {
   check_misalign_regularizer(reg, TaskKind::kMarkov, l_train);
-  if (!reg.on()) throw std::invalid_argument("misalign_train_batch: the regularizer is off");
+  if (!reg.views())
+    throw std::invalid_argument("misalign_train_batch: neither the regularizer nor its control");
   if (n_pairs < 1)
     throw UsageError(fmt::format("sequences per batch must be >= 1 (got {})", n_pairs));
   const int l = l_train;
@@ -120,7 +142,9 @@ Batch misalign_train_batch(const TokenTaskSettings& token, const MarkovChain& ch
     }
   }
   const int P = batch.token.pairs.size();
-  batch.token.pairs.weights.assign(P, P > 0 ? reg.alpha / P : 0.0);
+  const double weight = P > 0 ? reg.alpha / P : 0.0;
+  batch.token.pairs.weights.assign(P, weight);
+  batch.token.pairs.entropy_weights.assign(P, reg.kind == "sce" ? weight : 0.0);
   return batch;
 }
 

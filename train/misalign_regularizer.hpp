@@ -32,6 +32,7 @@
 #include <compare>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/rng.hpp"
 #include "tasks/batch.hpp"
@@ -46,9 +47,26 @@ struct MisalignRegularizer {
   // l_extra's range "LO:HI" as fractions of l_train: l_extra uniform in
   // [max(1, ⌈LO·l⌉), ⌊HI·l⌋]. The default is the paper's [1, l/2].
   std::string extra = "0:0.5";
+  // What α weighs: "sce", eq. 1's symmetric cross-entropy (the paper's); "kl", its divergence part
+  // alone, KL(p‖q) + KL(q‖p) = SCE − H(p) − H(q). The SCE also rewards confident outputs: its
+  // gradient through both views lowers their entropies, which on the Markov language (uncertain
+  // by construction) is a different thing from aligning them.
+  std::string kind = "sce";
+  // 1: the control run: train on exactly the App. D view pairs (the same batches, the same
+  // draws) with α = 0, so that "the regularizer helped" can be told apart from "training on two
+  // overlapping fixed-length views helped". Needs α = 0.
+  int control = 0;
   auto operator<=>(const MisalignRegularizer&) const = default;
   bool on() const { return alpha > 0; }
+  // Whether training batches are App. D's view pairs (the regularizer or its control).
+  bool views() const { return on() || control == 1; }
 };
+
+// The valid values of MisalignRegularizer::kind.
+inline const std::vector<std::string>& misalign_kinds() {
+  static const std::vector<std::string> kinds = {"sce", "kl"};
+  return kinds;
+}
 
 // `extra` as two fractions; UsageError naming --misalign-extra (misalign_extra) and the value
 // unless it is LO:HI with 0 <= LO <= HI <= 1.
@@ -62,13 +80,16 @@ struct OverlapRange {
 OverlapRange overlap_range(const MisalignRegularizer& reg, int l_train);
 
 // UsageError naming the flag, the value and what is allowed: α not finite or < 0; a malformed
-// extra range, or one other than the default while α is 0; α > 0 on a task other than markov; a
-// range whose l_extra can leave no overlap row in range.
+// extra range, or one other than the default while the batches are plain; a kind other than
+// "sce" or "kl", or other than "sce" while α is 0; a control other than 0 or 1, or 1 with α > 0;
+// the views on a task other than markov; a range whose l_extra can leave no overlap row in range.
 void check_misalign_regularizer(const MisalignRegularizer& reg, TaskKind task, int l_train);
 
-// One step's batch (reg.on()): n_pairs pairs of views as above, 2·n_pairs sequences of l_train
+// One step's batch (reg.views()): n_pairs pairs of views as above, 2·n_pairs sequences of l_train
 // symbols: view 1 of pair i is sequence 2i, view 2 sequence 2i + 1. Pair weights α / (pairs in the
-// batch); a view-1 row read only for its pair has label −1 (no cross-entropy).
+// batch), their entropy weights the same for kind "sce" and 0 for "kl" (tasks/batch.hpp,
+// ReadoutPairs); a view-1 row read only for its pair has label −1 (no cross-entropy). The control
+// (α = 0) draws the same batches, its pairs of weight 0.
 Batch misalign_train_batch(const TokenTaskSettings& token, const MarkovChain& chain, int l_train,
                            int n_pairs, const MisalignRegularizer& reg, Rng& rng);
 

@@ -1,6 +1,7 @@
 #include "train/misalignment.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace lenlab {
 
@@ -23,6 +24,60 @@ void append_view(Batch& b, bool token, int32_t bos, const std::vector<int32_t>& 
 }
 
 }  // namespace
+
+AlignmentParts alignment_parts(const double* log_p, const double* log_q, int n) {
+  // x·log x with the convention 0·log 0 = 0 (a probability 0 adds nothing)
+  auto term = [](double prob, double log_value) { return prob == 0 ? 0.0 : prob * log_value; };
+  AlignmentParts out;
+  for (int v = 0; v < n; ++v) {
+    const double p = std::exp(log_p[v]), q = std::exp(log_q[v]);
+    out.sce -= term(q, log_p[v]) + term(p, log_q[v]);
+    out.entropy -= term(p, log_p[v]) + term(q, log_q[v]);
+    if (p != q) out.divergence += (p - q) * (log_p[v] - log_q[v]);  // KL(p‖q) + KL(q‖p), termwise
+  }
+  return out;
+}
+
+AlignmentParts perfect_misalignment(const MarkovChain& chain, const MisalignmentViews& views) {
+  const int n = chain.n_symbols(), order = chain.order();
+  const std::vector<double> uniform(n, -std::log(static_cast<double>(n)));
+  std::vector<double> log_probs[2];
+  AlignmentParts total;
+  for (size_t s = 0; s < views.weights.size(); ++s) {
+    int side = 0;
+    for (const Batch* view : {&views.first, &views.second}) {
+      // The view is [BOS] + its symbols: the last `order` of them are the context.
+      const int end = view->offsets[s + 1], symbols = end - view->offsets[s] - 1;
+      std::vector<double>& lp = log_probs[side++];
+      lp = uniform;
+      if (symbols >= order) {
+        const double* probs = chain.probs(chain.context_index(view->tokens.data() + end - order));
+        for (int v = 0; v < n; ++v) lp[v] = std::log(probs[v]);
+      }
+    }
+    const AlignmentParts p = alignment_parts(log_probs[0].data(), log_probs[1].data(), n);
+    total.sce += views.weights[s] * p.sce;
+    total.divergence += views.weights[s] * p.divergence;
+    total.entropy += views.weights[s] * p.entropy;
+  }
+  return total;
+}
+
+nlohmann::ordered_json misalignment_json(const Misalignment& m) {
+  nlohmann::ordered_json j = {{"value", m.value},
+                              {"measure", m.kind},
+                              {"suffix_lengths", {m.l_lo, m.l_hi}},
+                              {"pairs", m.n_pairs}};
+  if (m.parts) {
+    j["divergence"] = m.parts->divergence;
+    j["entropy"] = m.parts->entropy;
+  }
+  if (m.perfect)
+    j["perfect"] = {{"value", m.perfect->sce},
+                    {"divergence", m.perfect->divergence},
+                    {"entropy", m.perfect->entropy}};
+  return j;
+}
 
 double squared_difference(double z1, double z2) {
   return (z1 - z2) * (z1 - z2);

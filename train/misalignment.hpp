@@ -14,6 +14,7 @@
 // than eval_samples), and l1, l2 come from a stream fixed by eval_seed: every run with the same
 // settings is measured on the same pairs.
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "core/rng.hpp"
 #include "models/model.hpp"
 #include "models/packed_batch.hpp"
+#include "tasks/markov.hpp"
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/random_positions.hpp"
@@ -28,12 +30,31 @@
 
 namespace lenlab {
 
+// The symmetric cross-entropy of two distributions p, q and its two parts (in nats):
+//   SCE(p, q) = −⟨q, log p⟩ − ⟨p, log q⟩ = [KL(p‖q) + KL(q‖p)] + [H(p) + H(q)],
+// the divergence part (0 iff p = q) and the entropy part (the outputs' uncertainty). SCE(p, p) =
+// 2H(p): as a measure of disagreement, eq. 1 also counts how uncertain both outputs are.
+struct AlignmentParts {
+  double sce = 0, divergence = 0, entropy = 0;
+};
+
+// From two rows of n log-probabilities (each row's exp summing to 1; −inf: probability 0, whose
+// terms are 0 when both sides are 0, +inf divergence when only one is).
+AlignmentParts alignment_parts(const double* log_p, const double* log_q, int n);
+
 struct Misalignment {
   double value = 0;  // weighted mean of D over the pairs
   int n_pairs = 0;
   int l_lo = 0, l_hi = 0;  // the suffix lengths' range
   std::string kind;        // what D is, for the manifest
+  // Markov only (D is the SCE): the weighted means of its parts (value = parts.sce), and what a
+  // perfect model gives on the same pairs (perfect_misalignment).
+  std::optional<AlignmentParts> parts, perfect;
 };
+
+// The manifest's "misalignment": {value, measure, suffix_lengths, pairs}, and for markov also the
+// SCE's parts "divergence" and "entropy" and "perfect": {value, divergence, entropy}.
+nlohmann::ordered_json misalignment_json(const Misalignment& m);
 
 inline bool has_misalignment(TaskKind task) {
   return !is_token_task(task) || task == TaskKind::kMarkov;
@@ -49,10 +70,17 @@ struct MisalignmentViews {
 
 MisalignmentViews misalignment_views(const ResolvedSpec& resolved, const TrainSpec& spec);
 
-// D of one pair of outputs: scalars, or two rows of V logits.
+// The parts a perfect model of the chain gives on `views` (a markov task's): each view's
+// next-token distribution is the chain's own given the view (P(· | its last `order` symbols), or
+// uniform when the view holds fewer: a sequence's first `order` symbols are iid uniform), fed to
+// alignment_parts and weighted as the metric weighs the pairs. With views of at least `order`
+// symbols both sides are the same distribution: divergence 0, SCE = 2 × its entropy.
+AlignmentParts perfect_misalignment(const MarkovChain& chain, const MisalignmentViews& views);
+
+// D of one pair of outputs: scalars, or two rows of V logits (their softmax's alignment_parts).
 double squared_difference(double z1, double z2);
 template <class T>
-double symmetric_cross_entropy(const T* logits1, const T* logits2, int vocab) {
+AlignmentParts logit_alignment_parts(const T* logits1, const T* logits2, int vocab) {
   // log-softmax of each row, in double
   auto log_softmax = [&](const T* z) {
     double m = -INFINITY;
@@ -64,9 +92,11 @@ double symmetric_cross_entropy(const T* logits1, const T* logits2, int vocab) {
     return out;
   };
   const std::vector<double> a = log_softmax(logits1), b = log_softmax(logits2);
-  double sce = 0;
-  for (int v = 0; v < vocab; ++v) sce -= std::exp(b[v]) * a[v] + std::exp(a[v]) * b[v];
-  return sce;
+  return alignment_parts(a.data(), b.data(), vocab);
+}
+template <class T>
+double symmetric_cross_entropy(const T* logits1, const T* logits2, int vocab) {
+  return logit_alignment_parts(logits1, logits2, vocab).sce;
 }
 
 // The misalignment of each model k of `model` (its run: resolved[k], specs[k]); nullopt for a
@@ -109,10 +139,22 @@ std::vector<std::optional<Misalignment>> misalignment(
     m.l_hi = v.l_hi;
     m.kind = token ? "symmetric cross-entropy of the next-token distributions (nats)"
                    : "squared difference of the raw outputs";
+    AlignmentParts parts;
     for (int s = 0; s < m.n_pairs; ++s) {
       const size_t at = static_cast<size_t>(k) * stride + s;
-      m.value += v.weights[s] * (token ? symmetric_cross_entropy(&a[at * V], &b[at * V], V)
-                                       : squared_difference(a[at], b[at]));
+      if (!token) {
+        m.value += v.weights[s] * squared_difference(a[at], b[at]);
+        continue;
+      }
+      const AlignmentParts p = logit_alignment_parts(&a[at * V], &b[at * V], V);
+      parts.sce += v.weights[s] * p.sce;
+      parts.divergence += v.weights[s] * p.divergence;
+      parts.entropy += v.weights[s] * p.entropy;
+    }
+    if (token) {
+      m.value = parts.sce;
+      m.parts = parts;
+      m.perfect = perfect_misalignment(*resolved[k]->chain, v);
     }
     out[k] = m;
   }

@@ -100,10 +100,10 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   // ---- work
   // Training lengths are uniform in 1..l_train; the last block runs past q·k·v at the rows the
   // heads read (models/model_train.hpp), as in evaluation.
-  // The misalignment regularizer's batch instead holds two views of l_train symbols per sequence
-  // (train/misalign_regularizer.hpp), every row read.
+  // The misalignment regularizer's batch (and its control's) instead holds two views of l_train
+  // symbols per sequence (train/misalign_regularizer.hpp), every row read.
   double mean_flops = 0;
-  if (spec.misalign.on()) {
+  if (spec.misalign.views()) {
     const double L = tokens(spec.l_train);
     mean_flops = 2 * forward_flops(c, L, layers - 1, L);
   } else {
@@ -153,7 +153,7 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   // largest batch (every sequence at l_train) until the run ends; the probabilities and their
   // gradients; the packed batch's ints.
   const double L_train = tokens(spec.l_train),
-               N = (spec.misalign.on() ? 2 : 1) * spec.batch_size * L_train;
+               N = (spec.misalign.views() ? 2 : 1) * spec.batch_size * L_train;
   const double per_token = d + layers * (8 * d + 4 + 3 * f + 3 * d * rope) +  // forward
                            (6 * d + 3 * d * rope + 2 * f);                    // gradients
   parts.push_back(

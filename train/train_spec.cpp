@@ -85,7 +85,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
   test_time_attention(s.test_attention, s, model.pe);  // the other test-time settings
   // A batch's rows are counted in int (packed offsets). The regularizer's batches hold two views
   // of l_train symbols per sequence of --batch.
-  const int64_t views = s.misalign.on() ? 2 : 1;
+  const int64_t views = s.misalign.views() ? 2 : 1;
   for (const auto& [flag, n, l, per] :
        {std::tuple{"--batch", s.batch_size, s.l_train, views},
         std::tuple{"--eval-samples", s.eval_samples, s.l_test, int64_t{1}}}) {
@@ -155,11 +155,25 @@ std::vector<int> test_lengths(const TrainSpec& spec) {
 }
 
 nlohmann::ordered_json to_json(const TrainSpec& spec) {
-  static const std::set<std::string> late_keys = {
-      "lengths",        "n_symbols",      "key_length", "markov_order", "markov_concentration",
-      "markov_seed",    "depths",         "vcl_offset", "vcl_alpha",    "random_positions",
-      "misalign_alpha", "misalign_extra", "n_local",    "n_global",     "distance_cap",
-      "temperature",    "attention_stats"};
+  static const std::set<std::string> late_keys = {"lengths",
+                                                  "n_symbols",
+                                                  "key_length",
+                                                  "markov_order",
+                                                  "markov_concentration",
+                                                  "markov_seed",
+                                                  "depths",
+                                                  "vcl_offset",
+                                                  "vcl_alpha",
+                                                  "random_positions",
+                                                  "misalign_alpha",
+                                                  "misalign_extra",
+                                                  "misalign_kind",
+                                                  "misalign_control",
+                                                  "n_local",
+                                                  "n_global",
+                                                  "distance_cap",
+                                                  "temperature",
+                                                  "attention_stats"};
   static const nlohmann::ordered_json defaults = [] {
     nlohmann::ordered_json d;
     const TrainSpec base;

@@ -105,6 +105,8 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("random_positions", s.random_positions);
   visit("misalign_alpha", s.misalign.alpha);
   visit("misalign_extra", s.misalign.extra);
+  visit("misalign_kind", s.misalign.kind);
+  visit("misalign_control", s.misalign.control);
   visit("n_local", s.test_attention.n_local);
   visit("n_global", s.test_attention.n_global);
   visit("distance_cap", s.test_attention.distance_cap);

@@ -54,7 +54,7 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
     for (int k = 0; k < K; ++k) {
       const TrainJob& j = jobs[k];
       const ResolvedSpec& r = *j.resolved;
-      if (j.spec->misalign.on())
+      if (j.spec->misalign.views())
         batches[k] = misalign_train_batch(j.spec->token, *r.chain, j.spec->l_train, batch_size,
                                           j.spec->misalign, data_rng[k]);
       else if (is_token_task(r.task))
@@ -93,9 +93,10 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
       if (!losses) losses = token_loss.data();
     }
     if (packed.n_pairs > 0)  // adds into dlogits; a non-finite pair loss shows in the norm
-      B::sce_pair_loss(dlogits.data(), pair_loss.data(), model.token_logits(),
-                       packed.pair_first.data(), packed.pair_second.data(),
-                       packed.pair_weights.data(), packed.n_pairs, packed.n_token, V, models);
+      B::pair_alignment_loss(dlogits.data(), pair_loss.data(), model.token_logits(),
+                             packed.pair_first.data(), packed.pair_second.data(),
+                             packed.pair_weights.data(), packed.pair_entropy_weights.data(),
+                             packed.n_pairs, packed.n_token, V, models);
     model.zero_grad();
     model.backward(packed, R > 0 ? dscalar.data() : nullptr,
                    packed.n_token > 0 ? dlogits.data() : nullptr);

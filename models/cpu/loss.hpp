@@ -65,17 +65,22 @@ void cross_entropy_loss(T* dlogits, double* loss, const T* logits, const int* la
   }
 }
 
-// The symmetric cross-entropy between pairs of the token head's rows, per model k:
-//   loss[k] = Σ_p w_p SCE(a_p, b_p),   SCE = −⟨q, log p⟩ − ⟨p, log q⟩,
+// The alignment loss between pairs of the token head's rows, per model k:
+//   loss[k] = Σ_p w_p (KL(p‖q) + KL(q‖p)) + e_p (H(p) + H(q)),
 // with p = softmax(z_a) and q = softmax(z_b) of the pair's rows a = first[p], b = second[p]
-// (indices into the R rows), accumulated in double. ADDS into dlogits [K, R, V] (after the
-// cross-entropy wrote it): w_p ∂SCE/∂z_a,u = w_p (p_u − q_u − p_u (log q_u − ⟨p, log q⟩)), and the
-// same with a and b swapped. first, second, weight [K, P]; a pair with an index < 0 or weight 0
+// (indices into the R rows), accumulated in double. e_p = w_p is paper 000's symmetric
+// cross-entropy SCE(p, q) = −⟨q, log p⟩ − ⟨p, log q⟩ (eq. 1), e_p = 0 the symmetric KL divergence
+// alone (tasks/batch.hpp, ReadoutPairs). ADDS into dlogits [K, R, V] (after the cross-entropy
+// wrote it):
+//   ∂/∂z_a,u = w_p (p_u − q_u + p_u (log p_u − log q_u − KL(p‖q))) − e_p p_u (log p_u + H(p)),
+// and the same with a and b swapped (the first term is the two KLs', the second the entropy's).
+// first, second, weight, entropy_weight [K, P]; a pair with an index < 0 or both weights 0
 // (padding) is skipped. A row belongs to at most one pair (PackedBatch checks), so the GPU's
 // pairs never write the same row.
 template <class T>
-void sce_pair_loss(T* dlogits, double* loss, const T* logits, const int* first, const int* second,
-                   const double* weight, int P, int R, int V, ops::Models m = {}) {
+void pair_alignment_loss(T* dlogits, double* loss, const T* logits, const int* first,
+                         const int* second, const double* weight, const double* entropy_weight,
+                         int P, int R, int V, ops::Models m = {}) {
   std::vector<double> log_p(V), log_q(V);
   auto log_softmax = [V](const T* z, std::vector<double>& out) {
     double mx = -INFINITY;
@@ -89,22 +94,28 @@ void sce_pair_loss(T* dlogits, double* loss, const T* logits, const int* first, 
     double sum = 0;
     for (int p = 0; p < P; ++p) {
       const size_t i = static_cast<size_t>(k) * P + p;
-      if (first[i] < 0 || second[i] < 0 || weight[i] == 0) continue;
+      const double w = weight[i], e = entropy_weight[i];
+      if (first[i] < 0 || second[i] < 0 || (w == 0 && e == 0)) continue;
       const size_t a = (static_cast<size_t>(k) * R + first[i]) * V;
       const size_t b = (static_cast<size_t>(k) * R + second[i]) * V;
       log_softmax(logits + a, log_p);
       log_softmax(logits + b, log_q);
-      double p_log_q = 0, q_log_p = 0;  // ⟨p, log q⟩, ⟨q, log p⟩
-      for (int v = 0; v < V; ++v) {
-        p_log_q += std::exp(log_p[v]) * log_q[v];
-        q_log_p += std::exp(log_q[v]) * log_p[v];
-      }
-      const double w = weight[i];
-      sum += w * -(p_log_q + q_log_p);
+      double kl_pq = 0, kl_qp = 0, h_p = 0, h_q = 0;
       for (int v = 0; v < V; ++v) {
         const double pv = std::exp(log_p[v]), qv = std::exp(log_q[v]);
-        dlogits[a + v] += static_cast<T>(w * (pv - qv - pv * (log_q[v] - p_log_q)));
-        dlogits[b + v] += static_cast<T>(w * (qv - pv - qv * (log_p[v] - q_log_p)));
+        kl_pq += pv * (log_p[v] - log_q[v]);
+        kl_qp += qv * (log_q[v] - log_p[v]);
+        h_p -= pv * log_p[v];
+        h_q -= qv * log_q[v];
+      }
+      sum += w * (kl_pq + kl_qp) + e * (h_p + h_q);
+      for (int v = 0; v < V; ++v) {
+        const double pv = std::exp(log_p[v]), qv = std::exp(log_q[v]);
+        const double lr = log_p[v] - log_q[v];
+        dlogits[a + v] +=
+            static_cast<T>(w * (pv - qv + pv * (lr - kl_pq)) - e * pv * (log_p[v] + h_p));
+        dlogits[b + v] +=
+            static_cast<T>(w * (qv - pv + qv * (-lr - kl_qp)) - e * qv * (log_q[v] + h_q));
       }
     }
     loss[k] = sum;

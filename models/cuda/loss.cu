@@ -82,8 +82,9 @@ __global__ void cross_entropy_kernel(float* dlogits, double* loss, const float* 
 // Block k; warp w takes pairs w, w + kCeWarps, ... (lanes over the V classes), as the
 // cross-entropy kernel does its rows; the pairs' losses are summed in pair order per warp, then in
 // warp order. ADDS into the two rows' dlogits (no pair shares a row: PackedBatch checks).
-__global__ void sce_pair_kernel(float* dlogits, double* loss, const float* logits, const int* first,
-                                const int* second, const double* weight, int P, int R, int V) {
+__global__ void pair_alignment_kernel(float* dlogits, double* loss, const float* logits,
+                                      const int* first, const int* second, const double* weight,
+                                      const double* entropy_weight, int P, int R, int V) {
   const int k = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   // log Σ_v e^{z_v} of one row, in every lane
   auto log_sum_exp = [&](const float* z) {
@@ -97,27 +98,34 @@ __global__ void sce_pair_kernel(float* dlogits, double* loss, const float* logit
   double acc = 0;  // the same in every lane of the warp
   for (int p = warp; p < P; p += kCeWarps) {
     const size_t i = static_cast<size_t>(k) * P + p;
-    const double w = weight[i];
-    if (first[i] < 0 || second[i] < 0 || w == 0) continue;
+    const double w = weight[i], e = entropy_weight[i];
+    if (first[i] < 0 || second[i] < 0 || (w == 0 && e == 0)) continue;
     const size_t a = (static_cast<size_t>(k) * R + first[i]) * V;
     const size_t b = (static_cast<size_t>(k) * R + second[i]) * V;
     const double lse_a = log_sum_exp(logits + a), lse_b = log_sum_exp(logits + b);
-    double p_log_q = 0, q_log_p = 0;  // ⟨p, log q⟩, ⟨q, log p⟩
-    for (int v = lane; v < V; v += 32) {
-      const double lp = static_cast<double>(logits[a + v]) - lse_a;
-      const double lq = static_cast<double>(logits[b + v]) - lse_b;
-      p_log_q += exp(lp) * lq;
-      q_log_p += exp(lq) * lp;
-    }
-    p_log_q = warp_sum(p_log_q);
-    q_log_p = warp_sum(q_log_p);
-    acc += w * -(p_log_q + q_log_p);
+    double kl_pq = 0, kl_qp = 0, h_p = 0, h_q = 0;
     for (int v = lane; v < V; v += 32) {
       const double lp = static_cast<double>(logits[a + v]) - lse_a;
       const double lq = static_cast<double>(logits[b + v]) - lse_b;
       const double pv = exp(lp), qv = exp(lq);
-      dlogits[a + v] += static_cast<float>(w * (pv - qv - pv * (lq - p_log_q)));
-      dlogits[b + v] += static_cast<float>(w * (qv - pv - qv * (lp - q_log_p)));
+      kl_pq += pv * (lp - lq);
+      kl_qp += qv * (lq - lp);
+      h_p -= pv * lp;
+      h_q -= qv * lq;
+    }
+    kl_pq = warp_sum(kl_pq);
+    kl_qp = warp_sum(kl_qp);
+    h_p = warp_sum(h_p);
+    h_q = warp_sum(h_q);
+    acc += w * (kl_pq + kl_qp) + e * (h_p + h_q);
+    for (int v = lane; v < V; v += 32) {
+      const double lp = static_cast<double>(logits[a + v]) - lse_a;
+      const double lq = static_cast<double>(logits[b + v]) - lse_b;
+      const double pv = exp(lp), qv = exp(lq);
+      dlogits[a + v] +=
+          static_cast<float>(w * (pv - qv + pv * (lp - lq - kl_pq)) - e * pv * (lp + h_p));
+      dlogits[b + v] +=
+          static_cast<float>(w * (qv - pv + qv * (lq - lp - kl_qp)) - e * qv * (lq + h_q));
     }
   }
   write_warp_total(loss + k, acc, lane, warp);
@@ -139,12 +147,13 @@ void cross_entropy_loss(float* dlogits, double* loss, const float* logits, const
   LENLAB_CHECK_LAUNCH("cross_entropy_kernel");
 }
 
-void sce_pair_loss(float* dlogits, double* loss, const float* logits, const int* first,
-                   const int* second, const double* weight, int P, int R, int V, Models m) {
+void pair_alignment_loss(float* dlogits, double* loss, const float* logits, const int* first,
+                         const int* second, const double* weight, const double* entropy_weight,
+                         int P, int R, int V, Models m) {
   if (m.count == 0) return;
-  sce_pair_kernel<<<m.count, kCeWarps * 32>>>(dlogits, loss, logits, first, second, weight, P, R,
-                                              V);
-  LENLAB_CHECK_LAUNCH("sce_pair_kernel");
+  pair_alignment_kernel<<<m.count, kCeWarps * 32>>>(dlogits, loss, logits, first, second, weight,
+                                                    entropy_weight, P, R, V);
+  LENLAB_CHECK_LAUNCH("pair_alignment_kernel");
 }
 
 }  // namespace lenlab::cuda

@@ -80,8 +80,9 @@ void mse_loss(float* dpred, double* loss, const float* pred, const double* targe
               const double* weight, int R, Models m = {});
 void cross_entropy_loss(float* dlogits, double* loss, const float* logits, const int* labels,
                         const double* weight, int R, int V, Models m = {});
-void sce_pair_loss(float* dlogits, double* loss, const float* logits, const int* first,
-                   const int* second, const double* weight, int P, int R, int V, Models m = {});
+void pair_alignment_loss(float* dlogits, double* loss, const float* logits, const int* first,
+                         const int* second, const double* weight, const double* entropy_weight,
+                         int P, int R, int V, Models m = {});
 
 // ---- optimizer (models/cpu/optimizer.hpp) ---- norms [K], steps [K], losses [K] (or null).
 void grad_norm(double* norms, const float* grads, size_t n, Models m = {});
