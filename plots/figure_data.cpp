@@ -103,7 +103,8 @@ std::string cell(double v) {
 constexpr const char* kCsvHeader =
     "figure,line,run_id,task,pe,reparam,reparam_shift,l_train,l_test,steps,seed,length,mse,"
     "mean_prediction,mean_target,mse_reparam,final_train_loss,depth,position,token_accuracy,"
-    "exact_match,cross_entropy,excess_ce,entropy,misalignment\n";
+    "exact_match,cross_entropy,excess_ce,entropy,misalignment,misalignment_divergence,"
+    "misalignment_entropy,misalignment_perfect\n";
 
 // The columns every row has, up to seed: figure .. seed, then length (reparam and reparam_shift
 // empty for a token task, which has no target map).
@@ -128,13 +129,18 @@ MisalignmentScatter misalignment_scatter(const FigureSummary& fig, const std::st
   MisalignmentScatter sc;
   sc.at_length = at_length;
   std::vector<const RunRecord*> seen;
-  std::vector<double> mis, far, train_t, far_t;
+  std::vector<double> mis, far, train_t, far_t, div_d, far_d;
   for (size_t line = 0; line < fig.lines.size(); ++line)
     for (const RunRecord* r : fig.lines[line].runs) {
       if (!r->misalignment || std::find(seen.begin(), seen.end(), r) != seen.end()) continue;
       seen.push_back(r);
-      const MisalignmentPoint p{line, r, *r->misalignment, value_at(*r, metric, r->spec.l_train),
-                                value_at(*r, metric, at_length)};
+      const MisalignmentPoint p{
+          line,
+          r,
+          *r->misalignment,
+          r->misalignment_divergence.value_or(std::numeric_limits<double>::quiet_NaN()),
+          value_at(*r, metric, r->spec.l_train),
+          value_at(*r, metric, at_length)};
       if (std::isnan(p.far)) {
         ++sc.without_far;
         continue;
@@ -146,12 +152,25 @@ MisalignmentScatter misalignment_scatter(const FigureSummary& fig, const std::st
         train_t.push_back(p.at_train);
         far_t.push_back(p.far);
       }
+      if (!std::isnan(p.divergence)) {
+        div_d.push_back(p.divergence);
+        far_d.push_back(p.far);
+      }
     }
   sc.pearson_misalignment = pearson(mis, far);
   sc.spearman_misalignment = spearman(mis, far);
   sc.n_train = static_cast<int>(train_t.size());
   sc.pearson_train = pearson(train_t, far_t);
   sc.spearman_train = spearman(train_t, far_t);
+  sc.n_divergence = static_cast<int>(div_d.size());
+  sc.pearson_divergence = pearson(div_d, far_d);
+  sc.spearman_divergence = spearman(div_d, far_d);
+  sc.pearson_misalignment_ci = bootstrap_interval(mis, far, pearson);
+  sc.spearman_misalignment_ci = bootstrap_interval(mis, far, spearman);
+  sc.pearson_train_ci = bootstrap_interval(train_t, far_t, pearson);
+  sc.spearman_train_ci = bootstrap_interval(train_t, far_t, spearman);
+  sc.pearson_divergence_ci = bootstrap_interval(div_d, far_d, pearson);
+  sc.spearman_divergence_ci = bootstrap_interval(div_d, far_d, spearman);
   return sc;
 }
 
@@ -198,8 +217,13 @@ std::string figure_csv(const FigureSummary& fig) {
   const bool positions = fig.spec->plot == "position";
   for (const FigureLine& line : fig.lines)
     for (const RunRecord* r : line.runs) {
+      // misalignment and (markov) its parts and a perfect model's value: 4 cells, empty if none
+      auto number = [](const std::optional<double>& v) {
+        return v ? fmt::format("{:.9g}", *v) : std::string();
+      };
       const std::string misalignment =
-          r->misalignment ? fmt::format("{:.9g}", *r->misalignment) : std::string();
+          fmt::format("{},{},{},{}", number(r->misalignment), number(r->misalignment_divergence),
+                      number(r->misalignment_entropy), number(r->misalignment_perfect));
       if (positions) {
         const std::string length =
             r->results.empty() ? "" : fmt::format("{}", r->results.back().length);

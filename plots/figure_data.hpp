@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "results/correlation.hpp"
 #include "results/figure_spec.hpp"
 #include "results/run_record.hpp"
 
@@ -40,6 +41,7 @@ struct MisalignmentPoint {
   size_t line = 0;  // index into FigureSummary::lines
   const RunRecord* run = nullptr;
   double misalignment = 0;  // at l_train (RunRecord::misalignment)
+  double divergence = 0;    // its divergence part (markov; NaN for a run without one)
   double at_train = 0;      // the metric at the run's l_train (NaN when not tested there)
   double far = 0;           // the metric at MisalignmentScatter::at_length
 };
@@ -53,6 +55,13 @@ struct MisalignmentScatter {
   double pearson_misalignment = 0, spearman_misalignment = 0;
   double pearson_train = 0, spearman_train = 0;
   int n_train = 0;  // points with the metric at l_train
+  // The misalignment's divergence part (symmetric KL, markov) against the same, over the points
+  // that have it (n_divergence; 0: none has, and the coefficients are NaN).
+  double pearson_divergence = 0, spearman_divergence = 0;
+  int n_divergence = 0;
+  // 95% percentile-bootstrap intervals of each coefficient above (results/correlation.hpp).
+  Interval pearson_misalignment_ci, spearman_misalignment_ci, pearson_train_ci, spearman_train_ci,
+      pearson_divergence_ci, spearman_divergence_ci;
 };
 
 struct FigureSummary {
@@ -72,7 +81,9 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
 //   figure, line, run_id, task, pe, reparam, reparam_shift, l_train, l_test, steps, seed, length,
 //   mse, mean_prediction, mean_target, mse_reparam, final_train_loss,
 //   depth, position, token_accuracy, exact_match, cross_entropy, excess_ce, entropy,
-//   misalignment (the run's long-short misalignment at l_train; empty when it has none)
+//   misalignment (the run's long-short misalignment at l_train; empty when it has none),
+//   misalignment_divergence, misalignment_entropy (its two parts; markov only),
+//   misalignment_perfect (what a perfect model gives on the same pairs; markov only)
 // Rows: one per (line, seed, length) for a scalar task; one per (line, seed, length, depth) for a
 // token task (one depth per length but for passkey); one per (line, seed, position) for a position
 // plot, its length being the run's longest test length. Cells that do not apply to a row are empty:

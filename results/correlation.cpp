@@ -6,6 +6,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "core/rng.hpp"
+
 namespace lenlab {
 
 namespace {
@@ -48,6 +50,39 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   if (x.size() != y.size()) throw std::invalid_argument("spearman: x and y differ in length");
   return pearson(ranks(x), ranks(y));
+}
+
+Interval bootstrap_interval(const std::vector<double>& x, const std::vector<double>& y,
+                            const PairStatistic& stat, int resamples, double level, uint64_t seed) {
+  if (x.size() != y.size())
+    throw std::invalid_argument("bootstrap_interval: x and y differ in length");
+  if (!(level > 0 && level < 1) || resamples < 1)
+    throw std::invalid_argument("bootstrap_interval: level must be in (0, 1), resamples >= 1");
+  const size_t n = x.size();
+  Interval out;
+  if (n < 3) return out;
+  Rng rng(seed);
+  std::vector<double> values, xs(n), ys(n);
+  for (int b = 0; b < resamples; ++b) {
+    for (size_t i = 0; i < n; ++i) {
+      const auto j = static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(n) - 1));
+      xs[i] = x[j];
+      ys[i] = y[j];
+    }
+    const double v = stat(xs, ys);
+    if (std::isfinite(v)) values.push_back(v);
+  }
+  if (2 * values.size() < static_cast<size_t>(resamples)) return out;
+  std::sort(values.begin(), values.end());
+  // The empirical quantile at q: the value of rank ⌈q·m⌉ (1-based), clamped to the sample.
+  auto quantile = [&](double q) {
+    const auto m = static_cast<double>(values.size());
+    const auto rank = static_cast<size_t>(std::clamp(std::ceil(q * m), 1.0, m));
+    return values[rank - 1];
+  };
+  out.lo = quantile((1 - level) / 2);
+  out.hi = quantile((1 + level) / 2);
+  return out;
 }
 
 }  // namespace lenlab

@@ -13,6 +13,7 @@
 
 #include "cli_support.hpp"
 #include "core/error.hpp"
+#include "core/rng.hpp"
 #include "lab/experiment_config.hpp"
 #include "lab/misalignment_report.hpp"
 #include "plots/figure_data.hpp"
@@ -136,6 +137,35 @@ TEST_CASE("correlation: Pearson and Spearman against hand values, undefined wher
   CHECK(std::isnan(spearman({5, 5, 5}, {1, 2, 3})));
   CHECK_THROWS_AS(pearson({1, 2, 3}, {1, 2}), std::invalid_argument);
   CHECK_THROWS_AS(spearman({1, 2, 3}, {1, 2}), std::invalid_argument);
+}
+
+TEST_CASE("correlation: the bootstrap interval against Fisher's z interval, reproducible") {
+  // 400 pairs with correlation 0.5: Fisher's z gives tanh(atanh(r) ± 1.96 / sqrt(n − 3)), which
+  // the percentile bootstrap approaches for a sample this large.
+  Rng rng(3);
+  std::vector<double> x, y;
+  for (int i = 0; i < 400; ++i) {
+    const double a = rng.normal(), b = rng.normal();
+    x.push_back(a);
+    y.push_back(0.5 * a + std::sqrt(0.75) * b);
+  }
+  const double r = pearson(x, y);
+  const Interval ci = bootstrap_interval(x, y, pearson);
+  const double half = 1.96 / std::sqrt(400.0 - 3);
+  CHECK(ci.lo < r);
+  CHECK(ci.hi > r);
+  CHECK(ci.lo == doctest::Approx(std::tanh(std::atanh(r) - half)).epsilon(0.03));
+  CHECK(ci.hi == doctest::Approx(std::tanh(std::atanh(r) + half)).epsilon(0.03));
+  const Interval again = bootstrap_interval(x, y, pearson);  // the same fixed stream
+  CHECK(again.lo == ci.lo);
+  CHECK(again.hi == ci.hi);
+  // A wider level gives a wider interval; too few pairs, or a constant side, none.
+  const Interval wide = bootstrap_interval(x, y, pearson, 2000, 0.99);
+  CHECK(wide.lo < ci.lo);
+  CHECK(wide.hi > ci.hi);
+  CHECK(std::isnan(bootstrap_interval({1, 2}, {1, 2}, pearson).lo));
+  CHECK(std::isnan(bootstrap_interval({1, 1, 1, 1}, {1, 2, 3, 4}, spearman).hi));
+  CHECK_THROWS_AS(bootstrap_interval({1, 2, 3}, {1, 2}, pearson), std::invalid_argument);
 }
 
 TEST_CASE("misalignment figure: at_length defaults to the lines' longest test length") {
@@ -281,11 +311,18 @@ TEST_CASE("misalignment figure: points, coefficients and the report's table from
   CHECK(sc.without_far == 0);
   const std::string section = misalignment_section(fig);
   CHECK(section.find("| predictor | Pearson r | Spearman ρ | n |") != std::string::npos);
-  CHECK(section.find("| long-short misalignment at l_train | " +
-                     fmt::format("{:.2f}", sc.pearson_misalignment) + " | 1.00 | 6 |") !=
+  // Each coefficient with its bootstrap interval, which holds it; ρ = 1 in every resample.
+  CHECK(sc.pearson_misalignment_ci.lo <= sc.pearson_misalignment);
+  CHECK(sc.pearson_misalignment_ci.hi >= sc.pearson_misalignment);
+  CHECK(section.find(fmt::format("| long-short misalignment at l_train | {:.2f} [{:.2f}, {:.2f}] "
+                                 "| 1.00 [1.00, 1.00] | 6 |",
+                                 sc.pearson_misalignment, sc.pearson_misalignment_ci.lo,
+                                 sc.pearson_misalignment_ci.hi)) != std::string::npos);
+  CHECK(section.find(fmt::format("| test MSE at l_train | {:.2f} [", sc.pearson_train)) !=
         std::string::npos);
-  CHECK(section.find(fmt::format("| test MSE at l_train | {:.2f} | {:.2f} | 6 |", sc.pearson_train,
-                                 sc.spearman_train)) != std::string::npos);
+  // A scalar task's misalignment has no divergence part: no such row, no decomposition.
+  CHECK(sc.n_divergence == 0);
+  CHECK(section.find("divergence part") == std::string::npos);
   CHECK(section.find("the misalignment predicts the test MSE at length 6 better") !=
         std::string::npos);
   CHECK(section.find("runs with more misalignment did worse there") != std::string::npos);
@@ -298,8 +335,9 @@ TEST_CASE("misalignment figure: points, coefficients and the report's table from
   CHECK(gp.find("set logscale x") == std::string::npos);  // 1..6: under two decades
   // The CSV: the rows of a length plot, the last column each run's misalignment.
   const std::string csv = figure_csv(fig);
-  CHECK(csv.find(",misalignment\n") != std::string::npos);
-  CHECK(csv.find(",1\n") != std::string::npos);
+  CHECK(csv.find(",misalignment,misalignment_divergence,misalignment_entropy,"
+                 "misalignment_perfect\n") != std::string::npos);
+  CHECK(csv.find(",1,,,\n") != std::string::npos);
   size_t rows = 0;
   for (char ch : csv) rows += ch == '\n';
   CHECK(rows == 1 + 4 * 2 * 6);  // header, then (line, seed, length): shared runs under each line
@@ -421,10 +459,11 @@ TEST_CASE("misalignment figure: lenlab run draws it and writes its table in repo
   const std::string report = read_text(dir / "out" / "report.md");
   CAPTURE(report);
   CHECK(report.find("at length 5") != std::string::npos);
-  CHECK(report.find(fmt::format("| long-short misalignment at l_train | {:.2f} | {:.2f} | 8 |",
-                                pearson(x, y), spearman(x, y))) != std::string::npos);
-  CHECK(report.find(fmt::format("| test MSE at l_train | {:.2f} | {:.2f} | 8 |", pearson(t, y),
-                                spearman(t, y))) != std::string::npos);
+  CHECK(report.find(fmt::format("| long-short misalignment at l_train | {:.2f} [",
+                                pearson(x, y))) != std::string::npos);
+  CHECK(report.find(fmt::format("] | {:.2f} [", spearman(x, y))) != std::string::npos);
+  CHECK(report.find(fmt::format("| test MSE at l_train | {:.2f} [", pearson(t, y))) !=
+        std::string::npos);
   CHECK(fs::exists(dir / "out" / "figm.gp"));
   const std::string dat = read_text(dir / "out" / "figm.dat");
   CHECK(dat.find("test MSE at length 5") != std::string::npos);
