@@ -232,7 +232,7 @@ TEST_CASE("misalignment regularizer: a run trains, logs L_misalign, and repeats 
 }
 
 TEST_CASE(
-    "misalignment regularizer: kind kl drops the entropies; the control draws the same views") {
+    "misalignment regularizer: kind kl drops the entropies, and the control draws the same views") {
   const TokenTaskSettings t = markov_settings();
   const MarkovChain chain(4, 2, 0.5, 1);
   auto batch = [&](MisalignRegularizer reg) {
