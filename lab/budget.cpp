@@ -205,7 +205,9 @@ void check_plan_size(const ExperimentConfig& config, const std::vector<std::stri
   double runs = 0;
   for (const FigureSpec& f : config.figures)
     if (figures.empty() || std::find(figures.begin(), figures.end(), f.name) != figures.end())
-      runs += static_cast<double>(f.n_lines()) * (f.vary == "seed" ? 1 : n_seeds);
+      runs += static_cast<double>(f.n_lines()) * (f.vary == "seed"  ? 1
+                                                  : f.seeds.empty() ? n_seeds
+                                                                    : f.seeds.size());
   const double bytes = kBaseBytes + runs * kBytesPerPlannedRun + n_seeds * 8.0;
   const double limit = memory_limit(budget);
   if (bytes > limit)

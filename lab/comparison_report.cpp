@@ -35,9 +35,11 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
       "\n## Method comparison\n\nEach column is a figure that compares methods on one task: each "
       "line's metric averaged over the test lengths beyond l_train, the mean over seeds, and its "
       "rank in the column (1 = best). ▲ / ▼: better / worse than the column's baseline by more "
-      "than the seed spread (the seeds' ranges of that average do not overlap); no mark: within "
-      "it. — : the method does not apply to the task, or has no completed run. The figure: each "
-      "method's factor over its task's baseline.\n\n![figure compare](compare.png)\n\n| method |");
+      "than the seed spread (the seeds' ranges of that average do not overlap); ≈: within it. "
+      "k/n: seed by seed, the method beat the baseline trained with the same seed in k of n "
+      "seeds. — : the method does not apply to the task, or has no completed run. The figure: "
+      "each method's factor over its task's baseline.\n\n![figure compare](compare.png)\n\n"
+      "| method |");
   std::string rule = "|---|";
   for (const FigureSummary* f : compared) {
     const TrainSpec& s = f->lines.empty() ? f->spec->base : f->lines.front().spec;
@@ -55,25 +57,43 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
         out += " — |";
         continue;
       }
-      const char* mark = c->versus_baseline > 0 ? " ▲" : c->versus_baseline < 0 ? " ▼" : "";
-      out += fmt::format(" {} ({}){}{} |", num(c->mean), c->rank, mark,
-                         label == compared[i]->spec->baseline ? " baseline" : "");
+      const bool is_baseline = label == compared[i]->spec->baseline;
+      const char* mark = is_baseline              ? ""
+                         : c->versus_baseline > 0 ? " ▲"
+                         : c->versus_baseline < 0 ? " ▼"
+                                                  : " ≈";
+      out += fmt::format(
+          " {} ({}){}{}{} |", num(c->mean), c->rank, mark,
+          c->seeds_paired > 0 ? fmt::format(" {}/{}", c->seeds_better, c->seeds_paired) : "",
+          is_baseline ? " baseline" : "");
     }
     out += "\n";
   }
   out += "\n";
   for (size_t i = 0; i < compared.size(); ++i) {
     const FigureSummary& f = *compared[i];
-    std::string best, better, worse;
+    std::string best, better, worse, consistent, mixed;
+    auto add = [](std::string& list, const std::string& item) {
+      list += (list.empty() ? "" : ", ") + item;
+    };
     for (const ComparedLine& c : lines[i]) {
-      if (c.rank == 1) best += (best.empty() ? "" : ", ") + c.label;
-      if (c.versus_baseline > 0) better += (better.empty() ? "" : ", ") + c.label;
-      if (c.versus_baseline < 0) worse += (worse.empty() ? "" : ", ") + c.label;
+      if (c.rank == 1) add(best, c.label);
+      if (c.versus_baseline > 0) add(better, c.label);
+      if (c.versus_baseline < 0) add(worse, c.label);
+      if (c.seeds_paired == 0) continue;
+      // The same sign in every seed, or not: a ranking that flips between seeds is not one.
+      const std::string tally = fmt::format("{} ({}/{})", c.label, c.seeds_better, c.seeds_paired);
+      if (c.seeds_better == 0 || c.seeds_better == c.seeds_paired)
+        add(consistent, tally);
+      else
+        add(mixed, tally);
     }
     out += fmt::format(
-        "- **{}**: best {}. Better than {} beyond the seed spread: {}. Worse beyond it: {}.\n",
+        "- **{}**: best {}. Better than {} beyond the seed spread: {}. Worse beyond it: {}. The "
+        "same sign in every seed: {}. Sign changing between seeds: {}.\n",
         f.spec->name, best.empty() ? "—" : best, f.spec->baseline, better.empty() ? "none" : better,
-        worse.empty() ? "none" : worse);
+        worse.empty() ? "none" : worse, consistent.empty() ? "none" : consistent,
+        mixed.empty() ? "none" : mixed);
   }
   return out;
 }

@@ -37,7 +37,7 @@ std::string cost_key(const TrainSpec& s) {
       "{} l_train {} {} steps {} batch {} eval {} d {}/{} layers {}", s.task, s.l_train,
       s.lengths.empty() ? fmt::format("l_test {}", s.l_test) : fmt::format("lengths {}", s.lengths),
       s.steps, s.batch_size, s.eval_samples, s.d_model, s.d_ff, s.n_layer);
-  if (s.misalign.on()) key += " misalignment views";  // two views of l_train per sequence
+  if (s.misalign.views()) key += " misalignment views";  // two views of l_train per sequence
   if (temperature_alignment(s.test_attention)) key += " temperature search";
   if (s.threads > 1) key += fmt::format(" threads {}", s.threads);
   return key;

@@ -116,8 +116,8 @@ std::string slurm_script(const ExperimentOptions& o, const std::vector<PlannedRu
 }  // namespace
 
 int run_experiment(const ExperimentOptions& options) {
-  const ExperimentConfig config =
-      parse_experiment_config(options.config_text, options.config_source);
+  ExperimentConfig config = parse_experiment_config(options.config_text, options.config_source);
+  if (options.n_seeds > 0) use_only_experiment_seeds(config);
   ExperimentOptions o = options;  // with --figures' groups expanded to their figures
   o.figures = select_figures(config, options.figures);
   if (o.out.empty() && !o.dry_run)
@@ -175,11 +175,12 @@ int run_experiment(const ExperimentOptions& options) {
   ensure_writable_directory(o.out / "runs");
   remove_stale_temporaries(o.out);  // left by a lenlab killed while writing figures or CSVs
   write_file_atomic(o.out / "config.toml", o.config_text);
-  write_file_atomic(
-      o.out / "selection.json",
-      Json{{"figures", o.figures.empty() ? config.figure_names() : o.figures}, {"seeds", seeds}}
-              .dump(2) +
-          "\n");
+  write_file_atomic(o.out / "selection.json",
+                    Json{{"figures", o.figures.empty() ? config.figure_names() : o.figures},
+                         {"seeds", seeds},
+                         {"figure_seeds", o.n_seeds <= 0}}
+                            .dump(2) +
+                        "\n");
 
   if (!o.emit_slurm.empty()) {
     ensure_writable_directory(o.emit_slurm);
@@ -218,7 +219,7 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
         fmt::format("{} is not an experiment folder (no config.toml and "
                     "selection.json); make one with lenlab reproduce or lenlab run",
                     dir.string()));
-  const ExperimentConfig config = load_experiment_config((dir / "config.toml").string());
+  ExperimentConfig config = load_experiment_config((dir / "config.toml").string());
   remove_stale_temporaries(dir);
   Json selection;
   try {
@@ -229,6 +230,7 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
   }
   const auto figures = selection.at("figures").get<std::vector<std::string>>();
   const auto seeds = selection.at("seeds").get<std::vector<uint64_t>>();
+  if (!selection.value("figure_seeds", true)) use_only_experiment_seeds(config);  // --seeds N
 
   std::map<std::string, RunRecord> records;
   for (const PlannedRun& r : plan_runs(config, figures, seeds))

@@ -244,8 +244,27 @@ void check_settings_lines(const FigureSpec& fig, const toml::array& values,
 }
 
 // The keys of a figure table that are not run settings (they never change a run's id).
-const std::set<std::string> kFigureKeys = {"title",  "vary", "values",    "plot",
-                                           "metric", "pool", "at_length", "baseline"};
+const std::set<std::string> kFigureKeys = {"title", "vary",      "values",   "plot", "metric",
+                                           "pool",  "at_length", "baseline", "seeds"};
+
+// `seeds` (top level, or a figure's own when `at` names it): a non-empty list of integers >= 0.
+std::vector<uint64_t> seed_list(const toml::node* node, const std::string& source,
+                                const std::string& at) {
+  const std::string key = at.empty() ? "'seeds'" : at + ": 'seeds'";
+  const toml::array* seeds = node ? node->as_array() : nullptr;
+  if (!seeds || seeds->empty())
+    throw UsageError(fmt::format("{}: {} must be a non-empty list of integers >= 0", source, key));
+  std::vector<uint64_t> out;
+  for (const toml::node& s : *seeds) {
+    // is_integer first: value<int64_t>() of a float such as 1e19 converts it, out of range.
+    const std::optional<int64_t> v = s.is_integer() ? s.value<int64_t>() : std::optional<int64_t>{};
+    if (!v || *v < 0)
+      throw UsageError(
+          fmt::format("{}:{}: {} must hold integers >= 0", source, s.source().begin.line, key));
+    out.push_back(static_cast<uint64_t>(*v));
+  }
+  return out;
+}
 
 // A figure with `pool = ["a", "b"]` (plot "misalignment" only): every line of the figures named,
 // in order, after its own (a pooling figure may have no vary and values, and then no settings).
@@ -308,17 +327,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
                                    node.source().begin.line, k,
                                    join_choices({"seeds", "defaults", "figures"})));
   }
-  const toml::array* seeds = root["seeds"].as_array();
-  if (!seeds || seeds->empty())
-    throw UsageError(fmt::format("{}: 'seeds' must be a non-empty list of integers >= 0", source));
-  for (const toml::node& s : *seeds) {
-    // is_integer first: value<int64_t>() of a float such as 1e19 converts it, out of range.
-    const std::optional<int64_t> v = s.is_integer() ? s.value<int64_t>() : std::optional<int64_t>{};
-    if (!v || *v < 0)
-      throw UsageError(
-          fmt::format("{}:{}: 'seeds' must hold integers >= 0", source, s.source().begin.line));
-    config.seeds.push_back(static_cast<uint64_t>(*v));
-  }
+  config.seeds = seed_list(root.get("seeds"), source, "");
 
   TrainSpec defaults;
   if (const toml::node_view<toml::node> d = root["defaults"]; d) {
@@ -343,7 +352,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     if (pools && !t->contains("vary") && !t->contains("values")) {
       // Only pooled lines: settings here would apply to no run, so they are refused.
       for (const auto& [k, n] : *t)
-        if (!kFigureKeys.count(std::string(k.str())))
+        if (!kFigureKeys.count(std::string(k.str())) || k.str() == "seeds")
           throw UsageError(fmt::format(
               "{}: '{}' in a figure with 'pool' and no 'vary': it has no lines of its own for "
               "settings to apply to; valid keys here: {}",
@@ -361,6 +370,13 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
                       where(source, *t, at), at));
     fig.vary = vary->get();
     fig.base = settings_from_table(*t, defaults, kFigureKeys, source, at);
+    if (const toml::node* own = t->get("seeds")) {
+      if (fig.vary == "seed")
+        throw UsageError(fmt::format(
+            "{}: 'seeds' in a figure that varies the seed: its values are its seeds; drop one",
+            where(source, *own, at)));
+      fig.seeds = seed_list(own, source, at);
+    }
     for (const toml::node& v : *values) fig.values.push_back(scalar_to_json(v));
     if (fig.vary == kVarySettings) check_settings_lines(fig, *values, source, at);
     // Apply every value once now, so a wrong key or type fails at load time, not mid-sweep.
@@ -389,6 +405,13 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
 
 ExperimentConfig load_experiment_config(const std::string& path) {
   return parse_experiment_config(read_text_file(path), path);
+}
+
+void use_only_experiment_seeds(ExperimentConfig& config) {
+  for (FigureSpec& f : config.figures) {
+    f.seeds.clear();
+    for (FigureSpec& pooled : f.pooled) pooled.seeds.clear();
+  }
 }
 
 std::vector<std::string> select_figures(const ExperimentConfig& config,

@@ -51,6 +51,9 @@ namespace lenlab {
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source);
 ExperimentConfig load_experiment_config(const std::string& path);
 
+// --seeds N: every figure runs the experiment's seeds (1..N), its own `seeds` dropped.
+void use_only_experiment_seeds(ExperimentConfig& config);
+
 // `--figures` as given, with each group expanded: a name that is not a figure selects every figure
 // named "NAME-…" (e.g. "lambda-global" → lambda-global-markov, lambda-global-passkey, in name
 // order). Empty stays empty (all). A name that is neither is a UsageError listing the figures.

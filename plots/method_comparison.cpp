@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "results/figure_metric.hpp"
 
@@ -31,13 +32,18 @@ std::vector<ComparedLine> compare_lines(const FigureSummary& fig) {
   const std::string& metric = fig.spec->metric;
   const bool higher_better = metric_is_fraction(metric);
   std::vector<ComparedLine> out;
+  std::vector<std::map<uint64_t, double>> by_seed;  // per line: seed → its run's beyond mean
   for (const FigureLine& line : fig.lines) {
     ComparedLine c;
     c.label = line.label;
     c.mean = c.min = c.max = kNaN;
     std::vector<double> v;
+    by_seed.emplace_back();
     for (const RunRecord* r : line.runs)
-      if (const double x = beyond_mean(*r, metric); !std::isnan(x)) v.push_back(x);
+      if (const double x = beyond_mean(*r, metric); !std::isnan(x)) {
+        v.push_back(x);
+        by_seed.back()[r->spec.seed] = x;
+      }
     c.n_seeds = static_cast<int>(v.size());
     if (!v.empty()) {
       double sum = 0;
@@ -57,12 +63,20 @@ std::vector<ComparedLine> compare_lines(const FigureSummary& fig) {
   }
   const auto base = std::find_if(
       out.begin(), out.end(), [&](const ComparedLine& c) { return c.label == fig.spec->baseline; });
-  if (base != out.end() && base->n_seeds > 0)
-    for (ComparedLine& c : out) {
+  if (base != out.end() && base->n_seeds > 0) {
+    const std::map<uint64_t, double>& base_seeds = by_seed[base - out.begin()];
+    for (size_t i = 0; i < out.size(); ++i) {
+      ComparedLine& c = out[i];
       if (c.n_seeds == 0 || &c == &*base) continue;
       const bool above = c.min > base->max, below = c.max < base->min;
       if (above || below) c.versus_baseline = (above == higher_better) ? 1 : -1;
+      for (const auto& [seed, x] : by_seed[i])
+        if (const auto b = base_seeds.find(seed); b != base_seeds.end()) {
+          ++c.seeds_paired;
+          if (higher_better ? x > b->second : x < b->second) ++c.seeds_better;
+        }
     }
+  }
   return out;
 }
 

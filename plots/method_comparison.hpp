@@ -20,6 +20,10 @@ struct ComparedLine {
   int rank = 0;                       // 1 = best by the mean; 0 without runs
   // Versus the baseline: +1 better beyond the seed spread, −1 worse beyond it, 0 within it.
   int versus_baseline = 0;
+  // Seed by seed against the baseline's run with the same seed (the same initial weights and
+  // data): in how many of the seeds both have (seeds_paired) this line did better (seeds_better;
+  // a tie counts for neither). 0 and 0 for the baseline itself.
+  int seeds_better = 0, seeds_paired = 0;
 };
 
 // The lines of a figure with a baseline, ranked (lower is better for the MSE and cross-entropies,

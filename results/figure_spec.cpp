@@ -31,7 +31,7 @@ std::vector<uint64_t> FigureSpec::line_seeds(size_t line,
     return pooled[f].line_seeds(l, seeds);
   }
   if (vary == "seed") return {line_spec(line, 0).seed};
-  return seeds;
+  return this->seeds.empty() ? seeds : this->seeds;
 }
 
 TrainSpec FigureSpec::line_spec(size_t line, uint64_t seed) const {

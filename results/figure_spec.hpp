@@ -51,11 +51,15 @@ struct FigureSpec {
   // "figure: value". Empty: only the figure's own vary and values.
   std::vector<FigureSpec> pooled;
   std::vector<std::pair<size_t, size_t>> pooled_lines;
+  // Config key `seeds`: this figure's own seeds in place of the experiment's (e.g. more for a
+  // comparison whose ranking must beat the seed spread); empty: the experiment's. `--seeds N`
+  // replaces them too (use_only_experiment_seeds).
+  std::vector<uint64_t> seeds;
   size_t n_lines() const { return values.size() + pooled_lines.size(); }
   // Whether line i comes from another figure through `pool` (its label names that figure).
   bool is_pooled(size_t line) const { return line >= values.size(); }
-  // The seeds line i is run with: the experiment's, or, when the figure varies the seed itself
-  // (vary = "seed"), its own value alone.
+  // The seeds line i is run with: the figure's own `seeds`, else the experiment's; when the
+  // figure varies the seed itself (vary = "seed"), its value alone.
   std::vector<uint64_t> line_seeds(size_t line, const std::vector<uint64_t>& seeds) const;
   // The settings of line i (base with vary = values[i]) for one of its seeds.
   TrainSpec line_spec(size_t line, uint64_t seed) const;

@@ -54,9 +54,10 @@ struct Fixture {
     for (size_t i = 0; i < lines.size(); ++i) {
       FigureLine line;
       line.label = fmt::format("L{}", i);
-      for (double v : lines[i]) {
+      for (size_t j = 0; j < lines[i].size(); ++j) {
         // Within l_train every run is the same: only the lengths beyond it may rank.
-        runs.push_back(run(metric != "mse", 0.5, v));
+        runs.push_back(run(metric != "mse", 0.5, lines[i][j]));
+        runs.back().spec.seed = j + 1;  // value j of every line is seed j + 1's run
         line.runs.push_back(&runs.back());
       }
       summary.lines.push_back(line);
@@ -67,9 +68,9 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the seed spread only") {
-  // L1 lower than L0 with disjoint ranges; L2 lower on average but overlapping; L3 higher,
-  // disjoint.
-  const std::vector<std::vector<double>> v = {{10, 12, 14}, {1, 2, 3}, {5, 9, 11}, {20, 21, 22}};
+  // L1 lower than L0 with disjoint ranges; L2 lower on average but overlapping, and lower than
+  // L0's run of the same seed in seeds 1 and 3 only; L3 higher, disjoint.
+  const std::vector<std::vector<double>> v = {{10, 12, 14}, {1, 2, 3}, {5, 13, 11}, {20, 21, 22}};
   {
     const Fixture f("mse", v);  // lower is better
     const std::vector<ComparedLine> c = compare_lines(f.summary);
@@ -83,8 +84,19 @@ TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the 
     CHECK(c[3].rank == 4);
     CHECK(c[0].versus_baseline == 0);
     CHECK(c[1].versus_baseline == 1);
-    CHECK(c[2].versus_baseline == 0);  // 8.3 < 12, but 11 > 10: within the spread
+    CHECK(c[2].versus_baseline == 0);  // 9.7 < 12, but 13 > 10: within the spread
     CHECK(c[3].versus_baseline == -1);
+    // Seed by seed: L1 beats L0 in all three, L2 in two (13 > 12 in seed 2), L3 in none.
+    CHECK(c[0].seeds_paired == 0);
+    CHECK(c[1].seeds_better == 3);
+    CHECK(c[1].seeds_paired == 3);
+    CHECK(c[2].seeds_better == 2);
+    CHECK(c[2].seeds_paired == 3);
+    CHECK(c[3].seeds_better == 0);
+    const std::string section = comparison_section({f.summary});
+    CHECK(section.find("| L2 | 9.67 (2) ≈ 2/3 |") != std::string::npos);
+    CHECK(section.find("The same sign in every seed: L1 (3/3), L3 (0/3). Sign changing between "
+                       "seeds: L2 (2/3).") != std::string::npos);
   }
   {
     const Fixture f("token_accuracy", v);  // higher is better: everything flips
@@ -95,7 +107,7 @@ TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the 
     CHECK(c[3].versus_baseline == 1);
     const std::string section = comparison_section({f.summary});
     CHECK(section.find("## Method comparison") != std::string::npos);
-    CHECK(section.find("| L3 | 21 (1) ▲ |") != std::string::npos);
+    CHECK(section.find("| L3 | 21 (1) ▲ 3/3 |") != std::string::npos);
     CHECK(section.find("| L0 | 12 (2) baseline |") != std::string::npos);
     CHECK(
         section.find("best L3. Better than L0 beyond the seed spread: L3. Worse beyond it: L1.") !=

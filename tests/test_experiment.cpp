@@ -197,6 +197,35 @@ TEST_CASE("--figures takes a group: a name that is no figure selects every figur
                        UsageError);
 }
 
+TEST_CASE("a figure's own seeds replace the experiment's for its lines, and --seeds N drops them") {
+  const std::string fig = "vary = \"pe\"\nvalues = [\"nope\", \"alibi\"]\n";
+  ExperimentConfig c = parse_experiment_config(
+      "seeds = [1, 2]\n[figures.a]\n" + fig + "seeds = [3, 4, 5]\n[figures.b]\n" + fig,
+      "seeds.toml");
+  CHECK(c.find("a")->line_seeds(1, c.seeds) == std::vector<uint64_t>{3, 4, 5});
+  CHECK(c.find("b")->line_seeds(1, c.seeds) == std::vector<uint64_t>{1, 2});
+  CHECK(plan_runs(c, {"a"}, c.seeds).size() == 6);  // 2 lines × 3 own seeds
+  CHECK(plan_runs(c, {}, c.seeds).size() == 10);    // b's 2 × 2 are not a's
+  use_only_experiment_seeds(c);
+  CHECK(c.find("a")->line_seeds(0, {1}) == std::vector<uint64_t>{1});
+  CHECK(plan_runs(c, {}, {1}).size() == 2);  // both figures share nope and alibi at seed 1
+
+  auto error_of = [](const std::string& text) {
+    try {
+      parse_experiment_config(text, "bad.toml");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of("seeds = [1]\n[figures.a]\n" + fig + "seeds = []\n")
+            .find("figures.a: 'seeds' must be a non-empty list of integers >= 0") != std::string::npos);
+  CHECK(error_of("seeds = [1]\n[figures.a]\n" + fig + "seeds = [1, -2]\n")
+            .find("must hold integers >= 0") != std::string::npos);
+  CHECK(error_of("seeds = [1]\n[figures.a]\nvary = \"seed\"\nvalues = [1, 2]\nseeds = [3]\n")
+            .find("'seeds' in a figure that varies the seed") != std::string::npos);
+}
+
 TEST_CASE(
     "an experiment trains each run once, writes figure CSVs and a report, and skips "
     "finished runs when run again") {
