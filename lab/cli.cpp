@@ -59,6 +59,11 @@ void add_test_time_options(CLI::App& cmd, TestTimeAttention& t) {
                  "Divide every attention logit by this (softmax temperature; 1 = as trained), or "
                  "auto-pmax / auto-entropy: per length past l_train, the temperature paper 002's "
                  "search aligns with training");
+  cmd.add_option("--temperature-min", t.temperature_min,
+                 "With an auto temperature: the lowest temperature the search tries (its grid runs "
+                 "from 1 down to this; Algorithm 1's 0.5)");
+  cmd.add_option("--temperature-step", t.temperature_step,
+                 "With an auto temperature: the search grid's spacing (Algorithm 1's 0.05)");
   cmd.add_flag("--attention-stats", t.attention_stats,
                "Also write attention.csv: per length, layer and head the mean attention entropy "
                "and largest attention probability");

@@ -125,6 +125,7 @@ int run_eval(const EvalOptions& o) {
   if (!o.lengths.empty()) parse_lengths(o.lengths, "--lengths", kMaxLength);  // the flags first
   if (!o.depths.empty()) parse_depths(o.depths, "--depths");
   check_temperature(o.attention.temperature);
+  search_grid(o.attention);
   const std::optional<RunRecord> record = load_run(o.run_dir, /*with_results=*/false);
   if (!record)
     throw UsageError(
@@ -304,6 +305,7 @@ int run_eval(const EvalOptions& o) {
     for (const auto& [length, tau] : temperatures.searched) by_length[std::to_string(length)] = tau;
     info["attention"]["temperature_by_length"] = by_length;
     info["attention"]["temperature_closed_form"] = closed_form_json(temperatures);
+    info["attention"]["temperature_search"] = temperature_search_json(temperatures);
   }
   info["threads"] = spec.threads;
   info["device"] = device.label;

@@ -168,6 +168,7 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
         by_length[std::to_string(length)] = tau;
       folders[k]->manifest()["temperature_by_length"] = by_length;
       folders[k]->manifest()["temperature_closed_form"] = closed_form_json(temperatures[k]);
+      folders[k]->manifest()["temperature_search"] = temperature_search_json(temperatures[k]);
     }
     if (outcomes[m].diverged) {
       folders[k]->write_diverged(outcomes[m]);

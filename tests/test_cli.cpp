@@ -74,6 +74,8 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--n-global", "0"},
                                                                   {"--distance-cap", ""},
                                                                   {"--temperature", "1"},
+                                                                  {"--temperature-min", "0.5"},
+                                                                  {"--temperature-step", "0.05"},
                                                                   {"--attention-stats", ""},
                                                                   {"--overwrite", ""},
                                                                   {"--device", "auto"},

@@ -8,6 +8,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -205,6 +206,65 @@ TEST_CASE(
   }
   CHECK(temperature_grid().size() == 11);
   CHECK(temperature_grid().back() == doctest::Approx(0.5));
+}
+
+TEST_CASE("the search's grid runs from 1 to its lowest value, and a match outside it sits at a bound") {
+  CHECK(temperature_grid(0.5, 0.05).size() == 11);
+  const std::vector<double> g = temperature_grid(0.3, 0.25);  // 1, 0.75, 0.5, then 0.3 itself
+  REQUIRE(g.size() == 4);
+  CHECK(g[1] == doctest::Approx(0.75));
+  CHECK(g.back() == 0.3);
+  CHECK(temperature_grid(1.0, 0.1) == std::vector<double>{1.0});
+  CHECK(temperature_grid(0.2, 0.2).back() == 0.2);  // 1 − 4·0.2 is 0.2 up to rounding: no twin
+  CHECK(temperature_grid(0.2, 0.2).size() == 5);
+  CHECK_THROWS_AS(temperature_grid(0.0, 0.1), std::invalid_argument);
+  CHECK_THROWS_AS(temperature_grid(0.5, 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(temperature_grid(1e-6, 1e-6), std::invalid_argument);
+  // A statistic that is τ itself: a target inside the grid is matched inside it; targets below
+  // its lowest value or above 1 are matched at the bound, and flagged so.
+  const std::vector<double> grid = temperature_grid(0.5, 0.1);
+  const auto identity = [](double tau) { return tau; };
+  for (const auto& [target, tau, bound] :
+       {std::tuple{0.72, 0.7, ""}, std::tuple{0.2, 0.5, "low"}, std::tuple{1.3, 1.0, "high"}}) {
+    CAPTURE(target);
+    const double chosen = closest_temperature(grid, identity, target);
+    CHECK(chosen == doctest::Approx(tau));
+    CHECK(grid_bound(grid, chosen) == std::string(bound));
+    CHECK(chosen >= grid.back());
+    CHECK(chosen <= grid.front());
+  }
+  CHECK(temperature_log_rule(10, 100) == doctest::Approx(0.5));
+  CHECK(std::isnan(temperature_log_rule(1, 100)));
+}
+
+TEST_CASE("the temperature search's curve: every grid τ at every length, its bounds flagged") {
+  const fs::path out = run_dir("test-time-curve");
+  const CliResult r =
+      run_cli({"eval", trained("rope").string(), "--out", out.string(), "--temperature",
+               "auto-entropy", "--temperature-min", "0.8", "--temperature-step", "0.1"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const auto info = nlohmann::json::parse(read_text(out / "eval.json"));
+  const auto& search = info.at("attention").at("temperature_search");
+  CHECK(search.at("grid").size() == 3);  // 1, 0.9, 0.8
+  const auto& curve = search.at("curve");
+  REQUIRE(curve.size() == 3 * (kTinyLTest - kTinyLTrain));
+  for (const auto& p : curve) {
+    CHECK(p.at("length").get<int>() > kTinyLTrain);
+    CHECK(p.at("tau").get<double>() >= 0.8 - 1e-12);
+    CHECK(p.at("mse").get<double>() >= 0);
+    CHECK(p.at("attention_entropy").get<double>() >= 0);
+  }
+  const auto& taus = info.at("attention").at("temperature_by_length");
+  for (int l = kTinyLTrain + 1; l <= kTinyLTest; ++l) {
+    const std::string key = std::to_string(l);
+    const double tau = taus.at(key);
+    CHECK(tau >= 0.8 - 1e-12);
+    CHECK(search.at("chosen").at("auto-entropy").at(key).get<double>() == tau);
+    // At a bound exactly when the chosen τ is 1 or 0.8; the flag says which.
+    const std::string bound = search.at("at_bound").value(key, "");
+    CHECK(bound == (tau == 1.0 ? "high" : std::abs(tau - 0.8) < 1e-12 ? "low" : ""));
+    CHECK(search.at("chosen").at("log_rule").at(key).get<double>() < 1);
+  }
 }
 
 TEST_CASE("lenlab eval --temperature auto-pmax: one grid temperature per length past l_train") {

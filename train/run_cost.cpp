@@ -120,7 +120,7 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
     // first kTemperatureSearchSamples test sequences.
     const double share =
         std::min(1.0, static_cast<double>(kTemperatureSearchSamples) / spec.eval_samples);
-    const double grid = static_cast<double>(temperature_grid().size());
+    const double grid = static_cast<double>(search_grid(spec.test_attention).size());
     cost.temperature_search_flops = share * cost.eval_flops_at(spec.l_train);
     for (const int l : lengths)
       if (l > spec.l_train) cost.temperature_search_flops += grid * share * cost.eval_flops_at(l);

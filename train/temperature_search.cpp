@@ -9,10 +9,35 @@ std::string align_name(AlignBy by) {
   return by == AlignBy::kMaxProb ? "auto-pmax" : "auto-entropy";
 }
 
-std::vector<double> temperature_grid() {
+std::vector<double> temperature_grid(double lowest, double step) {
+  if (!(lowest > 0 && lowest <= 1) || !(step > 0) || !std::isfinite(step))
+    throw std::invalid_argument("temperature_grid: need 0 < lowest <= 1 and a finite step > 0");
+  // Values within a millionth of a step of `lowest` are `lowest` (0.05 · 10 is not exactly 0.5).
+  const double tolerance = 1e-6 * step;
+  const double n_steps = std::floor((1.0 - lowest) / step + 1e-6);
+  if (n_steps >= kMaxTemperatureGrid)
+    throw std::invalid_argument("temperature_grid: more than kMaxTemperatureGrid values");
   std::vector<double> grid;
-  for (int i = 0; i <= 10; ++i) grid.push_back(1.0 - 0.05 * i);
+  for (int i = 0; i <= static_cast<int>(n_steps); ++i) grid.push_back(1.0 - step * i);
+  if (std::abs(grid.back() - lowest) <= tolerance)
+    grid.back() = lowest;
+  else
+    grid.push_back(lowest);
+  if (grid.size() > static_cast<size_t>(kMaxTemperatureGrid))
+    throw std::invalid_argument("temperature_grid: more than kMaxTemperatureGrid values");
   return grid;
+}
+
+std::string grid_bound(const std::vector<double>& grid, double tau) {
+  if (grid.empty()) return "";
+  if (tau == grid.back()) return "low";
+  if (tau == grid.front()) return "high";
+  return "";
+}
+
+double temperature_log_rule(double L_train, double L_test) {
+  if (!(L_train > 1) || !(L_test > 1)) return NAN;
+  return std::log(L_train) / std::log(L_test);
 }
 
 double mean_statistic(const AttentionStats& stats, AlignBy by) {

@@ -4,7 +4,8 @@
 // model's at its training length with τ = 1, sharpness being the mean largest attention
 // probability ("pmax") or the mean attention entropy over every layer, head and query row.
 // Algorithm 1 searches τ on the grid 1.0, 0.95, …, 0.5 and keeps the value whose statistic is
-// closest to the training one.
+// closest to the training one. lenlab makes the grid a setting (its lowest τ and its step) and
+// says when the chosen τ sits at one of the grid's ends, where the best match may lie outside it.
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,8 +19,22 @@ enum class AlignBy { kMaxProb, kEntropy };
 // "auto-pmax" → kMaxProb, "auto-entropy" → kEntropy.
 std::string align_name(AlignBy by);
 
-// Algorithm 1's grid: 1.0, 0.95, …, 0.5.
-std::vector<double> temperature_grid();
+// The grid from 1 down: 1, 1 − step, 1 − 2·step, … while ≥ lowest, then `lowest` itself when the
+// steps miss it (so the grid's bounds are exactly 1 and lowest). The defaults are Algorithm 1's
+// 1.0, 0.95, …, 0.5. std::invalid_argument unless 0 < lowest ≤ 1, step > 0 (both finite) and
+// the grid has at most kMaxTemperatureGrid values (check_temperature_grid says it to a user).
+inline constexpr double kDefaultTemperatureMin = 0.5, kDefaultTemperatureStep = 0.05;
+inline constexpr int kMaxTemperatureGrid = 1000;
+std::vector<double> temperature_grid(double lowest = kDefaultTemperatureMin,
+                                     double step = kDefaultTemperatureStep);
+
+// "low" when tau is the grid's lowest value, "high" when it is its highest (1), else "" (a
+// one-value grid: "low"). A chosen τ at a bound may only be the nearest the grid allows.
+std::string grid_bound(const std::vector<double>& grid, double tau);
+
+// The log rule (paper 002's length-scaling baseline, as in scaled attention log L_tr / log L):
+// τ = log L_train / log L_test with L the tokens of a sequence; NaN unless both L > 1.
+double temperature_log_rule(double L_train, double L_test);
 
 // The mean of a length's statistics over every layer and head (each layer–head mean weighs the
 // same, as Algorithm 1's average over every softmax does for equal row counts).

@@ -46,6 +46,31 @@ void check_temperature(const std::string& text) {
   if (!temperature_alignment(t)) fixed_temperature(text);
 }
 
+std::vector<double> search_grid(const TestTimeAttention& t) {
+  const double lowest = t.temperature_min, step = t.temperature_step;
+  if (!(lowest > 0 && lowest <= 1))
+    throw UsageError(fmt::format(
+        "--temperature-min must be in (0, 1] (the lowest temperature the search tries; the grid "
+        "runs from 1 down to it), got {}",
+        lowest));
+  if (!(step > 0) || !std::isfinite(step))
+    throw UsageError(fmt::format(
+        "--temperature-step must be a finite number > 0 (the grid's spacing), got {}", step));
+  if ((1.0 - lowest) / step >= kMaxTemperatureGrid)
+    throw UsageError(
+        fmt::format("--temperature-min {} with --temperature-step {} makes a grid of more than {} "
+                    "temperatures (each one evaluation per test length); take a larger step",
+                    lowest, step, kMaxTemperatureGrid));
+  const bool default_grid = lowest == kDefaultTemperatureMin && step == kDefaultTemperatureStep;
+  if (!temperature_alignment(t) && !default_grid)
+    throw UsageError(fmt::format(
+        "--temperature-min and --temperature-step set the search's grid, which only an auto "
+        "temperature has; --temperature is '{}': give auto-pmax or auto-entropy, or leave them "
+        "at {} and {}",
+        t.temperature, kDefaultTemperatureMin, kDefaultTemperatureStep));
+  return temperature_grid(lowest, step);
+}
+
 std::optional<AlignBy> temperature_alignment(const TestTimeAttention& t) {
   for (AlignBy by : {AlignBy::kMaxProb, AlignBy::kEntropy})
     if (t.temperature == align_name(by)) return by;
@@ -85,6 +110,7 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
         "attention_stats must be 0 (off) or 1 (measure the attention statistics), got {}",
         t.attention_stats));
   if (!temperature_alignment(t)) a.logit_scale = 1.0 / fixed_temperature(t.temperature);
+  search_grid(t);
   return a;
 }
 

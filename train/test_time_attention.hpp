@@ -15,6 +15,7 @@
 // All three are AttentionSpec data for the one engine (tasks/batch.hpp, models/ops/args.hpp).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/config.hpp"
 #include "tasks/batch.hpp"
@@ -33,6 +34,10 @@ std::optional<AlignBy> temperature_alignment(const TestTimeAttention& t);
 // UsageError unless `text` is a temperature test_time_attention accepts (checked before a run is
 // read, with the other flags).
 void check_temperature(const std::string& text);
+// The temperature search's grid (temperature_grid(t.temperature_min, t.temperature_step)).
+// UsageError naming the flag and the valid range: a lowest τ ≤ 0 or above 1, a step ≤ 0, more
+// than kMaxTemperatureGrid values, or a grid other than the default without an auto temperature.
+std::vector<double> search_grid(const TestTimeAttention& t);
 
 // The AttentionSpec of `t` for a run trained with `trained` (its PE in `pe`). UsageError naming
 // the flag, the value and what is allowed: n_local not "train" or an integer >= 1; n_global < 0,

@@ -1,7 +1,7 @@
 #pragma once
 // The inference-side attention settings of a run or an evaluation, as a user writes them (flags of
 // `lenlab train` and `lenlab eval`, config keys n_local, n_global, distance_cap, temperature,
-// attention_stats):
+// temperature_min, temperature_step, attention_stats):
 // how a trained model attends at test time. train/test_time_attention.hpp turns them into the
 // engine's AttentionSpec and says what each means.
 #include <string>
@@ -14,6 +14,10 @@ struct TestTimeAttention {
   std::string distance_cap;  // "": none; "train": the largest training distance; or a distance
   // A number > 0, or "auto-pmax" / "auto-entropy": searched per test length.
   std::string temperature = "1";
+  // With an auto temperature: the search's grid, 1 down to temperature_min in steps of
+  // temperature_step (train/temperature_search.hpp; Algorithm 1's 0.5 and 0.05 by default).
+  double temperature_min = 0.5;
+  double temperature_step = 0.05;
   // 1: also measure the attention statistics at every test length (attention.csv; they change no
   // result); 0: not.
   int attention_stats = 0;

@@ -173,6 +173,8 @@ nlohmann::ordered_json to_json(const TrainSpec& spec) {
                                                   "n_global",
                                                   "distance_cap",
                                                   "temperature",
+                                                  "temperature_min",
+                                                  "temperature_step",
                                                   "attention_stats"};
   static const nlohmann::ordered_json defaults = [] {
     nlohmann::ordered_json d;

@@ -111,6 +111,8 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("n_global", s.test_attention.n_global);
   visit("distance_cap", s.test_attention.distance_cap);
   visit("temperature", s.test_attention.temperature);
+  visit("temperature_min", s.test_attention.temperature_min);
+  visit("temperature_step", s.test_attention.temperature_step);
   visit("attention_stats", s.test_attention.attention_stats);
   visit("steps", s.steps);
   visit("batch_size", s.batch_size);
