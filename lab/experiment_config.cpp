@@ -14,6 +14,7 @@
 #include "lab/toml_guard.hpp"
 #include "results/figure_metric.hpp"
 #include "train/lengths.hpp"
+#include "train/test_time_attention.hpp"
 
 namespace lenlab {
 
@@ -51,12 +52,13 @@ TrainSpec settings_from_table(const toml::table& table, const TrainSpec& base,
   return spec_from_json(j, base, where(source, table, name));
 }
 
-// The plots a task's lines can have: "length" always; "depth" for passkey; "position" for markov.
+// The plots a task's lines can have: "length" and "temperature" always; "depth" for passkey;
+// "position" for markov; "misalignment" for markov and the scalar tasks.
 std::vector<std::string> task_plots(TaskKind task) {
-  if (task == TaskKind::kPasskey) return {"length", "depth"};
-  if (task == TaskKind::kMarkov) return {"length", "position", "misalignment"};
-  if (is_token_task(task)) return {"length"};
-  return {"length", "misalignment"};  // the scalar tasks
+  if (task == TaskKind::kPasskey) return {"length", "depth", "temperature"};
+  if (task == TaskKind::kMarkov) return {"length", "position", "misalignment", "temperature"};
+  if (is_token_task(task)) return {"length", "temperature"};
+  return {"length", "misalignment", "temperature"};  // the scalar tasks
 }
 
 bool contains(const std::vector<std::string>& choices, const std::string& x) {
@@ -132,6 +134,17 @@ void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::s
     default_of_all = own;
   }
   fig.metric = metric.empty() ? default_of_all : metric;
+  if (fig.plot == "temperature") {
+    // The curve is the search's: its points carry the attention statistics too.
+    for (size_t i = 0; i < fig.n_lines(); ++i)
+      if (!temperature_alignment(fig.line_spec(i, 0).test_attention))
+        throw UsageError(fmt::format(
+            "{}: plot 'temperature' draws the temperature search's curve, but {} has temperature "
+            "'{}'; set temperature = \"auto-pmax\" or \"auto-entropy\" in the figure (or its "
+            "lines)",
+            plot_at, line_name(fig, i), fig.line_spec(i, 0).test_attention.temperature));
+    return;
+  }
   if (!is_attention_metric(fig.metric)) return;
   if (fig.plot != "length")
     throw UsageError(fmt::format(

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
@@ -95,6 +96,58 @@ void depth_grid(const std::string& metric, FigureLine& line) {
     line.grid[k] = count[k] ? sum[k] / count[k] : std::numeric_limits<double>::quiet_NaN();
 }
 
+// The mean of the finite values (NaN when none).
+double finite_mean(const std::vector<double>& v) {
+  double sum = 0;
+  int n = 0;
+  for (double x : v)
+    if (std::isfinite(x)) sum += x, ++n;
+  return n ? sum / n : std::numeric_limits<double>::quiet_NaN();
+}
+
+// line.temperature from its runs' search curves: per length past l_train, the metric at each grid
+// τ over the seeds, and each criterion's τ.
+void temperature_curves(const std::string& metric, FigureLine& line) {
+  std::map<int, std::map<double, std::vector<double>>> values;  // length → τ → per seed
+  for (const RunRecord* r : line.runs)
+    for (const TemperatureCurvePoint& p : r->temperature_curve) {
+      const auto it = p.metrics.find(metric);
+      if (it != p.metrics.end() && std::isfinite(it->second))
+        values[p.length][p.tau].push_back(it->second);
+    }
+  for (const auto& [length, by_tau] : values) {
+    TemperatureCurve c;
+    c.length = length;
+    for (auto t = by_tau.rbegin(); t != by_tau.rend(); ++t) {  // τ descending
+      c.tau.push_back(t->first);
+      c.value_mean.push_back(finite_mean(t->second));
+      c.value_min.push_back(*std::min_element(t->second.begin(), t->second.end()));
+      c.value_max.push_back(*std::max_element(t->second.begin(), t->second.end()));
+    }
+    std::map<std::string, std::vector<double>> chosen;
+    for (const RunRecord* r : line.runs) {
+      const auto has = [&](const TemperatureCurvePoint& p) { return p.length == length; };
+      if (std::none_of(r->temperature_curve.begin(), r->temperature_curve.end(), has)) continue;
+      ++c.runs;
+      const auto bound = r->temperature_at_bound.find(length);
+      if (bound != r->temperature_at_bound.end()) {
+        c.at_low_bound += bound->second == "low";
+        c.at_high_bound += bound->second == "high";
+      }
+      const auto add = [&](const std::string& criterion, const std::map<int, double>& m) {
+        const auto it = m.find(length);
+        if (it != m.end()) chosen[criterion].push_back(it->second);
+      };
+      for (const auto& [criterion, by_length] : r->temperature_chosen) add(criterion, by_length);
+      add("proposition_1", r->temperature_pmax_closed_form);
+      add("proposition_2", r->temperature_entropy_closed_form);
+    }
+    for (const std::string& criterion : temperature_criteria())
+      c.chosen[criterion] = finite_mean(chosen[criterion]);
+    line.temperature.push_back(std::move(c));
+  }
+}
+
 // A number, or an empty cell when it does not apply (NaN).
 std::string cell(double v) {
   return std::isnan(v) ? "" : fmt::format("{:.9g}", v);
@@ -104,7 +157,7 @@ constexpr const char* kCsvHeader =
     "figure,line,run_id,task,pe,reparam,reparam_shift,l_train,l_test,steps,seed,length,mse,"
     "mean_prediction,mean_target,mse_reparam,final_train_loss,depth,position,token_accuracy,"
     "exact_match,cross_entropy,excess_ce,entropy,misalignment,misalignment_divergence,"
-    "misalignment_entropy,misalignment_perfect\n";
+    "misalignment_entropy,misalignment_perfect,tau\n";
 
 // The columns every row has, up to seed: figure .. seed, then length (reparam and reparam_shift
 // empty for a token task, which has no target map).
@@ -176,6 +229,32 @@ MisalignmentScatter misalignment_scatter(const FigureSummary& fig, const std::st
 
 }  // namespace
 
+const std::vector<std::string>& temperature_criteria() {
+  static const std::vector<std::string> names = {"auto-pmax", "auto-entropy", "proposition_1",
+                                                 "proposition_2", "log_rule"};
+  return names;
+}
+
+std::string temperature_criterion_label(const std::string& criterion) {
+  if (criterion == "auto-pmax") return "Algorithm 1, max-probability";
+  if (criterion == "auto-entropy") return "Algorithm 1, entropy";
+  if (criterion == "proposition_1") return "Proposition 1";
+  if (criterion == "proposition_2") return "Proposition 2";
+  if (criterion == "log_rule") return "log rule";
+  throw std::invalid_argument("temperature_criterion_label: unknown criterion " + criterion);
+}
+
+double temperature_curve_at(const TemperatureCurve& c, double tau) {
+  // c.tau descends; between two grid points the value is interpolated linearly.
+  for (size_t i = 0; i + 1 < c.tau.size(); ++i)
+    if (tau <= c.tau[i] && tau >= c.tau[i + 1]) {
+      const double w = (c.tau[i] - tau) / (c.tau[i] - c.tau[i + 1]);
+      return (1 - w) * c.value_mean[i] + w * c.value_mean[i + 1];
+    }
+  if (c.tau.size() == 1 && tau == c.tau[0]) return c.value_mean[0];
+  return std::numeric_limits<double>::quiet_NaN();  // outside the grid
+}
+
 FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint64_t>& seeds,
                                const std::map<std::string, RunRecord>& runs) {
   if (figure.metric.empty())
@@ -205,6 +284,7 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
                                                  : length_curve(*r, figure.metric));
     summarize_over_seeds(curves, line);
     if (figure.plot == "depth") depth_grid(figure.metric, line);
+    if (figure.plot == "temperature") temperature_curves(figure.metric, line);
     out.lines.push_back(std::move(line));
   }
   if (figure.plot == "misalignment")
@@ -228,20 +308,34 @@ std::string figure_csv(const FigureSummary& fig) {
         const std::string length =
             r->results.empty() ? "" : fmt::format("{}", r->results.back().length);
         for (const PositionResult& p : r->positions)
-          out += fmt::format("{},{},,,,,{:.9g},,{},{:.9g},,{:.9g},{:.9g},{:.9g},{}\n",
+          out += fmt::format("{},{},,,,,{:.9g},,{},{:.9g},,{:.9g},{:.9g},{:.9g},{},\n",
                              row_head(fig, line, *r, true), length, r->final_train_loss, p.position,
                              p.token_accuracy, p.cross_entropy, p.cross_entropy - p.entropy,
                              p.entropy, misalignment);
         continue;
       }
+      if (fig.spec->plot == "temperature") {
+        const bool token = is_token_task(parse_task(r->spec.task));
+        const auto metric = [&](const TemperatureCurvePoint& p, const char* name) {
+          const auto it = p.metrics.find(name);
+          return it == p.metrics.end() ? std::string() : cell(it->second);
+        };
+        for (const TemperatureCurvePoint& p : r->temperature_curve)
+          out += fmt::format("{},{},{},,,,{:.9g},,,{},{},{},{},,{},{:.9g}\n",
+                             row_head(fig, line, *r, token), p.length, metric(p, "mse"),
+                             r->final_train_loss, metric(p, "token_accuracy"),
+                             metric(p, "exact_match"), metric(p, "cross_entropy"),
+                             metric(p, "excess_ce"), misalignment, p.tau);
+        continue;
+      }
       for (const LengthResult& x : r->results) {
         if (!x.token) {
-          out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},,,,,,,,{}\n",
+          out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},,,,,,,,{},\n",
                              row_head(fig, line, *r, false), x.length, x.mse, x.mean_prediction,
                              x.mean_target, x.mse_reparam, r->final_train_loss, misalignment);
           continue;
         }
-        out += fmt::format("{},{},,,,,{:.9g},{},,{:.9g},{:.9g},{:.9g},{},,{}\n",
+        out += fmt::format("{},{},,,,,{:.9g},{},,{:.9g},{:.9g},{:.9g},{},,{},\n",
                            row_head(fig, line, *r, true), x.length, r->final_train_loss,
                            x.depth < 0 ? "" : fmt::format("{:.9g}", x.depth), x.token_accuracy,
                            x.exact_match, x.cross_entropy, cell(x.excess_ce), misalignment);

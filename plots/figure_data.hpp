@@ -14,6 +14,26 @@
 
 namespace lenlab {
 
+// Plot "temperature": one test length's curve of the figure's metric against the search's grid τ
+// (the mean, min and max over the seeds that measured it), and the τ each criterion chose there
+// (the mean over seeds of its finite values; NaN when none).
+struct TemperatureCurve {
+  int length = 0;
+  std::vector<double> tau;                               // descending, as the grid
+  std::vector<double> value_mean, value_min, value_max;  // [tau]
+  // "auto-pmax", "auto-entropy" (Algorithm 1 by each statistic), "proposition_1",
+  // "proposition_2" (the closed forms), "log_rule"; in temperature_criteria()'s order.
+  std::map<std::string, double> chosen;
+  int runs = 0;                             // seeds with the curve
+  int at_low_bound = 0, at_high_bound = 0;  // of them, the evaluated τ at the grid's bound
+};
+// The criteria a temperature figure marks, in its key's order.
+const std::vector<std::string>& temperature_criteria();
+// How a report or key names one: "Algorithm 1, max-probability", …, "log rule".
+std::string temperature_criterion_label(const std::string& criterion);
+// The curve's mean at τ, interpolated linearly between grid points; NaN outside the grid.
+double temperature_curve_at(const TemperatureCurve& c, double tau);
+
 struct FigureLine {
   std::string label;                   // e.g. "rope", "invsqrt", "15"; pooled: "vcl: 4"
   bool pooled = false;                 // gathered from another figure (FigureSpec::is_pooled)
@@ -32,6 +52,8 @@ struct FigureLine {
   // cell, mean over seeds, NaN where no seed's run has the cell.
   std::vector<double> depths;
   std::vector<double> grid;  // [x.size() × depths.size()], row-major: grid[i * depths.size() + j]
+  // Plot "temperature" only (else empty): one curve per test length past l_train, ascending.
+  std::vector<TemperatureCurve> temperature;
 };
 
 // Plot "misalignment": one point per completed run with a misalignment value (a run that two
@@ -83,14 +105,16 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
 //   depth, position, token_accuracy, exact_match, cross_entropy, excess_ce, entropy,
 //   misalignment (the run's long-short misalignment at l_train; empty when it has none),
 //   misalignment_divergence, misalignment_entropy (its two parts; markov only),
-//   misalignment_perfect (what a perfect model gives on the same pairs; markov only)
+//   misalignment_perfect (what a perfect model gives on the same pairs; markov only),
+//   tau (plot "temperature": the grid τ of a curve point; else empty)
 // Rows: one per (line, seed, length) for a scalar task; one per (line, seed, length, depth) for a
 // token task (one depth per length but for passkey); one per (line, seed, position) for a position
 // plot, its length being the run's longest test length. Cells that do not apply to a row are empty:
 // a scalar row's token columns; a token row's mse, mean_prediction, mean_target, mse_reparam,
 // reparam and reparam_shift (token tasks have no target map); depth unless a passkey cell at a
 // fixed depth; excess_ce unless markov; position and entropy unless a position row (whose
-// exact_match is empty).
+// exact_match is empty). A temperature plot's rows are its curves' points instead: one per (line,
+// seed, length, τ), on the search's sequences.
 std::string figure_csv(const FigureSummary& fig);
 
 }  // namespace lenlab

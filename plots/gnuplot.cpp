@@ -276,6 +276,7 @@ std::string figure_dat(const FigureSummary& fig, const std::vector<TheoryCurve>&
   const FigureSpec& spec = spec_of(fig);
   if (spec.plot == "depth") return gnuplot_parts::heatmap_dat(fig);
   if (spec.plot == "misalignment") return gnuplot_parts::scatter_dat(fig);
+  if (spec.plot == "temperature") return gnuplot_parts::temperature_dat(fig);
   const Layout layout = make_layout(fig, theory);
   const std::string metric = metric_label(spec.metric);
   std::string out =
@@ -306,6 +307,7 @@ std::string figure_gnuplot_script(const FigureSummary& fig,
   const FigureSpec& spec = spec_of(fig);
   if (spec.plot == "depth") return gnuplot_parts::heatmap_script(fig);
   if (spec.plot == "misalignment") return gnuplot_parts::scatter_script(fig);
+  if (spec.plot == "temperature") return gnuplot_parts::temperature_script(fig);
   const Layout layout = make_layout(fig, theory);
   const std::string base = "fig" + spec.name;
   std::vector<std::string> key;

@@ -1,7 +1,8 @@
 #pragma once
 // Pieces shared by plots/gnuplot.cpp (curves against length or position),
 // plots/gnuplot_heatmap.cpp (passkey's length × depth heatmaps) and plots/gnuplot_scatter.cpp
-// (misalignment against the metric far past training); not part of the plots/ API.
+// (misalignment against the metric far past training) and plots/gnuplot_temperature.cpp (the
+// metric against the attention temperature); not part of the plots/ API.
 #include <iterator>
 #include <stdexcept>
 #include <string>
@@ -65,5 +66,8 @@ std::string heatmap_script(const FigureSummary& fig);
 // plot "misalignment": the .dat and .gp of the scatter (plots/gnuplot_scatter.cpp).
 std::string scatter_dat(const FigureSummary& fig);
 std::string scatter_script(const FigureSummary& fig);
+// plot "temperature": the .dat and .gp of the τ curves (plots/gnuplot_temperature.cpp).
+std::string temperature_dat(const FigureSummary& fig);
+std::string temperature_script(const FigureSummary& fig);
 
 }  // namespace lenlab::gnuplot_parts

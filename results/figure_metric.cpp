@@ -8,7 +8,7 @@
 namespace lenlab {
 
 std::vector<std::string> plot_kinds() {
-  return {"length", "depth", "position", "misalignment"};
+  return {"length", "depth", "position", "misalignment", "temperature"};
 }
 
 std::vector<std::string> metric_names() {

@@ -11,7 +11,8 @@
 namespace lenlab {
 
 // "length", "depth" (passkey), "position" (markov), "misalignment" (the tasks with the metric:
-// the scalar tasks and markov).
+// the scalar tasks and markov), "temperature" (every task, lines with an auto temperature: the
+// metric against the search's grid τ at each length past l_train).
 std::vector<std::string> plot_kinds();
 // "mse", "token_accuracy", "exact_match", "cross_entropy", "excess_ce", "attention_entropy",
 // "attention_max_prob".

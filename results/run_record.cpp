@@ -268,6 +268,45 @@ std::vector<LengthResult> load_results(const std::filesystem::path& dir) {
   return parse_results_csv(read_text_file(path), path.string());
 }
 
+namespace {
+
+double number_or_nan(const nlohmann::ordered_json& j) {
+  return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
+}
+
+// The manifest's "temperature_search" (train/test_time_eval.hpp's temperature_search_json);
+// entries of another shape are skipped, as the other optional manifest parts are.
+void read_temperature_search(const nlohmann::ordered_json& t, RunRecord& r) {
+  if (t.contains("at_bound") && t["at_bound"].is_object())
+    for (const auto& [length, bound] : t["at_bound"].items())
+      if (bound.is_string()) r.temperature_at_bound[std::stoi(length)] = bound.get<std::string>();
+  if (t.contains("chosen") && t["chosen"].is_object())
+    for (const auto& [criterion, by_length] : t["chosen"].items())
+      if (by_length.is_object())
+        for (const auto& [length, tau] : by_length.items())
+          r.temperature_chosen[criterion][std::stoi(length)] = number_or_nan(tau);
+  if (!t.contains("curve") || !t["curve"].is_array()) return;
+  for (const auto& p : t["curve"]) {
+    if (!p.is_object() || !p.contains("length") || !p["length"].is_number_integer() ||
+        !p.contains("tau") || !p["tau"].is_number())
+      continue;
+    TemperatureCurvePoint point;
+    point.length = p["length"].get<int>();
+    point.tau = p["tau"].get<double>();
+    for (const auto& [name, value] : p.items())
+      if (name != "length" && name != "tau") point.metrics[name] = number_or_nan(value);
+    point.max_prob = point.metrics.count("attention_max_prob")
+                         ? point.metrics["attention_max_prob"]
+                         : std::numeric_limits<double>::quiet_NaN();
+    point.entropy = point.metrics.count("attention_entropy")
+                        ? point.metrics["attention_entropy"]
+                        : std::numeric_limits<double>::quiet_NaN();
+    r.temperature_curve.push_back(std::move(point));
+  }
+}
+
+}  // namespace
+
 std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_results) {
   const auto manifest_path = dir / "manifest.json";
   if (!std::filesystem::exists(manifest_path)) return std::nullopt;
@@ -312,6 +351,8 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
         for (const auto& [length, tau] : m["temperature_closed_form"][key].items())
           (*into)[std::stoi(length)] =
               tau.is_number() ? tau.get<double>() : std::numeric_limits<double>::quiet_NaN();
+  if (m.contains("temperature_search") && m["temperature_search"].is_object())
+    read_temperature_search(m["temperature_search"], r);
   if (with_results && r.status == "completed") {
     r.results = load_results(dir);
     const auto positions = dir / "positions.csv";

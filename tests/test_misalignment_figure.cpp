@@ -336,8 +336,8 @@ TEST_CASE("misalignment figure: points, coefficients and the report's table from
   // The CSV: the rows of a length plot, the last column each run's misalignment.
   const std::string csv = figure_csv(fig);
   CHECK(csv.find(",misalignment,misalignment_divergence,misalignment_entropy,"
-                 "misalignment_perfect\n") != std::string::npos);
-  CHECK(csv.find(",1,,,\n") != std::string::npos);
+                 "misalignment_perfect,tau\n") != std::string::npos);
+  CHECK(csv.find(",1,,,,\n") != std::string::npos);
   size_t rows = 0;
   for (char ch : csv) rows += ch == '\n';
   CHECK(rows == 1 + 4 * 2 * 6);  // header, then (line, seed, length): shared runs under each line

@@ -9,12 +9,14 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli_support.hpp"
 #include "core/error.hpp"
 #include "lab/experiment_config.hpp"
+#include "results/run_record.hpp"
 #include "train/train_spec.hpp"
 
 using namespace lenlab;
@@ -122,6 +124,17 @@ values = [
                                       .at("attention")
                                       .at("temperature_by_length");
   CHECK(manifest(runs["tau"]).at("temperature_by_length") == searched);
+  // And the whole search (grid, bounds, each criterion's τ, the curve) the same, read back.
+  CHECK(manifest(runs["tau"]).at("temperature_search") ==
+        nlohmann::json::parse(read_text(tau / "eval.json")).at("attention").at("temperature_search"));
+  const std::optional<RunRecord> record = load_run(runs["tau"]);
+  REQUIRE(record);
+  CHECK(record->temperature_curve.size() == 11 * (kTinyLTest - kTinyLTrain));
+  CHECK(record->temperature_chosen.at("auto-pmax").size() == kTinyLTest - kTinyLTrain);
+  for (const auto& [length, tau] : record->temperature_by_length) {
+    CHECK(record->temperature_chosen.at("auto-pmax").at(length) == tau);
+    CHECK(record->temperature_at_bound.count(length) == (tau == 1.0 || tau == 0.5 ? 1u : 0u));
+  }
   CHECK(searched.size() == kTinyLTest - kTinyLTrain);
 
   // The variants do change the evaluation past l_train (else the byte checks above prove little).

@@ -160,7 +160,7 @@ TEST_CASE("token figures: a plot or metric a line's task does not have is refuse
   const std::vector<Bad> bad = {
       {"task = \"copy\"\nplot = \"heat\"\n" + pe,
        {"cfg.toml:8 [figures.x]", "unknown plot 'heat'",
-        "'length', 'depth', 'position' or 'misalignment'"}},
+        "'length', 'depth', 'position', 'misalignment' or 'temperature'"}},
       {"task = \"copy\"\nmetric = \"acc\"\n" + pe,
        {"cfg.toml:8 [figures.x]", "unknown metric 'acc'", "'mse', 'token_accuracy'"}},
       {"task = \"copy\"\nplot = 3\n" + pe, {"'plot' must be a string"}},
@@ -176,7 +176,7 @@ TEST_CASE("token figures: a plot or metric a line's task does not have is refuse
       {"task = \"copy\"\nplot = \"depth\"\n" + pe,
        {"plot 'depth' is for passkey only", "task 'copy'", "valid plots for copy: 'length'"}},
       {"task = \"passkey\"\nplot = \"position\"\n" + pe,
-       {"plot 'position' is for markov only", "'length' or 'depth'"}},
+       {"plot 'position' is for markov only", "'length', 'depth' or 'temperature'"}},
       {"task = \"length\"\nplot = \"depth\"\n" + pe, {"plot 'depth'", "task 'length'"}},
       {"task = \"markov\"\nplot = \"position\"\nmetric = \"token_accuracy\"\n" + pe,
        {"metric 'token_accuracy' with plot 'position'", "'excess_ce'"}},
@@ -265,7 +265,7 @@ TEST_CASE("token figures: one CSV header for every figure, token cells filled, o
       "figure,line,run_id,task,pe,reparam,reparam_shift,l_train,l_test,steps,seed,length,mse,"
       "mean_prediction,mean_target,mse_reparam,final_train_loss,depth,position,token_accuracy,"
       "exact_match,cross_entropy,excess_ce,entropy,misalignment,misalignment_divergence,"
-      "misalignment_entropy,misalignment_perfect\n";
+      "misalignment_entropy,misalignment_perfect,tau\n";
   const Passkey p = passkey();
   const FigureSummary fig = summarize_figure(*p.runs.fig, {1, 2}, p.runs.by_id);
   const std::string csv = figure_csv(fig);
@@ -273,8 +273,8 @@ TEST_CASE("token figures: one CSV header for every figure, token cells filled, o
   // 2 lines: 6 + 3 and 6 + 6 rows.
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 9 + 12);
   const std::string id = fig.lines[0].runs[0]->id;
-  CHECK(has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,0.5,,0.6,0.4,1,,,,,,\n"));
-  CHECK(has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,,,0.2,0.1,1,,,,,,\n"));
+  CHECK(has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,0.5,,0.6,0.4,1,,,,,,,\n"));
+  CHECK(has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,,,0.2,0.1,1,,,,,,,\n"));
 
   const Markov m = markov();
   const std::string pos = figure_csv(summarize_figure(*m.runs.fig, {1, 2}, m.runs.by_id));
@@ -282,7 +282,7 @@ TEST_CASE("token figures: one CSV header for every figure, token cells filled, o
   CHECK(std::count(pos.begin(), pos.end(), '\n') == 1 + 2 * 3);  // positions only
   const std::string mid = run_id(m.runs.fig->line_spec(0, 1));
   CHECK(has(pos,
-            "\nx,nope," + mid + ",markov,nope,,,2,3,2000,1,3,,,,,0.25,,2,0.5,,1.5,0.3,1.2,,,,\n"));
+            "\nx,nope," + mid + ",markov,nope,,,2,3,2000,1,3,,,,,0.25,,2,0.5,,1.5,0.3,1.2,,,,,\n"));
 
   // A scalar figure: today's columns and numbers, the token cells empty.
   ExperimentConfig sc = config_of("task = \"length\"\nvary = \"pe\"\nvalues = [\"nope\"]\n");
@@ -295,18 +295,18 @@ TEST_CASE("token figures: one CSV header for every figure, token cells filled, o
   a.mse_reparam = 0.5;
   runs.add(0, 1, {a});
   const std::string scalar = figure_csv(summarize_figure(sc.figures.front(), {1}, runs.by_id));
-  CHECK(has(scalar, ",length,nope,\"identity\",0,6,8,2000,1,2,0.125,1.75,2,0.5,0.25,,,,,,,,,,,\n"));
+  CHECK(has(scalar, ",length,nope,\"identity\",0,6,8,2000,1,2,0.125,1.75,2,0.5,0.25,,,,,,,,,,,,\n"));
   // With the run's misalignment, its cell holds it (a scalar task's has no parts).
   runs.by_id.begin()->second.misalignment = 0.375;
   const std::string with = figure_csv(summarize_figure(sc.figures.front(), {1}, runs.by_id));
-  CHECK(has(with, ",0.125,1.75,2,0.5,0.25,,,,,,,,0.375,,,\n"));
+  CHECK(has(with, ",0.125,1.75,2,0.5,0.25,,,,,,,,0.375,,,,\n"));
   // A markov run's parts and a perfect model's value follow it.
   RunRecord& r = runs.by_id.begin()->second;
   r.misalignment_divergence = 0.125;
   r.misalignment_entropy = 0.25;
   r.misalignment_perfect = 0.5;
   const std::string parts = figure_csv(summarize_figure(sc.figures.front(), {1}, runs.by_id));
-  CHECK(has(parts, ",0.375,0.125,0.25,0.5\n"));
+  CHECK(has(parts, ",0.375,0.125,0.25,0.5,\n"));
 }
 
 TEST_CASE("token figures: gnuplot scripts set each metric's axis") {
