@@ -178,10 +178,10 @@ TEST_CASE("experiment config: mistakes are named") {
 
 TEST_CASE("--figures takes a group: a name that is no figure selects every figure named NAME-...") {
   const std::string fig = "vary = \"pe\"\nvalues = [\"nope\"]\n";
-  const ExperimentConfig c = parse_experiment_config(
-      "seeds = [1]\n[figures.g-b]\n" + fig + "[figures.g-a]\n" + fig + "[figures.g]\n" + fig +
-          "[figures.gx]\n" + fig,
-      "groups.toml");
+  const ExperimentConfig c =
+      parse_experiment_config("seeds = [1]\n[figures.g-b]\n" + fig + "[figures.g-a]\n" + fig +
+                                  "[figures.g]\n" + fig + "[figures.gx]\n" + fig,
+                              "groups.toml");
   CHECK(select_figures(c, {}).empty());
   // "g" is a figure itself, so it names only that one; "g-" groups need a name that is none.
   CHECK(select_figures(c, {"g"}) == std::vector<std::string>{"g"});
@@ -219,7 +219,8 @@ TEST_CASE("a figure's own seeds replace the experiment's for its lines, and --se
     return std::string("no error");
   };
   CHECK(error_of("seeds = [1]\n[figures.a]\n" + fig + "seeds = []\n")
-            .find("figures.a: 'seeds' must be a non-empty list of integers >= 0") != std::string::npos);
+            .find("figures.a: 'seeds' must be a non-empty list of integers >= 0") !=
+        std::string::npos);
   CHECK(error_of("seeds = [1]\n[figures.a]\n" + fig + "seeds = [1, -2]\n")
             .find("must hold integers >= 0") != std::string::npos);
   CHECK(error_of("seeds = [1]\n[figures.a]\nvary = \"seed\"\nvalues = [1, 2]\nseeds = [3]\n")

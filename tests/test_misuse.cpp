@@ -174,7 +174,8 @@ const std::vector<Misuse>& table() {
         {{"eval", "{dir}", "--temperature", "hot", "--out", "{out}"}, 2, "--temperature"},
         {{"eval", "{dir}", "--temperature", "auto-entropy", "--temperature-step", "0", "--out",
           "{out}"},
-         2, "--temperature-step must be a finite number > 0"},
+         2,
+         "--temperature-step must be a finite number > 0"},
         // ---- reals
         {train({"--lr", "0"}), 2, "--lr"},
         {train({"--lr", "nan"}), 2, "--lr"},

@@ -125,8 +125,9 @@ values = [
                                       .at("temperature_by_length");
   CHECK(manifest(runs["tau"]).at("temperature_by_length") == searched);
   // And the whole search (grid, bounds, each criterion's τ, the curve) the same, read back.
-  CHECK(manifest(runs["tau"]).at("temperature_search") ==
-        nlohmann::json::parse(read_text(tau / "eval.json")).at("attention").at("temperature_search"));
+  CHECK(
+      manifest(runs["tau"]).at("temperature_search") ==
+      nlohmann::json::parse(read_text(tau / "eval.json")).at("attention").at("temperature_search"));
   const std::optional<RunRecord> record = load_run(runs["tau"]);
   REQUIRE(record);
   CHECK(record->temperature_curve.size() == 11 * (kTinyLTest - kTinyLTrain));

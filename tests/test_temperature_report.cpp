@@ -28,7 +28,8 @@ TEST_CASE("temperature table: searched mean and range, closed forms over the see
   fig.lines.push_back(line);
   const std::string t = temperature_section(fig);
   CHECK(t.find("| auto-pmax | 24 | 0.725 | 0.7–0.75 | 1.2 | none | — |") != std::string::npos);
-  CHECK(t.find("| auto-pmax | 32 | 0.6 | 0.6–0.6 | 1.2 (1 of 2) | 0.925 | low 1/2 |") != std::string::npos);
+  CHECK(t.find("| auto-pmax | 32 | 0.6 | 0.6–0.6 | 1.2 (1 of 2) | 0.925 | low 1/2 |") !=
+        std::string::npos);
   // No run searched: no table.
   fig.lines[0].runs.clear();
   CHECK(temperature_section(fig).empty());

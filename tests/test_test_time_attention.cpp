@@ -208,7 +208,8 @@ TEST_CASE(
   CHECK(temperature_grid().back() == doctest::Approx(0.5));
 }
 
-TEST_CASE("the search's grid runs from 1 to its lowest value, and a match outside it sits at a bound") {
+TEST_CASE(
+    "the search's grid runs from 1 to its lowest value, and a match outside it sits at a bound") {
   CHECK(temperature_grid(0.5, 0.05).size() == 11);
   const std::vector<double> g = temperature_grid(0.3, 0.25);  // 1, 0.75, 0.5, then 0.3 itself
   REQUIRE(g.size() == 4);

@@ -273,7 +273,8 @@ TEST_CASE("token figures: one CSV header for every figure, token cells filled, o
   // 2 lines: 6 + 3 and 6 + 6 rows.
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 9 + 12);
   const std::string id = fig.lines[0].runs[0]->id;
-  CHECK(has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,0.5,,0.6,0.4,1,,,,,,,\n"));
+  CHECK(
+      has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,0.5,,0.6,0.4,1,,,,,,,\n"));
   CHECK(has(csv, "\nx,nope," + id + ",passkey,nope,,,6,8,2000,1,5,,,,,0.5,,,0.2,0.1,1,,,,,,,\n"));
 
   const Markov m = markov();
@@ -295,7 +296,8 @@ TEST_CASE("token figures: one CSV header for every figure, token cells filled, o
   a.mse_reparam = 0.5;
   runs.add(0, 1, {a});
   const std::string scalar = figure_csv(summarize_figure(sc.figures.front(), {1}, runs.by_id));
-  CHECK(has(scalar, ",length,nope,\"identity\",0,6,8,2000,1,2,0.125,1.75,2,0.5,0.25,,,,,,,,,,,,\n"));
+  CHECK(
+      has(scalar, ",length,nope,\"identity\",0,6,8,2000,1,2,0.125,1.75,2,0.5,0.25,,,,,,,,,,,,\n"));
   // With the run's misalignment, its cell holds it (a scalar task's has no parts).
   runs.by_id.begin()->second.misalignment = 0.375;
   const std::string with = figure_csv(summarize_figure(sc.figures.front(), {1}, runs.by_id));
