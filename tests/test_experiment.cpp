@@ -69,6 +69,16 @@ ExperimentOptions tiny_options(const fs::path& out) {
   return o;
 }
 
+// The UsageError a config's text gets, or "no error".
+std::string error_of(const std::string& text) {
+  try {
+    parse_experiment_config(text, "bad.toml");
+  } catch (const UsageError& e) {
+    return std::string(e.what());
+  }
+  return std::string("no error");
+}
+
 }  // namespace
 
 TEST_CASE("experiment config: figures expand to the right runs, shared runs once") {
@@ -149,14 +159,6 @@ TEST_CASE("on the GPU, runs train together exactly when they share a model shape
 }
 
 TEST_CASE("experiment config: mistakes are named") {
-  auto error_of = [](const std::string& text) {
-    try {
-      parse_experiment_config(text, "bad.toml");
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   const std::string head = "seeds = [1]\n[figures.x]\nvary = \"pe\"\nvalues = [\"nope\"]\n";
   CHECK(error_of(head + "stepz = 3\n").find("unknown setting 'stepz'") != std::string::npos);
   CHECK(error_of(head + "steps = \"many\"\n").find("'steps' must be an integer") !=
@@ -210,14 +212,6 @@ TEST_CASE("a figure's own seeds replace the experiment's for its lines, and --se
   CHECK(c.find("a")->line_seeds(0, {1}) == std::vector<uint64_t>{1});
   CHECK(plan_runs(c, {}, {1}).size() == 2);  // both figures share nope and alibi at seed 1
 
-  auto error_of = [](const std::string& text) {
-    try {
-      parse_experiment_config(text, "bad.toml");
-    } catch (const UsageError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   CHECK(error_of("seeds = [1]\n[figures.a]\n" + fig + "seeds = []\n")
             .find("figures.a: 'seeds' must be a non-empty list of integers >= 0") !=
         std::string::npos);
