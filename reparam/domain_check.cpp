@@ -119,7 +119,7 @@ void Reparam::check_domain(const std::vector<double>& targets, const std::string
   check_float_precision(ys, task, range);
 
   // 4. A given inverse must invert f wherever the model's outputs fall: at and between the targets.
-  if (inverse_expr_) check_inverse(ys, points, values, task, range);
+  if (has_given_inverse()) check_inverse(ys, points, values, task, range);
 
   // 5. The numerical inverse's bracket: the checked range, widened outward on each side while f
   // stays finite and strictly monotone (so predictions beyond the training targets, e.g. at
@@ -209,7 +209,7 @@ void Reparam::check_inverse(const std::vector<double>& ys, const std::vector<dou
                             const std::string& range) const {
   auto check = [&](double y, double fu, bool is_target) {
     const double u = y + shift_;
-    const double back = (*inverse_expr_)(fu);
+    const double back = given_inverse(fu);
     if (std::abs(back - u) <= kInverseRelTol * std::abs(u) + kInverseAbsTol) return;
     std::string where;
     if (is_target) {
@@ -224,9 +224,9 @@ void Reparam::check_inverse(const std::vector<double>& ys, const std::vector<dou
         "{:.10g} but f^-1(f(u)) = {}; it must give back u to within {} |u| + {} at every "
         "target, midpoint between targets and point of a {}-interval grid over their range, where "
         "the model's outputs fall: fix it, or leave it out to invert numerically",
-        inverse_spec_, spec_, shift_ == 0.0 ? "u" : "u = y + c", u, where, fu,
-        std::isnan(back) ? "nan" : fmt::format("{:.10g}", back), show_tol(kInverseRelTol),
-        show_tol(kInverseAbsTol), kGridIntervals));
+        custom_ ? "the Python inverse" : inverse_spec_, spec_, shift_ == 0.0 ? "u" : "u = y + c", u,
+        where, fu, std::isnan(back) ? "nan" : fmt::format("{:.10g}", back),
+        show_tol(kInverseRelTol), show_tol(kInverseAbsTol), kGridIntervals));
   };
   // The targets first: a failure there is the plainest to read.
   for (const double y : ys) check(y, forward(y), true);

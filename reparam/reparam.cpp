@@ -43,6 +43,22 @@ Reparam Reparam::make(const std::string& spec, const std::string& inverse_spec, 
   for (size_t i = 0; i < names.size(); ++i) {
     if (spec == names[i]) r.builtin_ = kBuiltins[i];
   }
+  if (spec.rfind(kCustomReparamPrefix, 0) == 0) {
+    const std::string name = spec.substr(std::string(kCustomReparamPrefix).size());
+    r.custom_ = find_custom_reparam(name);
+    if (!r.custom_)
+      throw UsageError(fmt::format(
+          "reparam '{}' is a Python function, and none named '{}' is registered in this process: "
+          "a run trained with one is evaluated from Python, lenlab.load(run_dir, reparam=(f, "
+          "f_inv)) with the same function",
+          spec, name));
+    if (!inverse_spec.empty())
+      throw UsageError(fmt::format(
+          "--reparam-inverse '{}' is for expressions: reparam '{}' is a Python function; give its "
+          "inverse as the second element of reparam=(f, f_inv)",
+          inverse_spec, spec));
+    return r;
+  }
   if (r.is_builtin()) {
     if (!inverse_spec.empty()) {
       throw UsageError(fmt::format(
@@ -85,11 +101,49 @@ double Reparam::f(double u) const {
     case Builtin::kNone:
       break;
   }
+  if (custom_) {
+    double out = 0;
+    custom_->f(&u, &out, 1);
+    return out;
+  }
   return (*expr_)(u);
 }
 
 double Reparam::forward(double y) const {
   return f(y + shift_);
+}
+
+void Reparam::forward_many(const double* ys, double* out, size_t n) const {
+  if (!custom_) {
+    for (size_t i = 0; i < n; ++i) out[i] = forward(ys[i]);
+    return;
+  }
+  std::vector<double> u(ys, ys + n);
+  for (double& x : u) x += shift_;
+  custom_->f(u.data(), out, n);
+}
+
+void Reparam::inverse_many(const double* zs, double* out, unsigned char* clamped, size_t n) const {
+  if (custom_ && custom_->inverse) {
+    custom_->inverse(zs, out, n);
+    for (size_t i = 0; i < n; ++i) {
+      out[i] -= shift_;
+      clamped[i] = 0;
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    bool c = false;
+    out[i] = inverse(zs[i], &c);
+    clamped[i] = c;
+  }
+}
+
+double Reparam::given_inverse(double z) const {
+  if (inverse_expr_) return (*inverse_expr_)(z);
+  double out = 0;
+  custom_->inverse(&z, &out, 1);
+  return out;
 }
 
 double Reparam::inverse(double z, bool* clamped) const {
@@ -109,7 +163,7 @@ double Reparam::inverse(double z, bool* clamped) const {
       u = 1.0 / (z * z);
       break;
     case Builtin::kNone:
-      u = inverse_expr_ ? (*inverse_expr_)(z) : numerical_inverse(z, clamped);
+      u = has_given_inverse() ? given_inverse(z) : numerical_inverse(z, clamped);
       break;
   }
   return u - shift_;

@@ -7,9 +7,10 @@
 //   sqrt:     f(u) = sqrt(u)    f^-1(z) = z^2
 //   log:      f(u) = ln(u)      f^-1(z) = exp(z)
 //   invsqrt:  f(u) = 1/sqrt(u)  f^-1(z) = 1/z^2
-// or a user expression in x evaluated with muparser ("x^-0.5", "1/x", "log(x+1)"). Its inverse is
-// a user expression too (inverse_spec), or else found numerically by bisection on a bracket
-// recorded by check_domain (see there).
+// or a user expression in x evaluated with muparser ("x^-0.5", "1/x", "log(x+1)"), or a function
+// registered from Python, named "python:NAME" (reparam/custom_reparam.hpp). Its inverse is a user
+// expression too (inverse_spec), the registered function's own, or else found numerically by
+// bisection on a bracket recorded by check_domain (see there).
 //
 // The shift c is the documented workaround for targets equal to 0 under log or invsqrt.
 //
@@ -20,6 +21,9 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
+#include "reparam/custom_reparam.hpp"
 #include "reparam/expression.hpp"
 
 namespace lenlab {
@@ -36,6 +40,8 @@ class Reparam {
 
   // f(y + c); NaN or +-inf where f is not finite there.
   double forward(double y) const;
+  // out[i] = forward(ys[i]) for i < n: one call of a registered function for the whole array.
+  void forward_many(const double* ys, double* out, size_t n) const;
 
   // f^-1(z) - c. Built-ins and a given inverse expression: closed form, *clamped = false.
   // Numerical inverse (user expression without inverse_spec): solves f(u) = z by bisection on the
@@ -44,6 +50,9 @@ class Reparam {
   // sets *clamped = true, so it never returns NaN. Throws std::logic_error when a numerical
   // inverse is needed and check_domain has not run. `clamped`, when not null, is always written.
   double inverse(double z, bool* clamped = nullptr) const;
+  // out[i] = inverse(zs[i], &c), clamped[i] = c, for i < n: one call of a registered function's
+  // inverse for the whole array.
+  void inverse_many(const double* zs, double* out, unsigned char* clamped, size_t n) const;
 
   // Checks that f can be trained on and inverted over every target the run will meet, and throws
   // a one-line UsageError naming the reparam, the offending y and value, the task and the fix
@@ -77,7 +86,9 @@ class Reparam {
   double shift() const { return shift_; }
   bool is_builtin() const { return builtin_ != Builtin::kNone; }
   // True when inverse() bisects (user expression without inverse_spec).
-  bool uses_numerical_inverse() const { return !is_builtin() && !inverse_expr_; }
+  bool uses_numerical_inverse() const { return !is_builtin() && !has_given_inverse(); }
+  // A function registered from Python (spec "python:NAME").
+  bool is_custom() const { return custom_ != nullptr; }
 
   // The numerical inverse's bracket, in u = y + c space; set by check_domain when
   // uses_numerical_inverse().
@@ -94,7 +105,9 @@ class Reparam {
   enum class Builtin { kNone, kIdentity, kSqrt, kLog, kInvSqrt };
 
   Reparam() = default;
-  double f(double u) const;                                 // f without the shift
+  double f(double u) const;  // f without the shift
+  bool has_given_inverse() const { return inverse_expr_ || (custom_ && custom_->inverse); }
+  double given_inverse(double z) const;  // f⁻¹(z) of the expression or the registered function
   double numerical_inverse(double z, bool* clamped) const;  // returns u, not y
   // Human-readable "f(y)" or "f(y + c)" for messages.
   std::string f_of(double y) const;
@@ -111,9 +124,10 @@ class Reparam {
   std::string inverse_spec_;
   double shift_ = 0.0;
   Builtin builtin_ = Builtin::kNone;
-  std::optional<Expression> expr_;          // user f
-  std::optional<Expression> inverse_expr_;  // user f^-1, when given
-  std::optional<Bracket> bracket_;          // set by check_domain for the numerical inverse
+  std::optional<Expression> expr_;               // user f
+  std::optional<Expression> inverse_expr_;       // user f^-1, when given
+  std::optional<Bracket> bracket_;               // set by check_domain for the numerical inverse
+  std::shared_ptr<const CustomReparam> custom_;  // "python:NAME"
 };
 
 }  // namespace lenlab

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "reparam/custom_reparam.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
 #include "test_support.hpp"
@@ -316,3 +317,59 @@ TEST_CASE("constant && and || in an expression evaluate as written, not folded t
   r.check_domain(lenlab::task_target_values(lenlab::TaskKind::kLength, 1, 20), "length");
   CHECK(r.inverse(r.forward(7.0)) == 7.0);
 }
+
+namespace lenlab {
+
+TEST_CASE(
+    "a registered reparam (python:NAME) is checked and inverted like the built-in it equals") {
+  auto sqrt_fn = std::make_shared<CustomReparam>();
+  sqrt_fn->name = "test_root";
+  int f_calls = 0;
+  sqrt_fn->f = [&f_calls](const double* in, double* out, size_t n) {
+    ++f_calls;
+    for (size_t i = 0; i < n; ++i) out[i] = std::sqrt(in[i]);
+  };
+  sqrt_fn->inverse = [](const double* in, double* out, size_t n) {
+    for (size_t i = 0; i < n; ++i) out[i] = in[i] * in[i];
+  };
+  register_custom_reparam(sqrt_fn);
+  Reparam custom = Reparam::make("python:test_root", "", 1.0);
+  Reparam builtin = Reparam::make("sqrt", "", 1.0);
+  CHECK(custom.is_custom());
+  CHECK_FALSE(custom.uses_numerical_inverse());
+  const std::vector<double> ys = {1, 2, 3, 10};
+  custom.check_domain(ys, "length");
+  std::vector<double> many(ys.size());
+  f_calls = 0;
+  custom.forward_many(ys.data(), many.data(), ys.size());
+  CHECK(f_calls == 1);  // the whole array in one call
+  std::vector<double> back(ys.size());
+  std::vector<unsigned char> clamped(ys.size(), 1);
+  custom.inverse_many(many.data(), back.data(), clamped.data(), ys.size());
+  for (size_t i = 0; i < ys.size(); ++i) {
+    CHECK(many[i] == builtin.forward(ys[i]));
+    CHECK(back[i] == doctest::Approx(ys[i]).epsilon(1e-15));
+    CHECK(clamped[i] == 0);
+  }
+  // Without an inverse: bisection on the checked range, as for an expression.
+  auto no_inverse = std::make_shared<CustomReparam>(*sqrt_fn);
+  no_inverse->name = "test_root_numeric";
+  no_inverse->inverse = nullptr;
+  register_custom_reparam(no_inverse);
+  Reparam numeric = Reparam::make("python:test_root_numeric");
+  CHECK(numeric.uses_numerical_inverse());
+  numeric.check_domain(ys, "length");
+  CHECK(numeric.inverse(std::sqrt(7.0)) == doctest::Approx(7.0).epsilon(1e-12));
+
+  using lenlab::test::contains;
+  using lenlab::test::usage_message;
+  CHECK(contains(usage_message([] { Reparam::make("python:nobody"); }),
+                 "none named 'nobody' is registered"));
+  CHECK(contains(usage_message([] { Reparam::make("python:test_root", "x^2"); }),
+                 "is a Python function; give its inverse"));
+  auto bad = std::make_shared<CustomReparam>(*sqrt_fn);
+  bad->name = "<lambda>";
+  CHECK(contains(usage_message([&] { register_custom_reparam(bad); }), "give the function a name"));
+}
+
+}  // namespace lenlab
