@@ -44,7 +44,8 @@ std::string loss_csv(const std::vector<StepLog>& log, const MisalignRegularizer&
 
 std::string inverse_kind(const Reparam& r) {
   if (r.is_builtin()) return "closed form";
-  return r.uses_numerical_inverse() ? "numerical (bisection)" : "expression";
+  if (r.uses_numerical_inverse()) return "numerical (bisection)";
+  return r.is_custom() ? "Python function" : "expression";
 }
 
 // Whether `dir` holds this very run, unfinished ("running": killed, or stopped by a full disk):

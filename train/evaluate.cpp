@@ -12,33 +12,46 @@ LengthScorer::LengthScorer(const Batch& batch, const Reparam& reparam, int lengt
   r_.length = length;
   r_.n_sequences = batch.n_seq();
   r_.exact = !batch.weights.empty();
+  z_.assign(static_cast<size_t>(batch.n_seq()), 0.0);
+  seen_.assign(z_.size(), 0);
 }
 
 void LengthScorer::add(int s, double zs) {
-  const double w = r_.exact ? batch_.weights[s] : 1.0 / batch_.n_seq();
-  const double y = batch_.targets[s];
-  bool clamped = false;
-  const double y_hat = reparam_.inverse(zs, &clamped);
-  r_.n_clamped += clamped;
-  if (!std::isfinite(y_hat)) {
-    ++r_.n_nonfinite;
-  } else {
-    r_.mse += w * (y_hat - y) * (y_hat - y);
-    r_.mean_prediction += w * y_hat;
-    finite_weight_ += w;
-  }
-  const double fy = reparam_.forward(y);
-  r_.mse_reparam += w * (zs - fy) * (zs - fy);
-  r_.mean_target += w * y;
+  z_.at(static_cast<size_t>(s)) = zs;
+  seen_[static_cast<size_t>(s)] = 1;
 }
 
 LengthResult LengthScorer::finish() const {
+  if (std::find(seen_.begin(), seen_.end(), 0) != seen_.end())
+    throw std::logic_error("LengthScorer: a sequence was not scored");
+  // f⁻¹ and f of the whole length at once (a reparam registered from Python: one call each),
+  // then the sums in sequence order.
+  const size_t S = z_.size();
+  std::vector<double> y_hat(S), fy(S);
+  std::vector<unsigned char> clamped(S);
+  reparam_.inverse_many(z_.data(), y_hat.data(), clamped.data(), S);
+  reparam_.forward_many(batch_.targets.data(), fy.data(), S);
   LengthResult r = r_;
+  double finite_weight = 0;
+  for (size_t s = 0; s < S; ++s) {
+    const double w = r.exact ? batch_.weights[s] : 1.0 / batch_.n_seq();
+    const double y = batch_.targets[s];
+    r.n_clamped += clamped[s];
+    if (!std::isfinite(y_hat[s])) {
+      ++r.n_nonfinite;
+    } else {
+      r.mse += w * (y_hat[s] - y) * (y_hat[s] - y);
+      r.mean_prediction += w * y_hat[s];
+      finite_weight += w;
+    }
+    r.mse_reparam += w * (z_[s] - fy[s]) * (z_[s] - fy[s]);
+    r.mean_target += w * y;
+  }
   if (r.n_nonfinite > 0) {
     // Honest about it: one infinite prediction makes the mean squared error infinite.
     r.mse = std::numeric_limits<double>::infinity();
-    r.mean_prediction = finite_weight_ > 0 ? r.mean_prediction / finite_weight_
-                                           : std::numeric_limits<double>::infinity();
+    r.mean_prediction = finite_weight > 0 ? r.mean_prediction / finite_weight
+                                          : std::numeric_limits<double>::infinity();
   }
   return r;
 }

@@ -61,13 +61,15 @@ class LengthScorer {
  public:
   LengthScorer(const Batch& batch, const Reparam& reparam, int length);
   void add(int s, double z);  // z: the model's output for sequence s of the batch
+  // std::logic_error if a sequence was not added.
   LengthResult finish() const;
 
  private:
   const Batch& batch_;
   const Reparam& reparam_;
   LengthResult r_;
-  double finite_weight_ = 0;
+  std::vector<double> z_;            // [n_seq] the outputs, inverted together in finish()
+  std::vector<unsigned char> seen_;  // [n_seq]
 };
 
 // One length (and depth) of a token task, accumulated like LengthScorer: add(r, …) for every

@@ -71,10 +71,11 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
     packed.pack(batch_ptrs, model.config());
     const int R = packed.n_scalar, V = model.config().vocab_size;
     host_targets.assign(static_cast<size_t>(K) * R, 0.0);
+    // f of a whole batch at once: a reparam registered from Python is one call per batch.
     for (int k = 0; k < K; ++k)
-      for (int r = 0; r < batches[k].n_read(); ++r)
-        host_targets[static_cast<size_t>(k) * R + r] =
-            jobs[k].resolved->reparam.forward(batches[k].targets[r]);
+      jobs[k].resolved->reparam.forward_many(batches[k].targets.data(),
+                                             host_targets.data() + static_cast<size_t>(k) * R,
+                                             static_cast<size_t>(batches[k].n_read()));
     B::upload(targets, host_targets.data(), host_targets.size());
 
     model.forward(packed);
