@@ -200,6 +200,7 @@ int run_experiment(const ExperimentOptions& options) {
   so.device = o.device;
   so.log = o.log;
   so.log_is_tty = o.log_is_tty;
+  so.on_tick = o.on_tick;
   if (o.run_index >= 0) {
     so.jobs = 1;
     run_sweep({runs[o.run_index]}, o.out / "runs", so);

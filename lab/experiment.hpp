@@ -9,6 +9,7 @@
 //   report.md          the paper's claims about these figures against the measured numbers
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -38,7 +39,8 @@ struct ExperimentOptions {
   PlotOptions plot;
   std::ostream* log = nullptr;
   bool log_is_tty = false;
-  std::string lenlab_path = "lenlab";  // this program, for the SLURM script
+  std::string lenlab_path = "lenlab";   // this program, for the SLURM script
+  std::function<void(double)> on_tick;  // lab/sweep.hpp's SweepOptions::on_tick
 };
 
 // Plans the runs, trains the missing ones, then draws the figures and the report (with dry_run:

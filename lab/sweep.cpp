@@ -24,6 +24,8 @@ namespace lenlab {
 
 namespace {
 constexpr double kFlopsPerUnit = 1e6;  // the progress bar's unit of work
+// What unwinds a worker's run once SweepOptions::on_tick has thrown.
+struct Interrupted {};
 }  // namespace
 
 SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesystem::path& runs_dir,
@@ -79,7 +81,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
   std::atomic<double> flops_done{0};
   std::atomic<size_t> next{0};
   std::atomic<int> finished{0}, diverged{0};
-  std::atomic<bool> stop{false};
+  std::atomic<bool> stop{false}, interrupted{false};
   std::exception_ptr error;
   std::mutex error_mutex;
   auto worker = [&] {
@@ -92,7 +94,10 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
         ro.out = runs_dir / run->id;
         ro.overwrite = true;  // a folder left by a killed run holds a "running" manifest
         ro.command_line = "lenlab sweep run " + run->id;
-        ro.on_work_done = [&](double flops) { flops_done += flops; };
+        ro.on_work_done = [&](double flops) {
+          flops_done += flops;
+          if (interrupted) throw Interrupted();  // on_tick threw: unwind this run
+        };
         ro.device = device.cuda ? "cuda" : "cpu";
         group.push_back({run->spec, ro});
       }
@@ -134,13 +139,25 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
                 options.log_is_tty);
     bar->show_counts(false);
   }
+  std::exception_ptr tick_error;
   while (!stop && finished < static_cast<int>(todo.size())) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (options.on_tick) {
+      try {
+        options.on_tick(total_flops > 0 ? std::min(1.0, flops_done / total_flops) : 0.0);
+      } catch (...) {
+        tick_error = std::current_exception();
+        interrupted = true;
+        stop = true;
+        break;
+      }
+    }
     if (bar)
       bar->update(static_cast<int64_t>(flops_done / kFlopsPerUnit),
                   fmt::format("{}/{} runs", finished.load(), todo.size()));
   }
   for (std::thread& t : threads) t.join();
+  if (tick_error) std::rethrow_exception(tick_error);
   if (error) std::rethrow_exception(error);
   if (bar) bar->finish(fmt::format("{}/{} runs", finished.load(), todo.size()));
 

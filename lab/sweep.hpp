@@ -7,6 +7,7 @@
 // On the GPU, the runs that share a model shape (lab/gpu_runs.hpp) train together, up to
 // kMaxModelsPerGroup in one group, and `jobs` groups train at once, each on its own stream.
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -20,6 +21,12 @@ struct SweepOptions {
   std::string device = "auto";  // --device (lab/device.hpp)
   std::ostream* log = nullptr;  // one overall progress bar with ETA; null = silent
   bool log_is_tty = false;
+  // Called about ten times a second on the calling thread while runs train, with the fraction of
+  // the sweep's estimated work done (the Python module's progress bar, and its check for Ctrl-C).
+  // If it throws, every worker stops at its next training step or test
+  // length (those runs stay "running", as a killed sweep leaves them; finished runs are kept) and
+  // run_sweep rethrows it.
+  std::function<void(double)> on_tick;
 };
 
 inline constexpr int kMaxModelsPerGroup = 128;

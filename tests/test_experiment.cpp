@@ -462,3 +462,29 @@ TEST_CASE("results.csv round-trips through its writer and reader, and bad cells 
   CHECK_THROWS_WITH_AS(parse_results_csv("length,mse\n", "r.csv"),
                        doctest::Contains("not a lenlab results file"), UsageError);
 }
+
+TEST_CASE("a sweep's on_tick sees the work done, and a throw from it stops every run") {
+  const fs::path out = fresh_dir("ticks");
+  ExperimentOptions o = tiny_options(out);
+  o.config_text = std::string(kTinyConfig)
+                      .replace(std::string(kTinyConfig).find("steps = 150"), 11, "steps = 1000000");
+  std::vector<double> fractions;
+  o.on_tick = [&](double fraction) {
+    fractions.push_back(fraction);
+    if (fractions.size() == 3) throw std::runtime_error("stop here");
+  };
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(run_experiment(o), "stop here");
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
+  REQUIRE(fractions.size() == 3);
+  CHECK(fractions[0] >= 0);
+  CHECK(fractions[2] >= fractions[0]);
+  CHECK(fractions[2] < 1);
+  int running = 0;
+  for (const auto& e : fs::directory_iterator(out / "runs")) {
+    const auto rec = load_run(e.path(), false);
+    REQUIRE(rec);
+    running += rec->status == "running";
+  }
+  CHECK(running == 2);  // the two workers' runs, stopped mid-training
+}
