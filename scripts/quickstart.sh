@@ -5,6 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset release >/dev/null
-cmake --build --preset release --target lenlab
+cmake --build --preset release --target lenlab lenlab_python
 ./build/release/lenlab reproduce --out figures
 echo "figures, their data and the claims checked against them: figures/report.md"

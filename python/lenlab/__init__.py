@@ -1,0 +1,321 @@
+"""lenlab from Python: train, evaluate and reproduce with lenlab's C++ engine.
+
+Every call fills the settings the CLI takes and runs the same engine, so a run made here is a run
+of `lenlab train`: the same folder, files and numbers for the same settings and seed.
+
+    import lenlab
+    run = lenlab.train(task="length", pe="rope", l_train=10, l_test=50, steps=500)
+    run.results["mse"]            # NumPy arrays, one entry per test length
+    run.loss["loss"]              # the training loss per step
+    run.parameters["h.0.attn.c_attn.weight"]
+    ev = run.eval(lengths="1..100", samples=200)
+
+Settings are the config keys of docs/ (l_train, steps, batch_size, ...). A reparameterization is a
+built-in or expression string, as on the CLI, or Python functions over NumPy arrays:
+`reparam=(f, f_inv)` (f_inv optional: inverted numerically). Bad settings raise
+`lenlab.UsageError` with the CLI's message.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from . import _lenlab
+
+__all__ = ["UsageError", "Run", "Evaluation", "Experiment", "train", "load", "reproduce"]
+
+UsageError = _lenlab.UsageError
+
+
+# ---- reading the CLI's files ------------------------------------------------------------------
+
+
+def _read_csv(path: Path) -> dict:
+    """A CSV of numbers as {column: float64 array}; empty cells are NaN, text columns stay text."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows:
+        return {}
+    header, body = rows[0], rows[1:]
+    out = {}
+    for i, name in enumerate(header):
+        cells = [r[i] if i < len(r) else "" for r in body]
+        try:
+            out[name] = np.array([float(c) if c != "" else math.nan for c in cells])
+        except ValueError:
+            out[name] = np.array(cells, dtype=object)
+    return out
+
+
+def _pandas(table: dict):
+    try:
+        import pandas
+    except ImportError as e:  # pandas is optional
+        raise ImportError("to_pandas needs pandas (Debian: python3-pandas)") from e
+    return pandas.DataFrame(table)
+
+
+# ---- reparameterizations as Python functions ----------------------------------------------------
+
+
+def _reparam_setting(reparam, reparam_name):
+    """The settings' "reparam" value: a string as is; Python functions registered as python:NAME."""
+    if isinstance(reparam, str):
+        if reparam_name is not None:
+            raise UsageError("reparam_name names a Python reparam; reparam is the string "
+                             f"{reparam!r}: drop reparam_name")
+        return reparam
+    if callable(reparam):
+        f, inverse = reparam, None
+    elif isinstance(reparam, tuple) and len(reparam) in (1, 2) and callable(reparam[0]):
+        f, inverse = reparam[0], (reparam[1] if len(reparam) == 2 else None)
+        if inverse is not None and not callable(inverse):
+            raise UsageError(f"reparam=(f, f_inv): f_inv must be callable or None, got {inverse!r}")
+    else:
+        raise UsageError("reparam must be a built-in name or expression (a str), a function f, or "
+                         f"a tuple (f, f_inv) of functions over NumPy arrays; got {reparam!r}")
+    name = reparam_name or getattr(f, "__name__", "")
+    _lenlab.register_reparam(name, f, inverse)
+    return "python:" + name
+
+
+# ---- progress --------------------------------------------------------------------------------
+
+
+class _Progress:
+    """A bar over the engine's work: tqdm's (terminal or notebook) when installed, else a line."""
+
+    def __init__(self, label: str, enabled: bool):
+        self.bar = None
+        self.label = label
+        self.enabled = enabled
+        self.last = -1
+        if not enabled:
+            return
+        style = dict(total=1000, desc=label, leave=False,
+                     bar_format="{desc} {percentage:3.0f}%|{bar}| {elapsed}<{remaining}")
+        try:
+            from tqdm.auto import tqdm
+            try:
+                self.bar = tqdm(**style)
+            except Exception:  # a notebook without ipywidgets: tqdm's text bar
+                from tqdm.std import tqdm as text_tqdm
+                self.bar = text_tqdm(**style)
+        except ImportError:
+            self.bar = None
+
+    def __call__(self, fraction: float) -> None:
+        if not self.enabled:
+            return
+        n = int(fraction * 1000)
+        if self.bar is not None:
+            self.bar.update(max(0, n - self.bar.n))
+        elif n // 100 != self.last:
+            self.last = n // 100
+            print(f"\r{self.label} {n // 10:3d}%", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled and self.last >= 0:
+            print(file=sys.stderr)
+
+
+# ---- runs ------------------------------------------------------------------------------------
+
+
+class Run:
+    """A run's folder, as `lenlab train` writes it, read into NumPy arrays."""
+
+    def __init__(self, directory):
+        self.dir = Path(directory)
+        manifest = self.dir / "manifest.json"
+        if not manifest.is_file():
+            raise UsageError(f"{self.dir} holds no run (no manifest.json); give a folder that "
+                             "lenlab train (or lenlab.train) wrote")
+        self.manifest = json.loads(manifest.read_text())
+        self.config = dict(self.manifest.get("config", {}))
+        self._parameters = None
+
+    @property
+    def status(self) -> str:
+        """"completed", "diverged", or "running" (a run that was stopped)."""
+        return self.manifest.get("status", "")
+
+    @property
+    def loss(self) -> dict:
+        """loss.csv: step, lr, loss, grad_norm, ... as arrays."""
+        return _read_csv(self.dir / "loss.csv")
+
+    @property
+    def results(self) -> dict:
+        """results.csv: one entry per test length (and passkey depth), as arrays."""
+        if self.status != "completed":
+            raise UsageError(f"{self.dir}: the run is {self.status!r}, not completed: it has no "
+                             "results")
+        return _read_csv(self.dir / "results.csv")
+
+    @property
+    def parameters(self) -> dict:
+        """The trained weights by their GPT-2-style names, float32 arrays (model.safetensors)."""
+        if self._parameters is None:
+            self._parameters = _lenlab.load_parameters(str(self.dir / "model.safetensors"))
+        return self._parameters
+
+    def to_pandas(self, table: str = "results"):
+        """results.csv (or table="loss": loss.csv) as a pandas DataFrame."""
+        if table not in ("results", "loss"):
+            raise UsageError(f"table must be 'results' or 'loss', got {table!r}")
+        return _pandas(self.results if table == "results" else self.loss)
+
+    def eval(self, lengths: str | None = None, samples: int = 0, depths: str | None = None,
+             out=None, predictions: bool = True, overwrite: bool = False,
+             device: str = "auto", **attention) -> "Evaluation":
+        """`lenlab eval` of this run: other test lengths, more samples, a test-time method
+        (n_local, n_global, distance_cap, temperature, temperature_min, temperature_step,
+        attention_stats). Written to `out` (default: DIR/eval-<n>); returns its arrays."""
+        if out is None:
+            n = 1
+            while (self.dir / f"eval-{n}").exists():
+                n += 1
+            out = self.dir / f"eval-{n}"
+        allowed = {"n_local", "n_global", "distance_cap", "temperature", "temperature_min",
+                   "temperature_step", "attention_stats"}
+        unknown = sorted(set(attention) - allowed)
+        if unknown:
+            raise UsageError(f"unknown eval setting {unknown[0]!r}; valid: "
+                             + ", ".join(sorted(allowed)))
+        if "attention_stats" in attention:
+            attention["attention_stats"] = int(attention["attention_stats"])
+        if "n_local" in attention or "distance_cap" in attention:
+            for key in ("n_local", "distance_cap"):
+                if key in attention:
+                    attention[key] = str(attention[key])
+        if "temperature" in attention:
+            attention["temperature"] = str(attention["temperature"])
+        _lenlab.evaluate(str(self.dir), str(out), lengths or "", depths or "", int(samples),
+                         bool(predictions), bool(overwrite), device, json.dumps(attention),
+                         _command_line("eval", dict(lengths=lengths, samples=samples,
+                                                    **attention)))
+        return Evaluation(out)
+
+    def __repr__(self) -> str:
+        return f"lenlab.Run({str(self.dir)!r}, status={self.status!r})"
+
+
+class Evaluation:
+    """An evaluation's folder (`lenlab eval --out`): results and predictions as arrays."""
+
+    def __init__(self, directory):
+        self.dir = Path(directory)
+        self.info = json.loads((self.dir / "eval.json").read_text())
+        self.results = _read_csv(self.dir / "results.csv")
+        p = self.dir / "predictions.csv"
+        self.predictions = _read_csv(p) if p.is_file() else {}
+
+    def to_pandas(self, table: str = "results"):
+        if table not in ("results", "predictions"):
+            raise UsageError(f"table must be 'results' or 'predictions', got {table!r}")
+        return _pandas(self.results if table == "results" else self.predictions)
+
+    def __repr__(self) -> str:
+        return f"lenlab.Evaluation({str(self.dir)!r})"
+
+
+def _command_line(what: str, settings: dict) -> str:
+    """What manifests record as the command: the Python call, in words."""
+    shown = ", ".join(f"{k}={v!r}" for k, v in settings.items() if v is not None)
+    return f"python: lenlab.{what}({shown})"
+
+
+def train(*, out=None, overwrite: bool = False, device: str = "auto", progress: bool = True,
+          reparam="identity", reparam_name: str | None = None, **settings) -> Run:
+    """Train and evaluate one run, as `lenlab train` does, and return it.
+
+    settings: config keys (task, pe, l_train, l_test, steps, batch_size, seed, ...). reparam: a
+    built-in or an expression, or Python functions over NumPy arrays, f or (f, f_inv); their name
+    (reparam_name, else the function's) is recorded as reparam "python:NAME". out: the run's folder
+    (default: runs/<run id> under the current directory, and a completed run already there is
+    returned as it is; any other existing folder is refused unless overwrite). A run that diverges returns with status "diverged". Ctrl-C stops it, keeping its
+    folder as a killed run ("running")."""
+    settings = dict(settings)
+    settings["reparam"] = _reparam_setting(reparam, reparam_name)
+    text = json.dumps(settings)
+    if out is None:
+        # runs/<run id>: the id hashes every setting, so a completed run there is this very run
+        # (a notebook cell run again loads it instead of training it twice).
+        out = Path("runs") / _lenlab.run_id(text)
+        if not overwrite and (out / "manifest.json").is_file() and Run(out).status == "completed":
+            return Run(out)
+    bar = _Progress(f"training {Path(out).name}", progress)
+    try:
+        _lenlab.train(text, str(out), bool(overwrite), device, bar,
+                      _command_line("train", settings))
+    finally:
+        bar.close()
+    return Run(out)
+
+
+def load(run_dir, reparam=None, reparam_name: str | None = None) -> Run:
+    """A run's folder. A run trained with Python reparam functions needs them again to be
+    evaluated: pass the same reparam (and reparam_name, if it had one)."""
+    run = Run(run_dir)
+    if reparam is not None:
+        setting = _reparam_setting(reparam, reparam_name)
+        if setting != run.config.get("reparam", "identity"):
+            raise UsageError(f"{run.dir} was trained with reparam "
+                             f"{run.config.get('reparam', 'identity')!r}, not {setting!r}")
+    return run
+
+
+class Experiment:
+    """An experiment folder (`lenlab reproduce --out`): report.md, figures, results.csv."""
+
+    def __init__(self, directory):
+        self.dir = Path(directory)
+        report = self.dir / "report.md"
+        self.report = report.read_text() if report.is_file() else ""
+        self.figures = sorted(self.dir.glob("fig*.png"))
+        table = self.dir / "results.csv"
+        self.results = _read_csv(table) if table.is_file() else {}
+
+    def runs(self) -> list:
+        return [Run(d) for d in sorted((self.dir / "runs").iterdir()) if d.is_dir()]
+
+    def to_pandas(self):
+        return _pandas(self.results)
+
+    def __repr__(self) -> str:
+        return f"lenlab.Experiment({str(self.dir)!r})"
+
+
+def reproduce(config=None, out=None, figures=None, seeds: int = 0, jobs: int = 1,
+              device: str = "auto", dry_run: bool = False, progress: bool = True):
+    """`lenlab reproduce`: the paper's figures (config=None) or a config file's, into `out`.
+    figures: names or groups (a list or "1a,1c"); seeds: run seeds 1..N instead of the config's.
+    Runs already in `out` are kept, so a stopped reproduction resumes (Ctrl-C stops one: the runs
+    finished are kept). dry_run prints the plan."""
+    if config is None:
+        text, source = _lenlab.paper_config(), "configs/paper.toml (built in)"
+    else:
+        path = Path(config)
+        if not path.is_file():
+            raise UsageError(f"config {config!s}: no such file")
+        text, source = path.read_text(), str(path)
+    if isinstance(figures, str):
+        figures = [f for f in figures.split(",") if f]
+    if out is None and not dry_run:
+        raise UsageError("reproduce needs out=, the experiment folder")
+    bar = _Progress("runs", progress and not dry_run)
+    try:
+        _lenlab.reproduce(text, source, str(out or ""), list(figures or []), int(seeds),
+                          int(jobs), device, bool(dry_run), bar)
+    finally:
+        bar.close()
+    return None if dry_run else Experiment(out)

@@ -1,0 +1,282 @@
+// `lenlab._lenlab`: the C++ engine as a Python extension (pybind11). Thin on purpose: each entry
+// point fills the same options struct the CLI fills and calls the same function (run_train,
+// run_eval, run_experiment), so a run from Python is a run from the CLI, folder and numbers alike.
+// python/lenlab/__init__.py builds the user-facing API (Run objects, NumPy arrays) on top.
+//
+// The GIL is released while the engine runs. The engine's progress hook takes it back about ten
+// times a second to report progress and to check for Ctrl-C (PyErr_CheckSignals): an interrupt
+// unwinds the engine with the Python exception, leaving the run's folder as a killed CLI run
+// leaves it ("running"), everything finished before kept.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "lab/eval_run.hpp"
+#include "lab/experiment.hpp"
+#include "lab/run_train.hpp"
+#include "models/safetensors.hpp"
+#include "reparam/custom_reparam.hpp"
+#include "results/figure_spec.hpp"
+#include "train/run_cost.hpp"
+#include "train/train_spec.hpp"
+
+namespace py = pybind11;
+using namespace lenlab;
+
+namespace {
+
+// A Python function f over NumPy arrays as a CustomReparam::ArrayFunction. Called from the engine
+// without the GIL (and possibly from several threads): takes the GIL, calls f on a float64 array,
+// copies the result out. A Python error is kept (the first one), NaN written, and raised by
+// raise_reparam_error once the engine has returned: an exception must not cross the engine.
+struct PythonFunction {
+  py::object f;  // touched only with the GIL
+  std::string role;
+  ~PythonFunction() {
+    if (!Py_IsInitialized()) {  // the registry outlived the interpreter: nothing to release
+      f.release();
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    f = py::object();
+  }
+};
+
+std::mutex error_mutex;
+std::optional<py::error_already_set> pending_error;  // guarded by error_mutex and the GIL
+std::string pending_context;
+
+CustomReparam::ArrayFunction array_function(std::shared_ptr<PythonFunction> fn) {
+  return [fn](const double* in, double* out, size_t n) {
+    py::gil_scoped_acquire gil;
+    try {
+      py::array_t<double> x(static_cast<py::ssize_t>(n), in);
+      // NaN is how f says "undefined here" (the domain check probes past the targets): NumPy's
+      // warnings about it would only be noise.
+      py::object quiet = py::module_::import("numpy").attr("errstate")(
+          py::arg("invalid") = "ignore", py::arg("divide") = "ignore", py::arg("over") = "ignore");
+      quiet.attr("__enter__")();
+      py::object result;
+      try {
+        result = fn->f(x);
+      } catch (...) {
+        quiet.attr("__exit__")(py::none(), py::none(), py::none());
+        throw;
+      }
+      quiet.attr("__exit__")(py::none(), py::none(), py::none());
+      py::array_t<double, py::array::c_style | py::array::forcecast> y = result;
+      if (static_cast<size_t>(y.size()) != n)
+        throw py::value_error("the reparam's " + fn->role + " returned " +
+                              std::to_string(y.size()) + " values for " + std::to_string(n) +
+                              " inputs; it must be vectorized (one output per input)");
+      const double* data = y.data();
+      for (size_t i = 0; i < n; ++i) out[i] = data[i];
+    } catch (py::error_already_set& e) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!pending_error) {
+        pending_error.emplace(std::move(e));
+        pending_context = fn->role;
+      }
+      for (size_t i = 0; i < n; ++i) out[i] = std::numeric_limits<double>::quiet_NaN();
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!pending_error) {
+        PyErr_SetString(PyExc_ValueError, e.what());
+        pending_error.emplace();
+        pending_context = fn->role;
+      }
+      for (size_t i = 0; i < n; ++i) out[i] = std::numeric_limits<double>::quiet_NaN();
+    }
+  };
+}
+
+// Raises the Python error a reparam function raised during the last engine call, if any.
+void raise_reparam_error() {
+  std::lock_guard<std::mutex> lock(error_mutex);
+  if (!pending_error) return;
+  py::error_already_set e = std::move(*pending_error);
+  pending_error.reset();
+  throw e;
+}
+
+void clear_reparam_error() {
+  std::lock_guard<std::mutex> lock(error_mutex);
+  pending_error.reset();
+}
+
+void register_reparam(const std::string& name, py::object f, py::object inverse) {
+  auto r = std::make_shared<CustomReparam>();
+  r->name = name;
+  r->f = array_function(std::make_shared<PythonFunction>(PythonFunction{f, "f"}));
+  if (!inverse.is_none())
+    r->inverse =
+        array_function(std::make_shared<PythonFunction>(PythonFunction{inverse, "inverse"}));
+  register_custom_reparam(std::move(r));
+}
+
+// The engine's progress hook: counts work, and about ten times a second takes the GIL to report
+// the fraction done and to check for Ctrl-C (an exception unwinds the engine).
+// `total_flops` may be set after the hook is made (once the settings are resolved).
+std::function<void(double)> progress_hook(std::shared_ptr<double> total_flops,
+                                          py::object progress) {
+  struct State {
+    double done = 0;
+    std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  };
+  auto state = std::make_shared<State>();
+  auto callback = std::make_shared<py::object>(std::move(progress));
+  return [state, callback, total_flops](double flops) {
+    state->done += flops;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - state->last < std::chrono::milliseconds(100)) return;
+    state->last = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (!callback->is_none())
+      (*callback)(*total_flops > 0 ? std::min(1.0, state->done / *total_flops) : 0.0);
+  };
+}
+
+// Runs `work` without the GIL; then raises a reparam function's error, if one was kept.
+template <class Work>
+int without_gil(Work&& work) {
+  clear_reparam_error();
+  int code = 0;
+  try {
+    py::gil_scoped_release release;
+    code = work();
+  } catch (...) {
+    // An interrupt or a reparam error may both be pending: the reparam's is the cause.
+    raise_reparam_error();
+    throw;
+  }
+  raise_reparam_error();
+  return code;
+}
+
+TrainSpec spec_of(const std::string& settings_json) {
+  return spec_from_json(nlohmann::ordered_json::parse(settings_json), TrainSpec{}, "lenlab.train");
+}
+
+int train(const std::string& settings_json, const std::string& out, bool overwrite,
+          const std::string& device, py::object progress, const std::string& command_line) {
+  const TrainSpec spec = spec_of(settings_json);
+  auto total = std::make_shared<double>(0.0);
+  RunOptions o;
+  o.out = out;
+  o.overwrite = overwrite;
+  o.device = device;
+  o.command_line = command_line;
+  o.on_work_done = progress_hook(total, progress);
+  return without_gil([&] {
+    // resolve() calls a Python reparam (the domain check): under without_gil, so that an error
+    // it raised is the one the user sees.
+    *total = estimate_run_cost(spec, resolve(spec).model).flops();
+    return run_train(spec, o);
+  });
+}
+
+int evaluate_run(const std::string& run_dir, const std::string& out, const std::string& lengths,
+                 const std::string& depths, int samples, bool predictions, bool overwrite,
+                 const std::string& device, const std::string& attention_json,
+                 const std::string& command_line) {
+  EvalOptions o;
+  o.run_dir = run_dir;
+  o.out = out;
+  o.lengths = lengths;
+  o.depths = depths;
+  o.samples = samples;
+  o.predictions = predictions;
+  o.overwrite = overwrite;
+  o.device = device;
+  o.command_line = command_line;
+  // The test-time attention settings under their config keys, read the way a config's are.
+  const TrainSpec attention =
+      spec_from_json(nlohmann::ordered_json::parse(attention_json), TrainSpec{}, "lenlab eval");
+  o.attention = attention.test_attention;
+  return without_gil([&] { return run_eval(o); });
+}
+
+int reproduce(const std::string& config_text, const std::string& config_source,
+              const std::string& out, const std::vector<std::string>& figures, int n_seeds,
+              int jobs, const std::string& device, bool dry_run, py::object progress) {
+  ExperimentOptions o;
+  // The sweep's waiting thread (this one, the GIL released) ticks ten times a second.
+  auto callback = std::make_shared<py::object>(std::move(progress));
+  o.on_tick = [callback](double fraction) {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (!callback->is_none()) (*callback)(fraction);
+  };
+  o.out = out;
+  o.config_text = config_text;
+  o.config_source = config_source;
+  o.figures = figures;
+  o.n_seeds = n_seeds;
+  o.jobs = jobs;
+  o.device = device;
+  o.dry_run = dry_run;
+  py::object sys_stdout = py::module_::import("sys").attr("stdout");
+  std::ostringstream report;
+  o.print = &report;
+  const int code = without_gil([&] { return run_experiment(o); });
+  if (dry_run) sys_stdout.attr("write")(report.str());
+  return code;
+}
+
+// The folder name a sweep gives these settings (results/figure_spec.hpp).
+std::string run_id_of(const std::string& settings_json) {
+  return run_id(spec_of(settings_json));
+}
+
+// The paper's config, as `lenlab reproduce` without --config runs it.
+std::string paper_config() {
+  return paper_config_text();
+}
+
+// Every tensor of a safetensors file as a float32 array of its shape, by name.
+py::dict load_parameters(const std::string& path) {
+  const SafeTensors st = load_safetensors(path);
+  py::dict out;
+  for (const NamedTensor& t : st.tensors) {
+    std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
+    py::array_t<float> a(shape);
+    std::copy(t.data.begin(), t.data.end(), a.mutable_data());
+    out[py::str(t.name)] = a;
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_lenlab, m) {
+  m.doc() = "lenlab's C++ engine; use the lenlab package, not this module";
+  py::register_exception<UsageError>(m, "UsageError", PyExc_ValueError);
+  m.def("register_reparam", &register_reparam, py::arg("name"), py::arg("f"),
+        py::arg("inverse") = py::none());
+  m.def("train", &train, py::arg("settings_json"), py::arg("out"), py::arg("overwrite"),
+        py::arg("device"), py::arg("progress"), py::arg("command_line"));
+  m.def("evaluate", &evaluate_run, py::arg("run_dir"), py::arg("out"), py::arg("lengths"),
+        py::arg("depths"), py::arg("samples"), py::arg("predictions"), py::arg("overwrite"),
+        py::arg("device"), py::arg("attention_json"), py::arg("command_line"));
+  m.def("reproduce", &reproduce, py::arg("config_text"), py::arg("config_source"), py::arg("out"),
+        py::arg("figures"), py::arg("n_seeds"), py::arg("jobs"), py::arg("device"),
+        py::arg("dry_run"), py::arg("progress"));
+  m.def("paper_config", &paper_config);
+  m.def("run_id", &run_id_of, py::arg("settings_json"));
+  m.def("load_parameters", &load_parameters, py::arg("path"));
+  m.attr("EXIT_OK") = static_cast<int>(kExitOk);
+  m.attr("EXIT_DIVERGED") = static_cast<int>(kExitDiverged);
+}

@@ -1,0 +1,258 @@
+"""The Python module against the CLI: same seed, same numbers; Python reparams against built-ins;
+errors with the CLI's messages; a Python exception in f surfaces as one. Tiny runs (a few
+seconds each). Run by ctest ("python module: pytest") with PYTHONPATH set to the build's python/."""
+
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lenlab
+
+LENLAB = os.environ.get("LENLAB_BINARY", "lenlab")
+
+TINY = dict(task="length", pe="rope", l_train=4, l_test=8, steps=60, batch_size=16, d_model=16,
+            n_head=2, d_ff=32, n_layer=1, eval_samples=32, warmup_steps=5, seed=3)
+
+
+def cli_train(out: Path, **settings):
+    args = [LENLAB, "train", "--out", str(out)]
+    flags = {"batch_size": "--batch", "warmup_steps": "--warmup"}
+    for k, v in settings.items():
+        args += [flags.get(k, "--" + k.replace("_", "-")), str(v)]
+    r = subprocess.run(args, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return lenlab.load(out)
+
+
+def test_same_seed_same_numbers_as_the_cli(tmp_path):
+    py = lenlab.train(out=tmp_path / "py", progress=False, **TINY)
+    cli = cli_train(tmp_path / "cli", **TINY)
+    assert py.status == "completed"
+    assert (tmp_path / "py" / "loss.csv").read_text() == (tmp_path / "cli" / "loss.csv").read_text()
+    assert (tmp_path / "py" / "results.csv").read_text() == \
+        (tmp_path / "cli" / "results.csv").read_text()
+    assert py.config == cli.config
+    np.testing.assert_array_equal(py.results["mse"], cli.results["mse"])
+    assert py.results["length"].tolist() == list(range(1, 9))
+    assert len(py.loss["loss"]) == TINY["steps"]
+    for name, w in py.parameters.items():
+        assert w.dtype == np.float32
+        np.testing.assert_array_equal(w, cli.parameters[name])
+    assert py.parameters["wte"].shape[1] == TINY["d_model"]
+
+
+def test_a_python_function_equal_to_a_builtin_gives_the_builtins_run(tmp_path):
+    builtin = lenlab.train(out=tmp_path / "builtin", progress=False, reparam="sqrt", **TINY)
+
+    def root(y):
+        return np.sqrt(y)
+
+    def square(z):
+        return z * z
+
+    custom = lenlab.train(out=tmp_path / "custom", progress=False, reparam=(root, square), **TINY)
+    assert custom.config["reparam"] == "python:root"
+    assert (tmp_path / "custom" / "loss.csv").read_text() == \
+        (tmp_path / "builtin" / "loss.csv").read_text()
+    np.testing.assert_allclose(custom.results["mse"], builtin.results["mse"], rtol=1e-12)
+    # Without the inverse: bisection, to its tolerance.
+    numeric = lenlab.train(out=tmp_path / "numeric", progress=False, reparam=root, **TINY)
+    np.testing.assert_allclose(numeric.results["mse"], builtin.results["mse"], rtol=1e-6)
+
+
+def test_evaluation_with_other_lengths_and_predictions(tmp_path):
+    run = lenlab.train(out=tmp_path / "run", progress=False, **TINY)
+    ev = run.eval(lengths="2,10", samples=16)
+    assert ev.results["length"].tolist() == [2.0, 10.0]
+    # Length 2 has 4 sequences, all enumerated; length 10 its 16 samples.
+    assert len(ev.predictions["prediction"]) == 4 + 16
+    assert ev.dir == tmp_path / "run" / "eval-1"
+    tau = run.eval(lengths="1..12", samples=16, temperature="auto-pmax", temperature_min=0.6)
+    assert "temperature_search" in tau.info["attention"]
+
+
+def test_bad_settings_raise_usage_errors_with_the_clis_message(tmp_path):
+    with pytest.raises(lenlab.UsageError, match="unknown setting 'stepz'"):
+        lenlab.train(out=tmp_path / "x", progress=False, stepz=3)
+    with pytest.raises(lenlab.UsageError, match="unknown task 'lenght'"):
+        lenlab.train(out=tmp_path / "x", progress=False, task="lenght")
+    with pytest.raises(lenlab.UsageError, match="'steps' must be an integer"):
+        lenlab.train(out=tmp_path / "x", progress=False, steps="many")
+    with pytest.raises(lenlab.UsageError, match="reparam must be"):
+        lenlab.train(out=tmp_path / "x", progress=False, reparam=3)
+    with pytest.raises(lenlab.UsageError, match="give the function a name"):
+        lenlab.train(out=tmp_path / "x", progress=False, reparam=lambda y: y)
+    assert not (tmp_path / "x").exists()
+    with pytest.raises(lenlab.UsageError, match="holds no run"):
+        lenlab.load(tmp_path)
+    # A reparam that is not monotone is refused by the same domain check as an expression.
+
+    def bump(y):
+        return (y - 3.0) ** 2
+
+    with pytest.raises(lenlab.UsageError, match="monotone"):
+        lenlab.train(out=tmp_path / "x", progress=False, reparam=bump, **TINY)
+
+
+def test_a_python_exception_inside_f_surfaces_as_itself(tmp_path):
+    def broken(y):
+        raise ZeroDivisionError("f broke")
+
+    with pytest.raises(ZeroDivisionError, match="f broke"):
+        lenlab.train(out=tmp_path / "x", progress=False, reparam=broken, **TINY)
+
+    def scalar_only(y):
+        return float(y[0])
+
+    with pytest.raises(ValueError, match="must be vectorized"):
+        lenlab.train(out=tmp_path / "y", progress=False, reparam=scalar_only, **TINY)
+
+
+def test_a_python_reparam_run_needs_its_function_to_be_evaluated_from_the_cli(tmp_path):
+    def twice(y):
+        return 2.0 * y
+
+    def half(z):
+        return z / 2.0
+
+    run = lenlab.train(out=tmp_path / "run", progress=False, reparam=(twice, half), **TINY)
+    r = subprocess.run([LENLAB, "eval", str(run.dir), "--out", str(tmp_path / "e")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "is a Python function" in r.stderr
+    again = lenlab.load(run.dir, reparam=(twice, half))
+    assert again.eval(lengths="3", samples=8).results["length"].tolist() == [3.0]
+
+
+def test_reproduce_a_tiny_config(tmp_path):
+    config = tmp_path / "tiny.toml"
+    config.write_text("""
+seeds = [1]
+[defaults]
+task = "length"
+l_train = 3
+l_test = 5
+steps = 40
+warmup_steps = 5
+d_model = 16
+n_head = 2
+d_ff = 32
+n_layer = 1
+eval_samples = 16
+[figures.p]
+title = "pe"
+vary = "pe"
+values = ["nope", "alibi"]
+""")
+    exp = lenlab.reproduce(config, out=tmp_path / "exp", figures="p")
+    assert "lenlab" in exp.report
+    assert len(exp.runs()) == 2
+    assert set(exp.results["pe"]) == {"nope", "alibi"}
+    with pytest.raises(lenlab.UsageError, match="unknown figure 'q'"):
+        lenlab.reproduce(config, out=tmp_path / "exp", figures="q")
+
+
+LONG = dict(TINY, steps=200000)  # minutes: only ever interrupted
+
+
+def test_the_gil_is_released_while_the_engine_trains(tmp_path):
+    import threading
+    import time
+
+    ticks = []
+    done = threading.Event()
+
+    def count():
+        while not done.is_set():
+            ticks.append(time.monotonic())
+            time.sleep(0.01)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    try:
+        lenlab.train(out=tmp_path / "run", progress=False, **dict(TINY, steps=10000))
+    finally:
+        done.set()
+        counter.join()
+    # The counter kept ticking while the engine ran: no gap near the run's length.
+    gaps = np.diff(np.array(ticks))
+    assert len(ticks) > 10
+    assert gaps.max() < 0.5
+
+
+def test_ctrl_c_stops_a_long_run_and_keeps_its_folder(tmp_path):
+    import signal
+    import sys
+    import time
+
+    script = (
+        "import lenlab, sys\n"
+        f"settings = {LONG!r}\n"
+        "try:\n"
+        f"    lenlab.train(out={str(tmp_path / 'run')!r}, progress=False, **settings)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(7)\n")
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    manifest = tmp_path / "run" / "manifest.json"
+    deadline = time.monotonic() + 60
+    while not manifest.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    start = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    assert p.returncode == 7, out
+    assert "interrupted" in out
+    assert time.monotonic() - start < 5
+    assert json.loads(manifest.read_text())["status"] == "running"
+
+
+def test_ctrl_c_stops_a_reproduction(tmp_path):
+    import signal
+    import sys
+    import time
+
+    config = tmp_path / "long.toml"
+    config.write_text("""
+seeds = [1]
+[defaults]
+task = "length"
+l_train = 3
+l_test = 5
+steps = 200000
+d_model = 16
+n_head = 2
+d_ff = 32
+n_layer = 1
+eval_samples = 16
+[figures.p]
+vary = "pe"
+values = ["nope", "alibi"]
+""")
+    script = (
+        "import lenlab, sys\n"
+        "try:\n"
+        f"    lenlab.reproduce({str(config)!r}, out={str(tmp_path / 'exp')!r}, jobs=2, "
+        "progress=False)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "    sys.exit(7)\n")
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    runs = tmp_path / "exp" / "runs"
+    deadline = time.monotonic() + 60
+    while len(list(runs.glob("*/manifest.json"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    start = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=30)
+    assert p.returncode == 7, out
+    assert time.monotonic() - start < 5
+    statuses = [json.loads(m.read_text())["status"] for m in runs.glob("*/manifest.json")]
+    assert statuses == ["running", "running"]
