@@ -1,0 +1,42 @@
+"""What a reparameterization written in Python costs against the same built-in: times one training
+run of the default model (length task, NoPE, `lenlab train`'s sizes but STEPS steps) with
+reparam="sqrt" and with reparam=(np.sqrt, np.square), alternating, and prints the times and their
+ratio. Run from the repository root after building the release preset:
+
+    PYTHONPATH=build/release/python /usr/bin/python3 bench/python_reparam.py [STEPS] [REPEATS]
+"""
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import lenlab
+
+steps = int(sys.argv[1]) if len(sys.argv) > 1 else 500
+repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+
+
+def root(y):
+    return np.sqrt(y)
+
+
+def square(z):
+    return z * z
+
+
+times = {"built-in sqrt": [], "Python (np.sqrt, square)": []}
+with tempfile.TemporaryDirectory() as d:
+    for i in range(repeats):
+        for label, reparam in (("built-in sqrt", "sqrt"), ("Python (np.sqrt, square)", (root, square))):
+            start = time.perf_counter()
+            lenlab.train(out=Path(d) / f"{i}-{len(times[label])}-{label[0]}", progress=False,
+                         reparam=reparam, steps=steps)
+            times[label].append(time.perf_counter() - start)
+for label, t in times.items():
+    print(f"{label:26s} best of {repeats}: {min(t):.3f} s  (all: {', '.join(f'{x:.3f}' for x in t)})")
+ratio = min(times["Python (np.sqrt, square)"]) / min(times["built-in sqrt"])
+print(f"Python reparam / built-in: {ratio:.3f} (one run: {steps} training steps of batch 64, then "
+      "the evaluation at lengths 1..50, 500 sequences each)")
