@@ -41,7 +41,8 @@ std::vector<LengthResult> evaluate_checkpoint_cpu(const ModelConfig& model,
 namespace {
 
 // predictions.csv: one row per test sequence, from the evaluation set the output came from
-// (EvalJob::on_output).
+// (EvalJob::on_output). The rows are kept and inverted together in text(): one call of f⁻¹ over
+// every output, which matters when f⁻¹ is a Python function (a call per sequence would not be).
 class PredictionWriter {
  public:
   explicit PredictionWriter(const Reparam& reparam) : reparam_(reparam) {}
@@ -50,17 +51,32 @@ class PredictionWriter {
     std::string input;  // the bits between BOS and EOS
     for (int i = b.offsets[s] + 1; i < b.offsets[s + 1] - 1; ++i)
       input += static_cast<char>('0' + b.tokens[i]);
-    bool clamped = false;
-    const double y_hat = reparam_.inverse(z, &clamped);
-    text_ += fmt::format("{},{},{:.17g},{},{:.17g},{:.9g},{:.9g},{}\n", input.size(), s,
-                         b.weight(s), input, b.targets[s], z, y_hat, clamped ? 1 : 0);
+    rows_.push_back({std::move(input), s, b.weight(s), b.targets[s], z});
   }
 
-  const std::string& text() const { return text_; }
+  std::string text() const {
+    const size_t n = rows_.size();
+    std::vector<double> z(n), y_hat(n);
+    std::vector<unsigned char> clamped(n);
+    for (size_t i = 0; i < n; ++i) z[i] = rows_[i].output;
+    reparam_.inverse_many(z.data(), y_hat.data(), clamped.data(), n);
+    std::string text = "length,sequence,weight,input,target,output,prediction,clamped\n";
+    for (size_t i = 0; i < n; ++i) {
+      const Row& r = rows_[i];
+      text += fmt::format("{},{},{:.17g},{},{:.17g},{:.9g},{:.9g},{}\n", r.input.size(), r.sequence,
+                          r.weight, r.input, r.target, r.output, y_hat[i], clamped[i] ? 1 : 0);
+    }
+    return text;
+  }
 
  private:
+  struct Row {
+    std::string input;
+    int sequence;
+    double weight, target, output;  // output: the model's z, in f's space
+  };
   const Reparam& reparam_;
-  std::string text_ = "length,sequence,weight,input,target,output,prediction,clamped\n";
+  std::vector<Row> rows_;
 };
 
 // predictions.csv of a token task: one row per test sequence, its tokens and, per answer row, the
