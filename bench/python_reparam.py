@@ -27,16 +27,18 @@ def square(z):
     return z * z
 
 
-times = {"built-in sqrt": [], "Python (np.sqrt, square)": []}
+CONTENDERS = (("built-in sqrt", "sqrt"), ("Python (np.sqrt, square)", (root, square)))
+times = {label: [] for label, _ in CONTENDERS}
 with tempfile.TemporaryDirectory() as d:
     for i in range(repeats):
-        for label, reparam in (("built-in sqrt", "sqrt"), ("Python (np.sqrt, square)", (root, square))):
+        for label, reparam in CONTENDERS:
             start = time.perf_counter()
             lenlab.train(out=Path(d) / f"{i}-{len(times[label])}-{label[0]}", progress=False,
                          reparam=reparam, steps=steps)
             times[label].append(time.perf_counter() - start)
 for label, t in times.items():
-    print(f"{label:26s} best of {repeats}: {min(t):.3f} s  (all: {', '.join(f'{x:.3f}' for x in t)})")
+    every = ", ".join(f"{x:.3f}" for x in t)
+    print(f"{label:26s} best of {repeats}: {min(t):.3f} s  (all: {every})")
 ratio = min(times["Python (np.sqrt, square)"]) / min(times["built-in sqrt"])
 print(f"Python reparam / built-in: {ratio:.3f} (one run: {steps} training steps of batch 64, then "
       "the evaluation at lengths 1..50, 500 sequences each)")

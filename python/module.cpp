@@ -54,6 +54,8 @@ struct PythonFunction {
   }
 };
 
+PyObject* usage_error_type = PyExc_ValueError;  // lenlab.UsageError, once the module is loaded
+
 std::mutex error_mutex;
 std::optional<py::error_already_set> pending_error;  // guarded by error_mutex and the GIL
 std::string pending_context;
@@ -78,9 +80,9 @@ CustomReparam::ArrayFunction array_function(std::shared_ptr<PythonFunction> fn) 
       quiet.attr("__exit__")(py::none(), py::none(), py::none());
       py::array_t<double, py::array::c_style | py::array::forcecast> y = result;
       if (static_cast<size_t>(y.size()) != n)
-        throw py::value_error("the reparam's " + fn->role + " returned " +
-                              std::to_string(y.size()) + " values for " + std::to_string(n) +
-                              " inputs; it must be vectorized (one output per input)");
+        throw UsageError("the reparam's " + fn->role + " returned " + std::to_string(y.size()) +
+                         " values for " + std::to_string(n) +
+                         " inputs; it must be vectorized (one output per input)");
       const double* data = y.data();
       for (size_t i = 0; i < n; ++i) out[i] = data[i];
     } catch (py::error_already_set& e) {
@@ -93,7 +95,8 @@ CustomReparam::ArrayFunction array_function(std::shared_ptr<PythonFunction> fn) 
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(error_mutex);
       if (!pending_error) {
-        PyErr_SetString(PyExc_ValueError, e.what());
+        PyErr_SetString(dynamic_cast<const UsageError*>(&e) ? usage_error_type : PyExc_ValueError,
+                        e.what());
         pending_error.emplace();
         pending_context = fn->role;
       }
@@ -263,7 +266,7 @@ py::dict load_parameters(const std::string& path) {
 
 PYBIND11_MODULE(_lenlab, m) {
   m.doc() = "lenlab's C++ engine; use the lenlab package, not this module";
-  py::register_exception<UsageError>(m, "UsageError", PyExc_ValueError);
+  usage_error_type = py::register_exception<UsageError>(m, "UsageError", PyExc_ValueError).ptr();
   m.def("register_reparam", &register_reparam, py::arg("name"), py::arg("f"),
         py::arg("inverse") = py::none());
   m.def("train", &train, py::arg("settings_json"), py::arg("out"), py::arg("overwrite"),

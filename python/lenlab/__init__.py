@@ -85,6 +85,42 @@ def _reparam_setting(reparam, reparam_name):
     return "python:" + name
 
 
+# Where f (and f_inv) are probed to tell one function from another: a run's id hashes its
+# settings, and "python:NAME" names a function without saying what it computes.
+_PROBES = np.concatenate([-np.geomspace(1e-3, 1e3, 16)[::-1], [0.0], np.geomspace(1e-3, 1e6, 64)])
+
+
+def _values(function, x):
+    try:
+        with np.errstate(all="ignore"):
+            y = np.asarray(function(x.copy()), dtype=np.float64)
+        return y if y.shape == x.shape else None
+    except Exception:  # the engine's own call reports it; here it only makes functions differ
+        return None
+
+
+def _fingerprint(reparam) -> str:
+    """What Python reparam functions compute, in one string: f at fixed probes and f_inv at f's
+    finite values there (f alone when f_inv is not given). Same string, same functions to ~1e-12."""
+    if isinstance(reparam, str):
+        return ""
+    f, inverse = (reparam, None) if callable(reparam) else (reparam[0], reparam[-1]
+                                                            if len(reparam) == 2 else None)
+    fy = _values(f, _PROBES)
+    parts = [fy]
+    if inverse is not None and fy is not None:
+        parts.append(_values(inverse, fy[np.isfinite(fy)]))
+    return ";".join("error" if v is None else ",".join(f"{x:.12g}" for x in v) for v in parts)
+
+
+_FINGERPRINT_FILE = "python_reparam.txt"  # in a run's folder: _fingerprint of its functions
+
+
+def _same_functions(run_dir: Path, reparam) -> bool:
+    path = run_dir / _FINGERPRINT_FILE
+    return path.is_file() and path.read_text() == _fingerprint(reparam)
+
+
 # ---- progress --------------------------------------------------------------------------------
 
 
@@ -242,23 +278,32 @@ def train(*, out=None, overwrite: bool = False, device: str = "auto", progress: 
     built-in or an expression, or Python functions over NumPy arrays, f or (f, f_inv); their name
     (reparam_name, else the function's) is recorded as reparam "python:NAME". out: the run's folder
     (default: runs/<run id> under the current directory, and a completed run already there is
-    returned as it is; any other existing folder is refused unless overwrite). A run that diverges returns with status "diverged". Ctrl-C stops it, keeping its
+    returned as it is; any other existing folder is refused unless overwrite). A run that
+    diverges returns with status "diverged". Ctrl-C stops it (KeyboardInterrupt), keeping its
     folder as a killed run ("running")."""
     settings = dict(settings)
     settings["reparam"] = _reparam_setting(reparam, reparam_name)
     text = json.dumps(settings)
+    python_functions = not isinstance(reparam, str)
     if out is None:
         # runs/<run id>: the id hashes every setting, so a completed run there is this very run
-        # (a notebook cell run again loads it instead of training it twice).
+        # (a notebook cell run again loads it instead of training it twice) -- for Python
+        # functions only when they compute what they computed then; else it is trained again.
         out = Path("runs") / _lenlab.run_id(text)
-        if not overwrite and (out / "manifest.json").is_file() and Run(out).status == "completed":
-            return Run(out)
+        if (out / "manifest.json").is_file() and Run(out).status == "completed":
+            if not python_functions or _same_functions(out, reparam):
+                if not overwrite:
+                    return Run(out)
+            else:
+                overwrite = True  # the same name, another function: that old run is not this one
     bar = _Progress(f"training {Path(out).name}", progress)
     try:
         _lenlab.train(text, str(out), bool(overwrite), device, bar,
                       _command_line("train", settings))
     finally:
         bar.close()
+    if python_functions:
+        (Path(out) / _FINGERPRINT_FILE).write_text(_fingerprint(reparam))
     return Run(out)
 
 
@@ -271,6 +316,12 @@ def load(run_dir, reparam=None, reparam_name: str | None = None) -> Run:
         if setting != run.config.get("reparam", "identity"):
             raise UsageError(f"{run.dir} was trained with reparam "
                              f"{run.config.get('reparam', 'identity')!r}, not {setting!r}")
+        recorded = run.dir / _FINGERPRINT_FILE
+        if not isinstance(reparam, str) and recorded.is_file() and \
+                not _same_functions(run.dir, reparam):
+            raise UsageError(f"{run.dir} was trained with other functions named {setting!r}: "
+                             "they differ from the ones given at some y; pass the ones it was "
+                             "trained with")
     return run
 
 

@@ -109,7 +109,7 @@ def test_a_python_exception_inside_f_surfaces_as_itself(tmp_path):
     def scalar_only(y):
         return float(y[0])
 
-    with pytest.raises(ValueError, match="must be vectorized"):
+    with pytest.raises(lenlab.UsageError, match="must be vectorized"):
         lenlab.train(out=tmp_path / "y", progress=False, reparam=scalar_only, **TINY)
 
 
@@ -127,6 +127,33 @@ def test_a_python_reparam_run_needs_its_function_to_be_evaluated_from_the_cli(tm
     assert "is a Python function" in r.stderr
     again = lenlab.load(run.dir, reparam=(twice, half))
     assert again.eval(lengths="3", samples=8).results["length"].tolist() == [3.0]
+
+
+def test_a_cached_run_is_reused_only_for_the_same_function(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # out=None: runs/<run id> here
+
+    def f(y):
+        return np.sqrt(y)
+
+    first = lenlab.train(progress=False, reparam=f, **TINY)
+    stamp = (first.dir / "manifest.json").stat().st_mtime_ns
+    again = lenlab.train(progress=False, reparam=f, **TINY)  # the same cell run again
+    assert again.dir == first.dir and (again.dir / "manifest.json").stat().st_mtime_ns == stamp
+
+    def f(y):  # noqa: F811 -- the cell edited: same name, another function
+        return np.log(y)
+
+    edited = lenlab.train(progress=False, reparam=f, **TINY)
+    assert edited.dir == first.dir  # the run id hashes the name only ...
+    assert (edited.dir / "manifest.json").stat().st_mtime_ns != stamp  # ... so it trained again
+    log_run = lenlab.train(out=tmp_path / "log", progress=False, reparam="log", **TINY)
+    np.testing.assert_allclose(edited.results["mse"], log_run.results["mse"], rtol=1e-6)
+
+    def f(y):  # noqa: F811
+        return y * y
+
+    with pytest.raises(lenlab.UsageError, match="trained with other functions named 'python:f'"):
+        lenlab.load(first.dir, reparam=f)
 
 
 def test_reproduce_a_tiny_config(tmp_path):
