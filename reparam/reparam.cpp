@@ -132,6 +132,11 @@ void Reparam::inverse_many(const double* zs, double* out, unsigned char* clamped
     }
     return;
   }
+  if (custom_ && !custom_->inverse) {
+    numerical_inverse_many(zs, out, clamped, n);
+    for (size_t i = 0; i < n; ++i) out[i] -= shift_;
+    return;
+  }
   for (size_t i = 0; i < n; ++i) {
     bool c = false;
     out[i] = inverse(zs[i], &c);
@@ -208,6 +213,59 @@ double Reparam::numerical_inverse(double z, bool* clamped) const {
     }
   }
   return a + 0.5 * (c - a);
+}
+
+void Reparam::numerical_inverse_many(const double* zs, double* u, unsigned char* clamped,
+                                     size_t n) const {
+  // Each z's bisection as in numerical_inverse, run side by side: the z's still bracketing are
+  // `live`, and one call of f evaluates all their midpoints. The z's that numerical_inverse
+  // settles without a bisection go through it directly.
+  std::vector<size_t> live, bisected;
+  std::vector<double> a(n), c(n);
+  for (size_t i = 0; i < n; ++i) {
+    bool clamp = false;
+    const Bracket* b = bracket_ ? &*bracket_ : nullptr;
+    if (!b || std::isnan(zs[i]) || zs[i] == b->f_lo || zs[i] == b->f_hi ||
+        zs[i] < std::min(b->f_lo, b->f_hi) || zs[i] > std::max(b->f_lo, b->f_hi)) {
+      u[i] = numerical_inverse(zs[i], &clamp);  // throws without a bracket
+      clamped[i] = clamp;
+      continue;
+    }
+    clamped[i] = 0;
+    a[i] = b->lo;
+    c[i] = b->hi;
+    live.push_back(i);
+  }
+  if (live.empty()) return;
+  bisected = live;
+  const Bracket& b = *bracket_;
+  const double s = b.f_hi > b.f_lo ? 1.0 : -1.0;
+  const double floor = 1e-14 * std::max({std::abs(b.range_lo), std::abs(b.range_hi), 1e-300});
+  std::vector<double> m, fm;
+  std::vector<size_t> next;
+  for (int iter = 0; iter < 4096 && !live.empty(); ++iter) {
+    m.clear();
+    next.clear();
+    for (const size_t i : live) {
+      if (c[i] - a[i] <= 1e-13 * std::max(std::abs(a[i]), std::abs(c[i])) || c[i] - a[i] <= floor)
+        continue;
+      const double mid = a[i] + 0.5 * (c[i] - a[i]);
+      if (mid <= a[i] || mid >= c[i]) continue;
+      next.push_back(i);
+      m.push_back(mid);
+    }
+    fm.resize(m.size());
+    if (!m.empty()) custom_->f(m.data(), fm.data(), m.size());
+    live.clear();
+    for (size_t k = 0; k < next.size(); ++k) {
+      const size_t i = next[k];
+      const double g = s * (fm[k] - zs[i]);
+      if (!std::isfinite(g)) continue;  // as numerical_inverse: stop at a non-finite point
+      (g <= 0.0 ? a[i] : c[i]) = m[k];
+      live.push_back(i);
+    }
+  }
+  for (const size_t i : bisected) u[i] = a[i] + 0.5 * (c[i] - a[i]);
 }
 
 std::string Reparam::f_of(double y) const {

@@ -109,6 +109,9 @@ class Reparam {
   bool has_given_inverse() const { return inverse_expr_ || (custom_ && custom_->inverse); }
   double given_inverse(double z) const;  // f⁻¹(z) of the expression or the registered function
   double numerical_inverse(double z, bool* clamped) const;  // returns u, not y
+  // numerical_inverse of every zs[i] into u[i], the same steps and results, but each bisection
+  // step calls a registered f once for all the zs still bracketing (~45 calls, not ~45 per z).
+  void numerical_inverse_many(const double* zs, double* u, unsigned char* clamped, size_t n) const;
   // Human-readable "f(y)" or "f(y + c)" for messages.
   std::string f_of(double y) const;
   static std::string show(double v);  // a value for messages, 6 significant digits

@@ -360,6 +360,22 @@ TEST_CASE(
   CHECK(numeric.uses_numerical_inverse());
   numeric.check_domain(ys, "length");
   CHECK(numeric.inverse(std::sqrt(7.0)) == doctest::Approx(7.0).epsilon(1e-12));
+  // The array bisection takes numerical_inverse's steps side by side: the same doubles, inside
+  // and outside f's range (clamped) and at NaN, with one call of f per step for all of them.
+  const std::vector<double> zs = {std::sqrt(7.0), 1.0, std::sqrt(10.0), -1.0, 9.0, NAN, 2.0, 3.1};
+  std::vector<double> u(zs.size());
+  std::vector<unsigned char> zs_clamped(zs.size());
+  f_calls = 0;
+  numeric.inverse_many(zs.data(), u.data(), zs_clamped.data(), zs.size());
+  CHECK(f_calls > 20);
+  CHECK(f_calls < 80);  // a bisection's steps (~45), not ~45 per z
+  for (size_t i = 0; i < zs.size(); ++i) {
+    bool c = false;
+    CHECK(u[i] == numeric.inverse(zs[i], &c));
+    CHECK(zs_clamped[i] == c);
+  }
+  CHECK(zs_clamped[3] == 1);
+  CHECK(zs_clamped[5] == 1);
 
   using lenlab::test::contains;
   using lenlab::test::usage_message;
