@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -57,8 +58,9 @@ struct PythonFunction {
 PyObject* usage_error_type = PyExc_ValueError;  // lenlab.UsageError, once the module is loaded
 
 std::mutex error_mutex;
+std::atomic<bool> reparam_failed{
+    false};  // a pending_error is kept: the progress hook stops the run
 std::optional<py::error_already_set> pending_error;  // guarded by error_mutex and the GIL
-std::string pending_context;
 
 CustomReparam::ArrayFunction array_function(std::shared_ptr<PythonFunction> fn) {
   return [fn](const double* in, double* out, size_t n) {
@@ -89,7 +91,7 @@ CustomReparam::ArrayFunction array_function(std::shared_ptr<PythonFunction> fn) 
       std::lock_guard<std::mutex> lock(error_mutex);
       if (!pending_error) {
         pending_error.emplace(std::move(e));
-        pending_context = fn->role;
+        reparam_failed = true;
       }
       for (size_t i = 0; i < n; ++i) out[i] = std::numeric_limits<double>::quiet_NaN();
     } catch (const std::exception& e) {
@@ -98,7 +100,7 @@ CustomReparam::ArrayFunction array_function(std::shared_ptr<PythonFunction> fn) 
         PyErr_SetString(dynamic_cast<const UsageError*>(&e) ? usage_error_type : PyExc_ValueError,
                         e.what());
         pending_error.emplace();
-        pending_context = fn->role;
+        reparam_failed = true;
       }
       for (size_t i = 0; i < n; ++i) out[i] = std::numeric_limits<double>::quiet_NaN();
     }
@@ -111,12 +113,14 @@ void raise_reparam_error() {
   if (!pending_error) return;
   py::error_already_set e = std::move(*pending_error);
   pending_error.reset();
+  reparam_failed = false;
   throw e;
 }
 
 void clear_reparam_error() {
   std::lock_guard<std::mutex> lock(error_mutex);
   pending_error.reset();
+  reparam_failed = false;
 }
 
 void register_reparam(const std::string& name, py::object f, py::object inverse) {
@@ -130,7 +134,8 @@ void register_reparam(const std::string& name, py::object f, py::object inverse)
 }
 
 // The engine's progress hook: counts work, and about ten times a second takes the GIL to report
-// the fraction done and to check for Ctrl-C (an exception unwinds the engine).
+// the fraction done and to check for Ctrl-C (an exception unwinds the engine). A reparam function
+// that raised stops the run at once (without_gil then raises its error).
 // `total_flops` may be set after the hook is made (once the settings are resolved).
 std::function<void(double)> progress_hook(std::shared_ptr<double> total_flops,
                                           py::object progress) {
@@ -141,6 +146,7 @@ std::function<void(double)> progress_hook(std::shared_ptr<double> total_flops,
   auto state = std::make_shared<State>();
   auto callback = std::make_shared<py::object>(std::move(progress));
   return [state, callback, total_flops](double flops) {
+    if (reparam_failed) throw std::runtime_error("a reparam function raised");
     state->done += flops;
     const auto now = std::chrono::steady_clock::now();
     if (now - state->last < std::chrono::milliseconds(100)) return;

@@ -106,6 +106,25 @@ def test_a_python_exception_inside_f_surfaces_as_itself(tmp_path):
     with pytest.raises(ZeroDivisionError, match="f broke"):
         lenlab.train(out=tmp_path / "x", progress=False, reparam=broken, **TINY)
 
+    calls, fail_at = [], [None]
+
+    def fails_later(y):  # passes the checks, then raises in a training batch
+        calls.append(len(y))
+        if len(calls) == fail_at[0]:
+            raise ArithmeticError("f broke in training")
+        return np.sqrt(y)
+
+    lenlab.train(out=tmp_path / "probe", progress=False, reparam=fails_later,
+                 **dict(TINY, steps=1))
+    checks = len(calls) - 1  # the calls before training's one: the domain check's
+    calls.clear()
+    fail_at[0] = checks + 5
+    with pytest.raises(ArithmeticError, match="f broke in training"):
+        lenlab.train(out=tmp_path / "z", progress=False, reparam=fails_later,
+                     **dict(TINY, steps=100000))
+    assert len(calls) <= fail_at[0] + 1, "the run went on after f raised"
+    assert lenlab.load(tmp_path / "z").status == "running"
+
     def scalar_only(y):
         return float(y[0])
 
