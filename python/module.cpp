@@ -14,12 +14,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <limits>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,8 +40,9 @@ namespace {
 
 // A Python function f over NumPy arrays as a CustomReparam::ArrayFunction. Called from the engine
 // without the GIL (and possibly from several threads): takes the GIL, calls f on a float64 array,
-// copies the result out. A Python error is kept (the first one), NaN written, and raised by
-// raise_reparam_error once the engine has returned: an exception must not cross the engine.
+// copies the result out. A Python error is kept (the first one) and the engine unwound with a
+// ReparamRaised; without_gil then raises the kept error as itself (a Python exception object
+// cannot be carried through the engine, which runs without the GIL).
 struct PythonFunction {
   py::object f;  // touched only with the GIL
   std::string role;
@@ -57,9 +58,14 @@ struct PythonFunction {
 
 PyObject* usage_error_type = PyExc_ValueError;  // lenlab.UsageError, once the module is loaded
 
+// Unwinds the engine after a reparam function raised (its error is in pending_error).
+struct ReparamRaised : std::runtime_error {
+  ReparamRaised() : std::runtime_error("a Python reparam function raised") {}
+};
+
 std::mutex error_mutex;
-std::atomic<bool> reparam_failed{
-    false};  // a pending_error is kept: the progress hook stops the run
+// A pending_error is kept: the progress hook stops whatever still runs (another thread's run).
+std::atomic<bool> reparam_failed{false};
 std::optional<py::error_already_set> pending_error;  // guarded by error_mutex and the GIL
 
 CustomReparam::ArrayFunction array_function(std::shared_ptr<PythonFunction> fn) {
@@ -87,23 +93,20 @@ CustomReparam::ArrayFunction array_function(std::shared_ptr<PythonFunction> fn) 
                          " inputs; it must be vectorized (one output per input)");
       const double* data = y.data();
       for (size_t i = 0; i < n; ++i) out[i] = data[i];
+      return;
     } catch (py::error_already_set& e) {
       std::lock_guard<std::mutex> lock(error_mutex);
-      if (!pending_error) {
-        pending_error.emplace(std::move(e));
-        reparam_failed = true;
-      }
-      for (size_t i = 0; i < n; ++i) out[i] = std::numeric_limits<double>::quiet_NaN();
+      if (!pending_error) pending_error.emplace(std::move(e));
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(error_mutex);
       if (!pending_error) {
         PyErr_SetString(dynamic_cast<const UsageError*>(&e) ? usage_error_type : PyExc_ValueError,
                         e.what());
         pending_error.emplace();
-        reparam_failed = true;
       }
-      for (size_t i = 0; i < n; ++i) out[i] = std::numeric_limits<double>::quiet_NaN();
     }
+    reparam_failed = true;
+    throw ReparamRaised();
   };
 }
 
@@ -146,7 +149,7 @@ std::function<void(double)> progress_hook(std::shared_ptr<double> total_flops,
   auto state = std::make_shared<State>();
   auto callback = std::make_shared<py::object>(std::move(progress));
   return [state, callback, total_flops](double flops) {
-    if (reparam_failed) throw std::runtime_error("a reparam function raised");
+    if (reparam_failed) throw ReparamRaised();
     state->done += flops;
     const auto now = std::chrono::steady_clock::now();
     if (now - state->last < std::chrono::milliseconds(100)) return;
