@@ -175,15 +175,15 @@ def test_a_cached_run_is_reused_only_for_the_same_function(tmp_path, monkeypatch
         lenlab.load(first.dir, reparam=f)
 
 
-def test_reproduce_a_tiny_config(tmp_path):
-    config = tmp_path / "tiny.toml"
-    config.write_text("""
+def tiny_config(path: Path, steps: int) -> Path:
+    """An experiment config of one figure, two tiny runs (NoPE and ALiBi) of `steps` steps."""
+    path.write_text(f"""
 seeds = [1]
 [defaults]
 task = "length"
 l_train = 3
 l_test = 5
-steps = 40
+steps = {steps}
 warmup_steps = 5
 d_model = 16
 n_head = 2
@@ -195,6 +195,11 @@ title = "pe"
 vary = "pe"
 values = ["nope", "alibi"]
 """)
+    return path
+
+
+def test_reproduce_a_tiny_config(tmp_path):
+    config = tiny_config(tmp_path / "tiny.toml", steps=40)
     exp = lenlab.reproduce(config, out=tmp_path / "exp", figures="p")
     assert "lenlab" in exp.report
     assert len(exp.runs()) == 2
@@ -264,23 +269,7 @@ def test_ctrl_c_stops_a_reproduction(tmp_path):
     import sys
     import time
 
-    config = tmp_path / "long.toml"
-    config.write_text("""
-seeds = [1]
-[defaults]
-task = "length"
-l_train = 3
-l_test = 5
-steps = 200000
-d_model = 16
-n_head = 2
-d_ff = 32
-n_layer = 1
-eval_samples = 16
-[figures.p]
-vary = "pe"
-values = ["nope", "alibi"]
-""")
+    config = tiny_config(tmp_path / "long.toml", steps=200000)
     script = (
         "import lenlab, sys\n"
         "try:\n"
