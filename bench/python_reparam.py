@@ -35,7 +35,7 @@ with tempfile.TemporaryDirectory() as d:
     for i in range(repeats):
         for label, reparam in CONTENDERS:
             start = time.perf_counter()
-            lenlab.train(out=Path(d) / f"{i}-{len(times[label])}-{label[0]}", progress=False,
+            lenlab.train(out=Path(d) / f"{i}-{list(times).index(label)}", progress=False,
                          reparam=reparam, steps=steps)
             times[label].append(time.perf_counter() - start)
 for label, t in times.items():
