@@ -22,6 +22,13 @@ namespace lenlab::cpu {
 
 namespace detail {
 
+// The tiles' scratch: aligned to Eigen's largest packet, so that where a row's vectorised sum
+// starts its aligned part depends on the row's offset only, never on where the heap put the
+// buffer (with a plain std::vector the sums, and so the results, changed in the last bits when
+// runs evaluated side by side).
+template <class T>
+using Scratch = std::vector<T, Eigen::aligned_allocator<T>>;
+
 // Query rows per tile: large enough that the two products run at GEMM speed, small enough that
 // a tile's logits ([kTile, L] floats) stay in cache for lengths in the hundreds.
 inline constexpr int kTile = 64;
@@ -67,7 +74,7 @@ void write_row_stats(T* st, const T* p, int m) {
 // row, head h's columns); with stats (row 0's pair, rows stats_stride apart), each row's entropy
 // and largest probability. scratch: kTile·L logits and L positions.
 template <class T>
-void attend_all_rows(T* out, T* stats, size_t stats_stride, std::vector<T>& scratch,
+void attend_all_rows(T* out, T* stats, size_t stats_stride, Scratch<T>& scratch,
                      const SeqHead<T>& sh, const ops::AttentionArgs<T>& a) {
   using Stride = Eigen::OuterStride<>;
   using ConstStrided = Eigen::Map<const RowMatrix<T>, 0, Stride>;
@@ -114,7 +121,7 @@ void attention_infer(T* out, const T* qkv, const int* query_rows, int Q, int d, 
     }
 #pragma omp parallel
     {
-      std::vector<T> scratch;
+      detail::Scratch<T> scratch;
 #pragma omp for schedule(dynamic, 1)
       for (int ksh = 0; ksh < m.count * S * n_head; ++ksh) {
         const int k = ksh / (S * n_head), s = (ksh / n_head) % S, h = ksh % n_head;
