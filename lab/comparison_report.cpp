@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "plots/gnuplot_compare.hpp"
 #include "results/figure_metric.hpp"
 
 namespace lenlab {
@@ -37,9 +38,13 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
       "rank in the column (1 = best). ▲ / ▼: better / worse than the column's baseline by more "
       "than the seed spread (the seeds' ranges of that average do not overlap); ≈: within it. "
       "k/n: seed by seed, the method beat the baseline trained with the same seed in k of n "
-      "seeds. — : the method does not apply to the task, or has no completed run. The figure: "
-      "each method's factor over its task's baseline.\n\n![figure compare](compare.png)\n\n"
-      "| method |");
+      "seeds. — : the method does not apply to the task, or has no completed run. {}\n\n"
+      "| method |",
+      has_compare_bars(compared)
+          ? "The figure: each method's factor over its task's baseline.\n\n![figure "
+            "compare](compare.png)"
+          : "No figure: no method has a finite factor over its baseline (a baseline of 0 on a "
+            "metric where higher is better has none).");
   std::string rule = "|---|";
   for (const FigureSummary* f : compared) {
     const TrainSpec& s = f->lines.empty() ? f->spec->base : f->lines.front().spec;

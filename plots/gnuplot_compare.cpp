@@ -57,6 +57,16 @@ std::vector<const FigureSummary*> compared_figures(const std::vector<FigureSumma
   return out;
 }
 
+bool has_compare_bars(const std::vector<const FigureSummary*>& compared) {
+  const std::vector<std::string> methods = methods_of(compared);
+  for (const FigureSummary* f : compared) {
+    const std::vector<ComparedLine> lines = compare_lines(*f);
+    for (const std::string& m : methods)
+      if (bar_of(*f, lines, m).ratio > 0) return true;
+  }
+  return false;
+}
+
 std::string compare_dat(const std::vector<const FigureSummary*>& compared) {
   const std::vector<std::string> methods = methods_of(compared);
   const double width = 0.8 / static_cast<double>(std::max<size_t>(1, compared.size()));
@@ -131,6 +141,13 @@ std::string compare_script(const std::vector<const FigureSummary*>& compared) {
 bool render_compare_figure(const std::vector<const FigureSummary*>& compared,
                            const std::filesystem::path& dir, const PlotOptions& opt) {
   write_file_atomic(dir / "compare.dat", compare_dat(compared));
+  if (!has_compare_bars(compared)) {
+    // Nothing to draw (gnuplot would stop at "all points y value undefined"): no script, and no
+    // figure left over from an earlier drawing of other runs.
+    for (const char* stale : {"compare.gp", "compare.png", "compare.svg"})
+      std::filesystem::remove(dir / stale);
+    return true;
+  }
   write_file_atomic(dir / "compare.gp", compare_script(compared));
   return run_gnuplot_script(dir, "compare", opt);
 }

@@ -16,9 +16,13 @@ namespace lenlab {
 
 // The figures compared (those with a baseline), in order; empty: nothing to draw.
 std::vector<const FigureSummary*> compared_figures(const std::vector<FigureSummary>& figures);
+// Whether any method has a finite improvement factor: none when every baseline is 0 for a metric
+// where higher is better (exact match 0 beyond l_train), or no method has a completed run.
+bool has_compare_bars(const std::vector<const FigureSummary*>& compared);
 std::string compare_dat(const std::vector<const FigureSummary*>& compared);
 std::string compare_script(const std::vector<const FigureSummary*>& compared);
-// Writes the .dat and .gp into `dir` and runs gnuplot (false: no gnuplot).
+// Writes the .dat and .gp into `dir` and runs gnuplot (false: no gnuplot); without bars, the .dat
+// alone (and true).
 bool render_compare_figure(const std::vector<const FigureSummary*>& compared,
                            const std::filesystem::path& dir, const PlotOptions& opt);
 

@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "lab/comparison_report.hpp"
 #include "lab/experiment_config.hpp"
 #include "plots/gnuplot_compare.hpp"
+#include "test_support.hpp"
 
 using namespace lenlab;
 
@@ -125,6 +128,27 @@ TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the 
   Fixture none("mse", v);
   none.spec.baseline.clear();
   CHECK(comparison_section({none.summary}).empty());
+}
+
+TEST_CASE("a comparison whose baseline scores 0 has no bars: no figure, and the report says so") {
+  // Exact match 0 beyond l_train for the baseline (a model trained too briefly): every factor
+  // method ÷ baseline is infinite. gnuplot once stopped the whole run at such a figure.
+  const Fixture f("token_accuracy", {{0, 0}, {0.2, 0.3}});
+  const Fixture fine("token_accuracy", {{0.5, 0.5}, {0.2, 0.3}});
+  CHECK_FALSE(has_compare_bars({&f.summary}));
+  CHECK(has_compare_bars({&fine.summary}));
+  CHECK(has_compare_bars({&f.summary, &fine.summary}));
+  const std::string section = comparison_section({f.summary});
+  CHECK(section.find("No figure: no method has a finite factor") != std::string::npos);
+  CHECK(section.find("compare.png") == std::string::npos);
+  CHECK(comparison_section({fine.summary}).find("![figure compare](compare.png)") !=
+        std::string::npos);
+  const auto dir = lenlab::test::fresh_dir("comparison", "no_bars");
+  std::ofstream(dir / "compare.png") << "an old drawing";
+  CHECK(render_compare_figure({&f.summary}, dir, PlotOptions{}));
+  CHECK(std::filesystem::exists(dir / "compare.dat"));
+  CHECK_FALSE(std::filesystem::exists(dir / "compare.gp"));
+  CHECK_FALSE(std::filesystem::exists(dir / "compare.png"));
 }
 
 TEST_CASE("a baseline names one of the figure's lines, on a length plot") {
