@@ -16,6 +16,7 @@
 #include "lab/device.hpp"
 #include "lab/dry_run.hpp"
 #include "lab/report.hpp"
+#include "lab/report_html.hpp"
 #include "lab/run_train.hpp"
 #include "lab/sweep.hpp"
 #include "lab/theory_overlay.hpp"
@@ -255,10 +256,12 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
   if (const auto compared = compared_figures(summaries); !compared.empty())
     drawn = render_compare_figure(compared, dir, plot) && drawn;
   write_file_atomic(dir / "results.csv", all_rows);
-  write_file_atomic(dir / "report.md", experiment_report(summaries, records));
+  const std::string report = experiment_report(summaries, records);
+  write_file_atomic(dir / "report.md", report);
+  write_file_atomic(dir / "report.html", report_html(report, dir, "lenlab: " + dir.string()));
   if (log) {
     if (!drawn) *log << gnuplot_missing_message(dir) << "\n";
-    *log << fmt::format("wrote {} figure(s), their CSVs and {}\n", figures.size(),
+    *log << fmt::format("wrote {} figure(s), their CSVs and {} (and report.html)\n", figures.size(),
                         (dir / "report.md").string());
   }
   return kExitOk;

@@ -227,7 +227,7 @@ TEST_CASE(
   const fs::path out = fresh_dir("basic");
   REQUIRE(run_experiment(tiny_options(out)) == 0);
   for (const char* f : {"config.toml", "selection.json", "figp.csv", "figr.csv", "results.csv",
-                        "report.md", "figp.dat", "figp.gp"})
+                        "report.md", "report.html", "figp.dat", "figp.gp"})
     CHECK_MESSAGE(fs::exists(out / f), f);
   int n_runs = 0;
   for (const auto& e : fs::directory_iterator(out / "runs")) {
