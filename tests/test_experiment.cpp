@@ -495,7 +495,7 @@ TEST_CASE("a sweep's on_tick sees the work done, and a throw from it stops every
 // test_attention_infer_determinism.cpp checks that cause.)
 TEST_CASE("runs trained side by side give the very bytes of the same runs one by one") {
   std::string config = kTinyConfig;
-  config.replace(config.find("l_test = 6"), 10, "l_test = 40");
+  config.replace(config.find("l_test = 6"), 10, "l_test = 24");
   const fs::path one = fresh_dir("one_by_one"), two = fresh_dir("side_by_side");
   for (const auto& [out, jobs] : {std::pair{one, 1}, std::pair{two, 2}}) {
     ExperimentOptions o = tiny_options(out);
