@@ -101,6 +101,8 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
       one[slot_of[k]] = j;
       return evaluate(model, one)[slot_of[k]];
     });
+    // Set after the temperature search, whose trial evaluations are not the run's results.
+    job.on_result = jobs[k].options.on_result;
     if (!job.lengths.empty()) {
       work_done(k, costs[k].temperature_search_flops);
       l_max = std::max(l_max, job.lengths.back());

@@ -16,6 +16,8 @@
 
 namespace lenlab {
 
+struct LengthResult;  // train/evaluate.hpp
+
 // 1: the machine failed (a GPU error, say) although the input was fine.
 enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2, kExitDiverged = 3 };
 
@@ -31,6 +33,9 @@ struct RunOptions {
   // (train/run_cost.hpp; a run's calls sum to its estimate's flops()): lets a sweep show one
   // progress bar over many runs, whose ETA weighs a long test length as the work it is.
   std::function<void(double)> on_work_done;
+  // Called with each test length's result as soon as it is scored (train/evaluate.hpp's
+  // EvalJob::on_result): `lenlab serve` draws the curve as it grows.
+  std::function<void(const LengthResult&)> on_result;
 };
 
 // Returns kExitOk or kExitDiverged; throws UsageError (before writing anything) on bad input.

@@ -131,6 +131,9 @@ struct EvalJob {
   std::function<void(const Batch&, int, double, int, const std::vector<double>&,
                      const std::vector<int>&)>
       on_token_output;
+  // Optional: every result as soon as it is scored (a length, or one depth of a passkey length),
+  // in the order evaluate() returns them: lets a live page draw the curve while it grows.
+  std::function<void(const LengthResult&)> on_result;
 };
 
 // A scalar task's job: plain causal attention, no callbacks.

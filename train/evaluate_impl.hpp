@@ -228,6 +228,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       if (token_scorers[k]) results[k].push_back(token_scorers[k]->finish());
       if (stats[k]) results[k].back().attention = stats[k]->finish();
       if (logits[k]) results[k].back().logits = logits[k]->finish();
+      if (full[k] && jobs[k].on_result) jobs[k].on_result(results[k].back());
       const std::vector<double> depths = depths_of(jobs[k]);
       if (full[k] && on_length && depth == *std::max_element(depths.begin(), depths.end()))
         on_length(k, l);
