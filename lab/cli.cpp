@@ -19,6 +19,7 @@
 #include "lab/eval_run.hpp"
 #include "lab/experiment.hpp"
 #include "lab/run_train.hpp"
+#include "lab/serve/serve_command.hpp"
 #include "lab/theory_command.hpp"
 #include "reparam/reparam.hpp"
 #include "train/lengths.hpp"
@@ -282,6 +283,7 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   plot->add_option("--gnuplot", plot_options.gnuplot, "The gnuplot program")->capture_default_str();
 
   TheoryCommand theory(app);
+  ServeCommand serve(app);
 
   // CLI11 would say "A subcommand is required" for a misspelt one: name it and list the commands.
   if (argc > 1 && argv[1][0] != '-') {
@@ -307,12 +309,14 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
     for (const CLI::App* c : {train, reproduce, run_cmd, plot, eval_cmd})
       if (c->parsed()) sub = c->get_name() + " ";
     if (theory.parsed()) sub = "theory ";
+    if (serve.parsed()) sub = "serve ";
     err << "lenlab: error: " << e.what() << " (see lenlab " << sub << "--help)\n";
     return kExitUsage;
   }
 
   try {
     if (theory.parsed()) return theory.run(out);
+    if (serve.parsed()) return serve.run(out, err);
     if (plot->parsed()) return plot_experiment(plot_dir, plot_options, &err);
     if (reproduce->parsed() || run_cmd->parsed()) {
       if (config_path.empty()) {

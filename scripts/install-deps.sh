@@ -7,7 +7,7 @@ set -euo pipefail
 # for Debian's /usr/bin/python3 (docs/python.md).
 packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-json3-dev
           libcli11-dev libfmt-dev libtomlplusplus-dev gnuplot-nox libcmark-gfm-dev
-          libcmark-gfm-extensions-dev
+          libcmark-gfm-extensions-dev libcpp-httplib-dev chromium
           python3-dev pybind11-dev python3-numpy python3-pytest python3-tqdm python3-pandas
           python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel)
 
@@ -15,7 +15,22 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+# Node.js and npm run the browser test; asked for by command, since a Node.js from elsewhere (with
+# its own npm) would conflict with Debian's packages.
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
+
+# The browser test's puppeteer-core, as pinned by tests/browser/package-lock.json. Without it (no
+# registry reachable) that one test skips, saying why.
+install_browser_test() {
+  [ -d tests/browser/node_modules/puppeteer-core ] && return 0
+  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+    echo "install-deps: npm ci in tests/browser failed; the browser test will skip" >&2
+}
+cd "$(dirname "$0")/.."
+if [ ${#missing[@]} -eq 0 ]; then
+  install_browser_test
+  exit 0
+fi
 
 if [ "$(id -u)" -ne 0 ]; then
   echo "lenlab needs these Debian packages: ${missing[*]}" >&2
@@ -26,3 +41,4 @@ echo "installing: ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_browser_test

@@ -284,6 +284,16 @@ const std::vector<Misuse>& table() {
         {{"theory", "--runs", "{dir}", "--pe", "sinusoid"}, 2, "sinusoid"},
         {{"theory", "--runs", "{dir}"}, 2, "no completed run"},
         {{"theory", "--runs", "{dir}/absent"}, 2, "absent"},
+        // ---- serve (each refused before it listens: none may start serving)
+        {{"serve", "--port", "70000", "--out", "{out}"}, 2, "--port"},
+        {{"serve", "--port", "-1", "--out", "{out}"}, 2, "--port"},
+        {{"serve", "--max-running", "0", "--out", "{out}"}, 2, "--max-running"},
+        {{"serve", "--max-queued", "0", "--out", "{out}"}, 2, "--max-queued"},
+        {{"serve", "--device", "gpu", "--out", "{out}"}, 2, "gpu"},
+        {{"serve", "--max-time", "soon", "--out", "{out}"}, 2, "--max-time"},
+        {{"serve", "--max-memory", "lots", "--out", "{out}"}, 2, "--max-memory"},
+        {{"serve", "--host", "256.1.1.1", "--port", "0", "--out", "{out}"}, 2, "256.1.1.1"},
+        {{"serve", "--colour", "red"}, 2, "--colour"},
     };
     if (!resolve_device("auto").cuda)
       r.push_back({train({"--device", "cuda"}), 2, "--device cuda"});

@@ -1,0 +1,160 @@
+#include "lab/serve/page_settings.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "core/error.hpp"
+#include "models/config.hpp"
+#include "reparam/reparam.hpp"
+#include "tasks/task.hpp"
+
+namespace lenlab {
+
+using Json = nlohmann::ordered_json;
+
+TrainSpec page_base_spec() {
+  TrainSpec s;
+  s.l_train = 10;
+  s.l_test = 40;
+  s.steps = 500;
+  s.optimizer.warmup_steps = 50;
+  s.eval_samples = 200;
+  return s;
+}
+
+Json page_options(int max_running) {
+  Json defaults = Json::object();
+  TrainSpec base = page_base_spec();
+  visit_spec_fields(base, [&](const char* key, const auto& field) { defaults[key] = field; });
+  // Each method and the settings that turn it on, at values that make a first try meaningful
+  // (docs/methods.md explains them); the page sends only the chosen method's settings.
+  const Json methods = Json::array({
+      {{"name", "none"}, {"label", "none"}, {"settings", Json::object()}},
+      {{"name", "vcl"},
+       {"label", "virtual-context learning (token tasks)"},
+       {"settings", {{"vcl_offset", 1}, {"vcl_alpha", 0.0}}}},
+      {{"name", "random_positions"},
+       {"label", "randomized positions"},
+       {"settings", {{"random_positions", 128}}}},
+      {{"name", "misalign"},
+       {"label", "misalignment regularizer (markov)"},
+       {"settings", {{"misalign_alpha", 0.1}, {"misalign_kind", "kl"}}}},
+      {{"name", "lambda_mask"},
+       {"label", "Λ-mask (LM-Infinite)"},
+       {"settings", {{"n_local", "train"}, {"n_global", 1}}}},
+      {{"name", "distance_cap"},
+       {"label", "distance cap (alibi, rope)"},
+       {"settings", {{"distance_cap", "train"}}}},
+      {{"name", "temperature"},
+       {"label", "attention temperature"},
+       {"settings", {{"temperature", "auto-pmax"}}}},
+  });
+  return {{"tasks", task_names()},
+          {"pes", positional_encoding_names()},
+          {"reparams", Reparam::builtin_names()},
+          {"defaults", defaults},
+          {"methods", methods},
+          {"max_running", max_running}};
+}
+
+namespace {
+
+// The first thing `lenlab train` would refuse in these settings (over the page's base), if any.
+std::optional<std::string> problem_with(const Json& settings, const Budget& budget, bool gpu) {
+  try {
+    const TrainSpec spec = spec_from_json(settings, page_base_spec(), "settings");
+    const ResolvedSpec resolved = resolve(spec);
+    check_run_budget(spec, resolved.model, budget, gpu);
+    return std::nullopt;
+  } catch (const UsageError& e) {
+    return std::string(e.what());
+  }
+}
+
+// Whether a message names the setting: as its flag ("--l-test (6) must …"), as a value's owner
+// ("reparam 'log' is …") or quoted ("unknown setting 'colour'").
+bool names_setting(const std::string& message, const std::string& key) {
+  std::string flag = "--" + key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  for (size_t at = message.find(flag); at != std::string::npos; at = message.find(flag, at + 1)) {
+    const char next = at + flag.size() < message.size() ? message[at + flag.size()] : ' ';
+    if (!std::isalnum(static_cast<unsigned char>(next)) && next != '-') return true;
+  }
+  return message.find(key + " '") != std::string::npos ||
+         message.find("'" + key + "'") != std::string::npos;
+}
+
+// The message in the page's words: each setting's flag (--reparam-shift) as the field's name
+// (reparam_shift), so that a student is told about the field they can change.
+std::string in_page_words(std::string message) {
+  TrainSpec spec;
+  visit_spec_fields(spec, [&](const char* key, const auto&) {
+    std::string flag = std::string("--") + key;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    for (size_t at = message.find(flag); at != std::string::npos; at = message.find(flag, at + 1)) {
+      const size_t end = at + flag.size();
+      const char next = end < message.size() ? message[end] : ' ';
+      if (std::isalnum(static_cast<unsigned char>(next)) || next == '-') continue;
+      message.replace(at, flag.size(), key);
+    }
+  });
+  return message;
+}
+
+// check_page_settings with the CLI's messages.
+PageSettings check_in_cli_words(const Json& request, const Budget& budget, bool gpu) {
+  PageSettings out;
+  if (!request.is_object()) {
+    out.errors.push_back(
+        {"", "expected a JSON object of settings, e.g. {\"task\": \"length\", \"l_train\": 10}"});
+    return out;
+  }
+  // Unknown keys and wrong types belong to their field whatever the rest says.
+  for (const auto& item : request.items()) {
+    try {
+      spec_from_json(Json{{item.key(), item.value()}}, page_base_spec(), "settings");
+    } catch (const UsageError& e) {
+      out.errors.push_back({item.key(), e.what()});
+    }
+  }
+  if (!out.errors.empty()) return out;
+  // Each round blames the fields whose return to the default changes the first thing refused
+  // (fixes it, or gets past it), then sets them aside and looks again: a wrong combination (task
+  // mean with reparam log) is on each of its fields, separate mistakes each on their own.
+  Json rest = request;
+  for (std::optional<std::string> first = problem_with(rest, budget, gpu); first;
+       first = problem_with(rest, budget, gpu)) {
+    std::vector<std::string> blamed, named;
+    for (const auto& item : rest.items()) {
+      Json without = rest;
+      without.erase(item.key());
+      if (problem_with(without, budget, gpu) != first) blamed.push_back(item.key());
+    }
+    // A field whose default brings another error first (l_train's 10 over l_test 6) changes the
+    // message too: of those blamed, the ones the message names, when it names any.
+    for (const std::string& key : blamed)
+      if (names_setting(*first, key)) named.push_back(key);
+    if (!named.empty()) blamed = named;
+    if (blamed.empty()) {  // no single field to blame
+      out.errors.push_back({"", *first});
+      return out;
+    }
+    for (const std::string& key : blamed) {
+      out.errors.push_back({key, *first});
+      rest.erase(key);
+    }
+  }
+  if (out.errors.empty()) out.spec = spec_from_json(request, page_base_spec(), "settings");
+  return out;
+}
+
+}  // namespace
+
+PageSettings check_page_settings(const Json& request, const Budget& budget, bool gpu) {
+  PageSettings out = check_in_cli_words(request, budget, gpu);
+  for (FieldError& e : out.errors) e.message = in_page_words(e.message);
+  return out;
+}
+
+}  // namespace lenlab

@@ -1,0 +1,310 @@
+#include "lab/serve/run_queue.hpp"
+
+#include <fmt/format.h>
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "lab/run_train.hpp"
+#include "lab/serve/page_settings.hpp"
+#include "results/figure_metric.hpp"
+#include "results/figure_spec.hpp"
+#include "results/run_record.hpp"
+#include "train/run_cost.hpp"
+
+namespace lenlab {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+struct RunQueue::Run {
+  int number = 0;
+  std::string id;
+  TrainSpec spec;
+  std::string label;   // e.g. "length · rope · sqrt · l_train 10 · steps 1000"
+  std::string metric;  // what the page draws: results/figure_metric.hpp's default for the task
+  std::string state = "queued";
+  std::string message;    // why it failed or diverged
+  double work_total = 1;  // estimated FLOPs (train/run_cost.hpp)
+  double train_work = 0;  // of which training
+  double work_done = 0;
+  std::vector<LengthResult> results;  // as scored
+};
+
+namespace {
+
+Json all_fields(TrainSpec spec) {
+  Json j = Json::object();
+  visit_spec_fields(spec, [&](const char* key, const auto& field) { j[key] = field; });
+  return j;
+}
+
+// The four choices every run makes, then each setting that differs from the page's defaults.
+std::string run_label(const TrainSpec& s) {
+  std::string label = fmt::format("{} · {} · {} · l_train {}", s.task, s.pe, s.reparam, s.l_train);
+  const Json base = all_fields(page_base_spec()), mine = all_fields(s);
+  for (const auto& item : mine.items()) {
+    const std::string& key = item.key();
+    if (key == "task" || key == "pe" || key == "reparam" || key == "l_train") continue;
+    if (item.value() != base.at(key))
+      label += fmt::format(
+          " · {} {}", key,
+          item.value().is_string() ? item.value().get<std::string>() : item.value().dump());
+  }
+  return label;
+}
+
+// The page's curve: one value per length (passkey: the mean over its depths), null when not
+// finite (JSON has no inf).
+Json curve(const std::vector<LengthResult>& results, const std::string& metric) {
+  std::map<int, std::pair<double, int>> by_length;  // sum, count
+  for (const LengthResult& r : results) {
+    auto& [sum, n] = by_length[r.length];
+    sum += metric_value(r, metric);
+    ++n;
+  }
+  Json points = Json::array();
+  for (const auto& [length, sum_n] : by_length) {
+    const double v = sum_n.first / sum_n.second;
+    points.push_back({{"length", length}, {"value", std::isfinite(v) ? Json(v) : Json(nullptr)}});
+  }
+  return points;
+}
+
+}  // namespace
+
+RunQueue::RunQueue(RunQueueOptions options) : options_(std::move(options)) {
+  if (options_.max_running < 1 || options_.max_queued < 1)
+    throw UsageError(
+        fmt::format("lenlab serve: --max-running ({}) and --max-queued ({}) must be "
+                    "at least 1",
+                    options_.max_running, options_.max_queued));
+  // Every run trains on one thread (page_base_spec): set Eigen's process-wide count once here,
+  // so that workers side by side never write it (as lab/sweep.cpp does).
+  Eigen::setNbThreads(1);
+  for (int i = 0; i < options_.max_running; ++i) workers_.emplace_back([this] { work(); });
+}
+
+RunQueue::~RunQueue() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    queued_.clear();
+  }
+  changed_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+int RunQueue::submit(const TrainSpec& spec) {
+  const std::string id = run_id(spec);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& run : runs_)  // the same settings again: the same run, unless it failed
+    if (run->id == id && run->state != "failed") return run->number;
+  if (static_cast<int>(queued_.size()) >= options_.max_queued)
+    throw QueueFull(fmt::format(
+        "the queue is full: {} runs are waiting (lenlab serve --max-queued {}); try again when "
+        "one has started",
+        queued_.size(), options_.max_queued));
+  auto run = std::make_unique<Run>();
+  run->number = static_cast<int>(runs_.size()) + 1;
+  run->id = id;
+  run->spec = spec;
+  run->label = run_label(spec);
+  run->metric = default_metric(parse_task(spec.task));
+  const RunCost cost = estimate_run_cost(spec, resolve(spec).model);
+  run->work_total = std::max(1.0, cost.flops());
+  run->train_work = cost.train_flops;
+  // A finished folder from an earlier session is read back, not trained again.
+  if (const auto record = load_run(options_.out / "runs" / id);
+      record && (record->status == "completed" || record->status == "diverged")) {
+    run->state = record->status;
+    run->results = record->results;
+    run->work_done = run->work_total;
+    if (record->status == "diverged") run->message = "training diverged (an earlier session)";
+  }
+  const int number = run->number;
+  const bool queued = run->state == "queued";
+  runs_.push_back(std::move(run));
+  if (queued) {
+    queued_.push_back(number);
+    changed_.notify_all();
+  } else {
+    write_experiment_config();
+  }
+  return number;
+}
+
+void RunQueue::work() {
+  for (;;) {
+    Run* run = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
+      if (stopping_) return;
+      run = runs_[queued_.front() - 1].get();
+      queued_.pop_front();
+      run->state = "training";
+      ++training_;
+    }
+    changed_.notify_all();
+    train(*run);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --training_;
+      write_experiment_config();
+    }
+    changed_.notify_all();
+  }
+}
+
+void RunQueue::train(Run& run) {
+  RunOptions o;
+  o.out = options_.out / "runs" / run.id;
+  o.overwrite = true;  // a folder a killed session left holds a "running" manifest
+  o.command_line = "lenlab serve (the live page)";
+  o.device = options_.device;
+  o.budget = options_.budget;
+  o.on_work_done = [&](double flops) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    run.work_done += flops;
+    if (run.work_done > run.train_work * (1 + 1e-9)) run.state = "evaluating";
+  };
+  o.on_result = [&](const LengthResult& r) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    run.state = "evaluating";
+    run.results.push_back(r);
+  };
+  std::string state, message;
+  try {
+    const int code = run_train(run.spec, o);
+    state = code == kExitDiverged ? "diverged" : "completed";
+    if (code == kExitDiverged)
+      message = "training diverged (the loss became non-finite); its manifest says at which step";
+  } catch (const std::exception& e) {  // a UsageError the page's check missed, or the machine
+    state = "failed";
+    message = e.what();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  run.state = state;
+  run.message = message;
+  if (state != "failed") run.work_done = run.work_total;
+}
+
+Json RunQueue::to_json(const Run& run) const {
+  Json j = {{"number", run.number},
+            {"id", run.id},
+            {"label", run.label},
+            {"settings", lenlab::to_json(run.spec)},
+            {"state", run.state}};
+  if (run.state == "queued") {
+    const auto it = std::find(queued_.begin(), queued_.end(), run.number);
+    j["queue_position"] = static_cast<int>(it - queued_.begin()) + 1;
+  }
+  const double progress = std::clamp(run.work_done / run.work_total, 0.0, 1.0);
+  j["progress"] = progress;
+  if (run.state == "training")
+    j["phase"] = fmt::format("training, {:.0f}%",
+                             100 * std::min(1.0, run.work_done / std::max(1.0, run.train_work)));
+  else if (run.state == "evaluating")
+    j["phase"] = fmt::format("evaluating, length {} of {}",
+                             run.results.empty() ? 0 : run.results.back().length, run.spec.l_test);
+  else
+    j["phase"] = run.state;
+  if (!run.message.empty()) j["message"] = run.message;
+  j["metric"] = run.metric;
+  j["metric_label"] = metric_label(run.metric);
+  j["l_train"] = run.spec.l_train;
+  j["l_test"] = run.spec.l_test;
+  j["results"] = curve(run.results, run.metric);
+  return j;
+}
+
+std::optional<Json> RunQueue::run_json(int number) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (number < 1 || number > static_cast<int>(runs_.size())) return std::nullopt;
+  return to_json(*runs_[number - 1]);
+}
+
+Json RunQueue::runs_json() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Json runs = Json::array();
+  for (const auto& run : runs_) runs.push_back(to_json(*run));
+  return {{"runs", runs}};
+}
+
+std::optional<fs::path> RunQueue::finished_folder(int number) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (number < 1 || number > static_cast<int>(runs_.size())) return std::nullopt;
+  const Run& run = *runs_[number - 1];
+  if (run.state != "completed" && run.state != "diverged") return std::nullopt;
+  return options_.out / "runs" / run.id;
+}
+
+void RunQueue::wait_until_idle() const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return queued_.empty() && training_ == 0; });
+}
+
+void RunQueue::write_experiment_config() const {
+  std::vector<std::pair<std::string, TrainSpec>> finished;
+  for (const auto& run : runs_)
+    if (run->state == "completed" || run->state == "diverged")
+      finished.emplace_back(fmt::format("#{} {}", run->number, run->label), run->spec);
+  if (finished.empty()) return;
+  write_file_atomic(options_.out / "config.toml", served_experiment_config(finished));
+  Json names = Json::array();
+  std::map<std::string, bool> seen;
+  for (const auto& [label, spec] : finished) {
+    const std::string name =
+        spec.seed == 1 ? spec.task : fmt::format("{}-seed{}", spec.task, spec.seed);
+    if (!seen[name]) names.push_back(name);
+    seen[name] = true;
+  }
+  write_file_atomic(
+      options_.out / "selection.json",
+      Json{{"figures", names}, {"seeds", {1}}, {"figure_seeds", true}}.dump(2) + "\n");
+}
+
+std::string served_experiment_config(
+    const std::vector<std::pair<std::string, TrainSpec>>& finished) {
+  // Figures in order of first appearance; TOML written by hand: JSON's strings and numbers are
+  // valid TOML values.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> lines;
+  std::map<std::string, const TrainSpec*> first;
+  for (const auto& [label, spec] : finished) {
+    const std::string name =
+        spec.seed == 1 ? spec.task : fmt::format("{}-seed{}", spec.task, spec.seed);
+    if (!first.count(name)) {
+      order.push_back(name);
+      first[name] = &spec;
+    }
+    std::string line = fmt::format("{{ label = {}", Json(label).dump());
+    const Json settings = lenlab::to_json(spec);  // items() of a temporary would dangle
+    for (const auto& item : settings.items())
+      if (item.key() != "task" && item.key() != "seed")
+        line += fmt::format(", {} = {}", item.key(), item.value().dump());
+    lines[name].push_back(line + " }");
+  }
+  std::string text =
+      "# The runs of a `lenlab serve` session, for `lenlab plot` (written by the server after "
+      "each\n"
+      "# run; lab/serve/run_queue.hpp). One figure per task and seed; each line is one run.\n"
+      "seeds = [1]\n";
+  for (const std::string& name : order) {
+    const TrainSpec& s = *first[name];
+    text += fmt::format(
+        "\n[figures.{}]\ntitle = {}\ntask = {}\nseeds = [{}]\nvary = \"settings\"\n"
+        "values = [\n",
+        Json(name).dump(), Json("Live page runs: " + s.task).dump(), Json(s.task).dump(), s.seed);
+    for (const std::string& line : lines[name]) text += "  " + line + ",\n";
+    text += "]\n";
+  }
+  return text;
+}
+
+}  // namespace lenlab

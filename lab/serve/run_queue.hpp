@@ -1,0 +1,89 @@
+#pragma once
+// The live page's runs: a queue of training runs, a bounded number training at once, each written
+// into <out>/runs/<run id>/ like any other run (lab/run_train.hpp), and each one's state, progress
+// and results so far for the page to poll. Thread-safe: the HTTP server calls it from its own
+// threads while the workers train.
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "lab/budget.hpp"
+#include "train/evaluate.hpp"
+#include "train/train_spec.hpp"
+
+namespace lenlab {
+
+struct RunQueueOptions {
+  std::filesystem::path out;   // runs go to out/runs/<id>; out/config.toml lists the finished
+                               // (made by the first run)
+  int max_running = 1;         // runs training at once
+  int max_queued = 64;         // runs waiting; more is refused (QueueFull)
+  std::string device = "cpu";  // lab/device.hpp
+  Budget budget;               // each run's limit (the page checks it on submission)
+};
+
+// submit() when max_queued runs are already waiting.
+struct QueueFull : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class RunQueue {
+ public:
+  explicit RunQueue(RunQueueOptions options);
+  // Waits for the runs in training to finish; queued runs are dropped (their folders never made).
+  ~RunQueue();
+  RunQueue(const RunQueue&) = delete;
+  RunQueue& operator=(const RunQueue&) = delete;
+
+  // Queues a run (spec already checked: lab/serve/page_settings.hpp) and returns its number
+  // (1, 2, …). The same settings submitted again give the same run: the one already queued,
+  // training or finished in this session, or the completed folder a previous session left
+  // (read back, not retrained).
+  int submit(const TrainSpec& spec);
+
+  // A run as the page sees it (GET /api/runs/N): number, id, label, settings, state (queued,
+  // training, evaluating, completed, diverged, failed), queue_position while queued (1 = next),
+  // progress in [0, 1], phase, message (failed or diverged), metric and its label, l_train,
+  // l_test, and results so far as [{length, value}] (passkey: the mean over its depths; a value
+  // that is not finite is null). nullopt for an unknown number.
+  std::optional<nlohmann::ordered_json> run_json(int number) const;
+  nlohmann::ordered_json runs_json() const;  // {"runs": [...]} in submission order
+  // The run's folder once it is completed or diverged; nullopt otherwise.
+  std::optional<std::filesystem::path> finished_folder(int number) const;
+  // Blocks until nothing is queued or training (tests).
+  void wait_until_idle() const;
+
+ private:
+  struct Run;
+  void work();
+  void train(Run& run);
+  void write_experiment_config() const;  // with mutex_ held: out/config.toml, selection.json
+  nlohmann::ordered_json to_json(const Run& run) const;
+
+  RunQueueOptions options_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  std::vector<std::unique_ptr<Run>> runs_;  // by number − 1
+  std::deque<int> queued_;                  // numbers, first = next
+  int training_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+// The experiment config (lab/experiment_config.hpp) that lists finished runs, so that
+// `lenlab plot <out>` draws them: one figure per task and seed, its lines the runs (vary =
+// "settings"), each line every setting of its run, so its run id is the folder's.
+// `finished`: each run's line label and settings.
+std::string served_experiment_config(
+    const std::vector<std::pair<std::string, TrainSpec>>& finished);
+
+}  // namespace lenlab
