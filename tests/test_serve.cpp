@@ -103,6 +103,13 @@ TEST_CASE("the page's settings check gives the CLI's errors, each beside the fie
     CHECK(e[0].field == "steps");
     CHECK(e[0].message.find("--max-time") != std::string::npos);
   }
+  SUBCASE("threads stay 1: runs share the machine") {
+    CHECK(errors_of(tiny({{"threads", 1}})).empty());
+    const auto e = errors_of(tiny({{"threads", 8}}));
+    REQUIRE(e.size() == 1);
+    CHECK(e[0].field == "threads");
+    CHECK(e[0].message.find("--max-running") != std::string::npos);
+  }
   SUBCASE("not an object") {
     const auto e = errors_of(Json::array({1, 2}));
     REQUIRE(e.size() == 1);

@@ -118,6 +118,12 @@ PageSettings check_in_cli_words(const Json& request, const Budget& budget, bool 
       out.errors.push_back({item.key(), e.what()});
     }
   }
+  // Runs share the machine (RunQueue trains --max-running at once, one thread each; Eigen's thread
+  // count is process-wide): a run may not ask for more.
+  if (request.contains("threads") && request["threads"] != 1)
+    out.errors.push_back({"threads",
+                          "threads: the live page trains each run on one thread (lenlab serve "
+                          "--max-running sets how many run at once); leave it at 1"});
   if (!out.errors.empty()) return out;
   // Each round blames the fields whose return to the default changes the first thing refused
   // (fixes it, or gets past it), then sets them aside and looks again: a wrong combination (task
