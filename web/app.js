@@ -5,6 +5,7 @@
 
 const POLL_MS = 500;          // how often the run list is refreshed while a run is unfinished
 const RETRY_MS = 2000;        // ... and while the server does not answer
+const IDLE_POLL_MS = 5000;    // ... and while every run is finished: others' runs still appear
 const FINISHED = new Set(['completed', 'diverged', 'failed']);
 const CHART_HEIGHT = 420;
 // Okabe-Ito colours (distinguishable with the common colour-vision deficiencies; its yellow, too
@@ -205,7 +206,7 @@ async function poll() {
   try {
     updateRuns(runs);
   } finally {
-    if (runs.some((r) => !FINISHED.has(r.state))) schedulePoll(POLL_MS);
+    schedulePoll(runs.some((r) => !FINISHED.has(r.state)) ? POLL_MS : IDLE_POLL_MS);
   }
 }
 
