@@ -316,7 +316,7 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
 
   try {
     if (theory.parsed()) return theory.run(out);
-    if (serve.parsed()) return serve.run(out, err);
+    if (serve.parsed()) return serve.run(out);
     if (plot->parsed()) return plot_experiment(plot_dir, plot_options, &err);
     if (reproduce->parsed() || run_cmd->parsed()) {
       if (config_path.empty()) {

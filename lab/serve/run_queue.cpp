@@ -155,7 +155,11 @@ void RunQueue::work() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --training_;
-      write_experiment_config();
+      try {  // a worker that threw would end the program
+        write_experiment_config();
+      } catch (const std::exception& e) {
+        run->message = fmt::format("saved, but not listed for lenlab plot: {}", e.what());
+      }
     }
     changed_.notify_all();
   }

@@ -50,7 +50,7 @@ bool ServeCommand::parsed() const {
   return command_->parsed();
 }
 
-int ServeCommand::run(std::ostream& out, std::ostream& err) {
+int ServeCommand::run(std::ostream& out) {
   // Limits that cannot be read are refused now, not at the first student's submission.
   parse_duration(options_.queue.budget.max_time, "--max-time");
   if (!options_.queue.budget.max_memory.empty())
@@ -61,7 +61,6 @@ int ServeCommand::run(std::ostream& out, std::ostream& err) {
   out << fmt::format("lenlab serve: listening on http://{}:{}/ (runs saved in {}; Ctrl-C stops)\n",
                      options_.host, port, options_.queue.out.string())
       << std::flush;
-  err << std::flush;
   server.listen();
   return 0;
 }

@@ -6,8 +6,6 @@
 //                                    CLI's messages; 503 when the queue is full
 //   GET  /api/runs, /api/runs/N      the runs (lab/serve/run_queue.hpp's run_json)
 //   GET  /api/runs/N/results.csv     a finished run's results.csv (404 before)
-#include <atomic>
-#include <functional>
 #include <memory>
 #include <string>
 
