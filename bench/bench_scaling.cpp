@@ -1,7 +1,7 @@
 // How a run's cost grows with its settings, measured on one core: the time of a training step and
 // of an evaluation while one of l_train, l_test, d_model (d_ff = 4·d_model) and n_layer moves
-// away from the defaults, against what lenlab's time model (train/run_cost.hpp) predicts from this
-// machine's measured matrix-product speed. Prints a table; with --out also writes scaling.csv and
+// away from the defaults, against what lenlab's time model (train/time_model.hpp) predicts from the
+// rates it measures on the default model. Prints a table; with --out also writes scaling.csv and
 // a gnuplot script scaling.gp, drawn to scaling.png / scaling.svg when gnuplot is there.
 // Prints figures; never passes or fails on time.
 #include <fmt/format.h>
@@ -126,8 +126,9 @@ int main(int argc, char** argv) {
   const CpuSpeed speed = measure_cpu_speed();
   fmt::print(
       "lenlab scaling benchmark (1 thread; {} training steps and {} test sequences per length "
-      "per point; this core's matrix-product speed {:.1f} GFLOP/s)\n",
-      steps, eval_samples, speed.gemm_flops * 1e-9);
+      "per point; the time model's rates, measured on the default model just now: training "
+      "{:.1f} GFLOP/s, evaluation {:.1f} GFLOP/s)\n",
+      steps, eval_samples, speed.train_flops * 1e-9, speed.eval_flops * 1e-9);
   fmt::print("  {:<8} {:>6} {:>14} {:>14} {:>10} {:>12} {:>12} {:>10}\n", "setting", "value",
              "step ms", "predicted", "ratio", "eval s", "predicted", "ratio");
   std::string csv = "setting,value,step_ms,step_ms_predicted,eval_s,eval_s_predicted\n";

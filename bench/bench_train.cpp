@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     best_seconds = std::min(best_seconds, train(model, {{&spec, &resolved}})[0].seconds);
   }
   const double train_gflops = flops / best_seconds * 1e-9;
-  const double peak = measure_cpu_speed(512, 1.0).gemm_flops * 1e-9;
+  const double peak = measure_gemm_flops(512, 1.0) * 1e-9;
 
   fmt::print(
       "lenlab training benchmark (1 thread, default config: {} layers, d_model {}, "

@@ -97,9 +97,10 @@ std::string dry_run_report(const DryRunInput& in) {
         "{} run{} differ from another only in test-time attention and share its training\n", shared,
         shared == 1 ? "" : "s");
   text += fmt::format(
-      "this core multiplies 512x512 float matrices at {:.1f} GFLOP/s; predicted per run "
-      "(train/time_model.hpp, docs/reproduction.md#predicting-a-sweep):\n",
-      in.speed.gemm_flops * 1e-9);
+      "on this core lenlab trains at {:.1f} GFLOP/s and evaluates at {:.1f} GFLOP/s (the default "
+      "model, measured just now); predicted per run (train/time_model.hpp, "
+      "docs/reproduction.md#predicting-a-sweep):\n",
+      in.speed.train_flops * 1e-9, in.speed.eval_flops * 1e-9);
   text += fmt::format("  {:>5} {:>9} {:>9}  settings\n", "runs", "train", "eval");
   for (const std::string& key : order) {
     const Kind& k = kinds.at(key);

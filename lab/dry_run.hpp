@@ -1,8 +1,8 @@
 #pragma once
 // `lenlab reproduce --dry-run` and `lenlab run CONFIG --dry-run`: what a sweep would train and how
 // long it would take on this machine, without training anything or writing a file. The time comes
-// from train/time_model.hpp: each run's work over this core's measured matrix-product speed, the
-// runs handed to `jobs` workers in the order the sweep hands them out.
+// from train/time_model.hpp: each run's work over the rates lenlab reaches on this core (measured on
+// the spot), the runs handed to `jobs` workers in the order the sweep hands them out.
 #include <string>
 #include <vector>
 

@@ -17,6 +17,7 @@
 #include "lab/budget.hpp"
 #include "lab/experiment_config.hpp"
 #include "plots/gnuplot.hpp"
+#include "train/time_model.hpp"
 
 namespace lenlab {
 
@@ -35,7 +36,7 @@ struct ExperimentOptions {
   std::filesystem::path emit_slurm;  // non-empty: write a SLURM job array there, train nothing
   bool dry_run = false;  // print the plan and its predicted time (lab/dry_run.hpp), train nothing
   std::ostream* print = nullptr;  // where the dry run's report goes (stdout)
-  double cpu_gemm_flops = 0;      // dry run: this core's sgemm speed; 0: measure it
+  CpuSpeed cpu_speed{};           // dry run: lenlab's rates on this core; 0: measure them
   PlotOptions plot;
   std::ostream* log = nullptr;
   bool log_is_tty = false;

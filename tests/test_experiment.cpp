@@ -374,12 +374,13 @@ TEST_CASE(
   const fs::path out = fresh_dir("dry-run") / "exp";  // does not exist yet
   ExperimentOptions o = tiny_options(out);
   o.dry_run = true;
-  o.cpu_gemm_flops = 50e9;  // a fixed speed instead of a measurement: the same text every time
+  o.cpu_speed = {50e9, 40e9};  // fixed rates instead of a measurement: the same text every time
   std::ostringstream printed;
   o.print = &printed;
   REQUIRE(run_experiment(o) == 0);
   CHECK_FALSE(fs::exists(out));
-  CHECK(printed.str().find("at 50.0 GFLOP/s") != std::string::npos);
+  CHECK(printed.str().find("lenlab trains at 50.0 GFLOP/s and evaluates at 40.0 GFLOP/s") !=
+        std::string::npos);
   const std::string report = printed.str();
   CHECK(report.find("dry run of tiny.toml: 6 runs, 6 to train, 0 already finished") !=
         std::string::npos);
@@ -419,7 +420,7 @@ TEST_CASE("every config shipped in configs/ plans, resolves and dry-runs") {
     o.config_source = e.path().filename().string();
     o.jobs = 2;
     o.dry_run = true;
-    o.cpu_gemm_flops = 50e9;
+    o.cpu_speed = {50e9, 40e9};
     std::ostringstream printed;
     o.print = &printed;
     CHECK(run_experiment(o) == 0);
