@@ -72,16 +72,30 @@ std::optional<std::string> problem_with(const Json& settings, const Budget& budg
   }
 }
 
+// A setting's flag: l_test → --l-test.
+std::string flag_of(const std::string& key) {
+  std::string flag = "--" + key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+// Where `flag` stands whole in `message` from `from` on ("--l-test", not the start of
+// "--l-test-x"); npos if nowhere.
+size_t find_flag(const std::string& message, const std::string& flag, size_t from = 0) {
+  for (size_t at = message.find(flag, from); at != std::string::npos;
+       at = message.find(flag, at + 1)) {
+    const size_t end = at + flag.size();
+    const char next = end < message.size() ? message[end] : ' ';
+    if (!std::isalnum(static_cast<unsigned char>(next)) && next != '-') return at;
+  }
+  return std::string::npos;
+}
+
 // Whether a message names the setting: as its flag ("--l-test (6) must …"), as a value's owner
 // ("reparam 'log' is …") or quoted ("unknown setting 'colour'").
 bool names_setting(const std::string& message, const std::string& key) {
-  std::string flag = "--" + key;
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  for (size_t at = message.find(flag); at != std::string::npos; at = message.find(flag, at + 1)) {
-    const char next = at + flag.size() < message.size() ? message[at + flag.size()] : ' ';
-    if (!std::isalnum(static_cast<unsigned char>(next)) && next != '-') return true;
-  }
-  return message.find(key + " '") != std::string::npos ||
+  return find_flag(message, flag_of(key)) != std::string::npos ||
+         message.find(key + " '") != std::string::npos ||
          message.find("'" + key + "'") != std::string::npos;
 }
 
@@ -90,14 +104,10 @@ bool names_setting(const std::string& message, const std::string& key) {
 std::string in_page_words(std::string message) {
   TrainSpec spec;
   visit_spec_fields(spec, [&](const char* key, const auto&) {
-    std::string flag = std::string("--") + key;
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    for (size_t at = message.find(flag); at != std::string::npos; at = message.find(flag, at + 1)) {
-      const size_t end = at + flag.size();
-      const char next = end < message.size() ? message[end] : ' ';
-      if (std::isalnum(static_cast<unsigned char>(next)) || next == '-') continue;
+    const std::string flag = flag_of(key);
+    for (size_t at = find_flag(message, flag); at != std::string::npos;
+         at = find_flag(message, flag, at + 1))
       message.replace(at, flag.size(), key);
-    }
   });
   return message;
 }

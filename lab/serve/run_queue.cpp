@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -73,6 +74,11 @@ Json curve(const std::vector<LengthResult>& results, const std::string& metric) 
     points.push_back({{"length", length}, {"value", std::isfinite(v) ? Json(v) : Json(nullptr)}});
   }
   return points;
+}
+
+// The figure a finished run is drawn in: one per task and seed ("length", "length-seed2").
+std::string served_figure_name(const TrainSpec& spec) {
+  return spec.seed == 1 ? spec.task : fmt::format("{}-seed{}", spec.task, spec.seed);
 }
 
 }  // namespace
@@ -261,12 +267,10 @@ void RunQueue::write_experiment_config() const {
   if (finished.empty()) return;
   write_file_atomic(options_.out / "config.toml", served_experiment_config(finished));
   Json names = Json::array();
-  std::map<std::string, bool> seen;
+  std::set<std::string> seen;
   for (const auto& [label, spec] : finished) {
-    const std::string name =
-        spec.seed == 1 ? spec.task : fmt::format("{}-seed{}", spec.task, spec.seed);
-    if (!seen[name]) names.push_back(name);
-    seen[name] = true;
+    const std::string name = served_figure_name(spec);
+    if (seen.insert(name).second) names.push_back(name);
   }
   write_file_atomic(
       options_.out / "selection.json",
@@ -281,8 +285,7 @@ std::string served_experiment_config(
   std::map<std::string, std::vector<std::string>> lines;
   std::map<std::string, const TrainSpec*> first;
   for (const auto& [label, spec] : finished) {
-    const std::string name =
-        spec.seed == 1 ? spec.task : fmt::format("{}-seed{}", spec.task, spec.seed);
+    const std::string name = served_figure_name(spec);
     if (!first.count(name)) {
       order.push_back(name);
       first[name] = &spec;
