@@ -1,15 +1,16 @@
 // How a run's cost grows with its settings, measured on one core: the time of a training step and
 // of an evaluation while one of l_train, l_test, d_model (d_ff = 4·d_model) and n_layer moves
 // away from the defaults, against what lenlab's time model (train/time_model.hpp) predicts from the
-// rates it measures on the default model. Prints a table; with --out also writes scaling.csv and
-// a gnuplot script scaling.gp, drawn to scaling.png / scaling.svg when gnuplot is there.
-// Prints figures; never passes or fails on time.
+// rates it measures in a fraction of a second for each model shape (as --dry-run does). Prints a
+// table; with --out also writes scaling.csv and a gnuplot script scaling.gp, drawn to scaling.png /
+// scaling.svg when gnuplot is there. Prints figures; never passes or fails on time.
 #include <fmt/format.h>
 #include <omp.h>
 #include <Eigen/Core>
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -123,17 +124,26 @@ int main(int argc, char** argv) {
   omp_set_num_threads(1);
   Eigen::setNbThreads(1);
 
-  const CpuSpeed speed = measure_cpu_speed();
   fmt::print(
       "lenlab scaling benchmark (1 thread; {} training steps and {} test sequences per length "
-      "per point; the time model's rates, measured on the default model just now: training "
-      "{:.1f} GFLOP/s, evaluation {:.1f} GFLOP/s)\n",
-      steps, eval_samples, speed.train_flops * 1e-9, speed.eval_flops * 1e-9);
+      "per point; predicted from the time model's rates, measured first for each model shape as "
+      "--dry-run does)\n",
+      steps, eval_samples);
+  std::map<SpeedShape, CpuSpeed> speeds;
+  for (const Point& p : grid()) {
+    const SpeedShape shape = speed_shape(p.spec);
+    if (speeds.contains(shape)) continue;
+    const CpuSpeed& s = speeds[shape] = measure_cpu_speed(shape);
+    fmt::print(
+        "  rates for {}: training {:.1f} GFLOP/s (a FLOP of attention costing {:.1f}), evaluation "
+        "{:.1f} GFLOP/s\n",
+        describe(shape), s.train_flops * 1e-9, s.attention_weight, s.eval_flops * 1e-9);
+  }
   fmt::print("  {:<8} {:>6} {:>14} {:>14} {:>10} {:>12} {:>12} {:>10}\n", "setting", "value",
              "step ms", "predicted", "ratio", "eval s", "predicted", "ratio");
   std::string csv = "setting,value,step_ms,step_ms_predicted,eval_s,eval_s_predicted\n";
   for (const Point& p : grid()) {
-    const Measured m = measure(p, steps, eval_samples, speed);
+    const Measured m = measure(p, steps, eval_samples, speeds.at(speed_shape(p.spec)));
     fmt::print("  {:<8} {:>6} {:>14.3f} {:>14.3f} {:>10.2f} {:>12.3f} {:>12.3f} {:>10.2f}\n",
                p.setting, p.value, m.step_ms, m.step_ms_model, m.step_ms / m.step_ms_model,
                m.eval_s, m.eval_s_model, m.eval_s / m.eval_s_model);

@@ -80,8 +80,9 @@ std::string dry_run_report(const DryRunInput& in) {
   for (const PlannedRun& r : in.todo) {
     const RunCost cost = estimate_run_cost(r.spec, resolve(r.spec).model);
     const auto [item, fresh] = item_of.try_emplace(training_spec_text(r.spec), seconds.size());
-    const double t = fresh ? predicted_train_seconds(cost, in.speed, r.spec.threads) : 0;
-    const double e = predicted_eval_seconds(cost, in.speed, r.spec.threads);
+    const CpuSpeed& speed = in.speeds.at(speed_shape(r.spec));
+    const double t = fresh ? predicted_train_seconds(cost, speed, r.spec.threads) : 0;
+    const double e = predicted_eval_seconds(cost, speed, r.spec.threads);
     if (fresh) seconds.push_back(0);
     seconds[item->second] += (t + e) * sharing;
     shared += !fresh;
@@ -96,11 +97,25 @@ std::string dry_run_report(const DryRunInput& in) {
     text += fmt::format(
         "{} run{} differ from another only in test-time attention and share its training\n", shared,
         shared == 1 ? "" : "s");
+  // The rates, measured just now for each model shape of the sweep.
+  const auto rates = [](const CpuSpeed& s) {
+    return fmt::format(
+        "trains at {:.1f} GFLOP/s (a FLOP of attention costing {:.1f}) and evaluates at {:.1f} "
+        "GFLOP/s",
+        s.train_flops * 1e-9, s.attention_weight, s.eval_flops * 1e-9);
+  };
+  if (in.speeds.size() == 1) {
+    const auto& [shape, speed] = *in.speeds.begin();
+    text += fmt::format("on this core lenlab {} ({}, measured just now)", rates(speed),
+                        describe(shape));
+  } else {
+    text += "on this core lenlab, measured just now for each model shape:\n";
+    for (const auto& [shape, speed] : in.speeds)
+      text += fmt::format("  {}: {}\n", describe(shape), rates(speed));
+  }
   text += fmt::format(
-      "on this core lenlab trains at {:.1f} GFLOP/s and evaluates at {:.1f} GFLOP/s (the default "
-      "model, measured just now); predicted per run (train/time_model.hpp, "
-      "docs/reproduction.md#predicting-a-sweep):\n",
-      in.speed.train_flops * 1e-9, in.speed.eval_flops * 1e-9);
+      "{}predicted per run (train/time_model.hpp, docs/reproduction.md#predicting-a-sweep):\n",
+      in.speeds.size() == 1 ? "; " : "");
   text += fmt::format("  {:>5} {:>9} {:>9}  settings\n", "runs", "train", "eval");
   for (const std::string& key : order) {
     const Kind& k = kinds.at(key);

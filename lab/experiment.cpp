@@ -160,7 +160,12 @@ int run_experiment(const ExperimentOptions& options) {
       in.jobs = o.jobs;
       in.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       in.gpu = device.cuda;
-      if (!in.gpu) in.speed = o.cpu_speed.train_flops > 0 ? o.cpu_speed : measure_cpu_speed();
+      if (!in.gpu)
+        for (const PlannedRun& r : todo) {
+          const SpeedShape shape = speed_shape(r.spec);
+          if (!in.speeds.contains(shape))
+            in.speeds[shape] = o.cpu_speed.train_flops > 0 ? o.cpu_speed : measure_cpu_speed(shape);
+        }
       in.peak_bytes = estimate.peak_bytes;
       if (o.print) *o.print << dry_run_report(in);
       return kExitOk;

@@ -36,7 +36,7 @@ struct ExperimentOptions {
   std::filesystem::path emit_slurm;  // non-empty: write a SLURM job array there, train nothing
   bool dry_run = false;  // print the plan and its predicted time (lab/dry_run.hpp), train nothing
   std::ostream* print = nullptr;  // where the dry run's report goes (stdout)
-  CpuSpeed cpu_speed{};           // dry run: lenlab's rates on this core; 0: measure them
+  CpuSpeed cpu_speed{};  // dry run: lenlab's rates on this core, every shape; 0: measure them
   PlotOptions plot;
   std::ostream* log = nullptr;
   bool log_is_tty = false;

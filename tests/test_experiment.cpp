@@ -1,6 +1,7 @@
 // Experiment configs, run planning, sweeps that resume, experiment folders.
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -22,6 +23,8 @@
 #include "lab/gpu_runs.hpp"
 #include "results/run_record.hpp"
 #include "test_support.hpp"
+#include "train/run_cost.hpp"
+#include "train/time_model.hpp"
 
 using namespace lenlab;
 namespace fs = std::filesystem;
@@ -379,8 +382,8 @@ TEST_CASE(
   o.print = &printed;
   REQUIRE(run_experiment(o) == 0);
   CHECK_FALSE(fs::exists(out));
-  CHECK(printed.str().find("lenlab trains at 50.0 GFLOP/s and evaluates at 40.0 GFLOP/s") !=
-        std::string::npos);
+  CHECK(printed.str().find("lenlab trains at 50.0 GFLOP/s (a FLOP of attention costing 1.0) and "
+                           "evaluates at 40.0 GFLOP/s") != std::string::npos);
   const std::string report = printed.str();
   CHECK(report.find("dry run of tiny.toml: 6 runs, 6 to train, 0 already finished") !=
         std::string::npos);
@@ -428,6 +431,36 @@ TEST_CASE("every config shipped in configs/ plans, resolves and dry-runs") {
     ++n;
   }
   CHECK(n >= 4);  // paper, smoke, tokens, methods
+}
+
+TEST_CASE("--dry-run: each model shape is predicted from its own measured rates") {
+  DryRunInput in;
+  in.config_source = "widths.toml";
+  PlannedRun narrow{"narrow", TrainSpec{}}, wide{"wide", TrainSpec{}};
+  narrow.spec.d_model = 32;
+  narrow.spec.d_ff = 128;
+  in.todo = {narrow, wide};
+  in.n_planned = 2;
+  // The same work per FLOP, but the narrow shape runs at a tenth of the wide one's rate.
+  in.speeds[speed_shape(narrow.spec)] = {5e9, 4e9};
+  in.speeds[speed_shape(wide.spec)] = {50e9, 40e9};
+  const std::string report = dry_run_report(in);
+  INFO(report);
+  CHECK(report.find("measured just now for each model shape:") != std::string::npos);
+  CHECK(report.find("d 32/128 layers 2 heads 4 batch 64: trains at 5.0 GFLOP/s (a FLOP of "
+                    "attention costing 1.0) and evaluates at 4.0 GFLOP/s") != std::string::npos);
+  CHECK(report.find("d 64/256 layers 2 heads 4 batch 64: trains at 50.0 GFLOP/s") !=
+        std::string::npos);
+  // Each kind's line carries its own shape's prediction.
+  const auto predicted_train_s = [&](const TrainSpec& s, const CpuSpeed& speed) {
+    return predicted_train_seconds(estimate_run_cost(s, resolve(s).model), speed);
+  };
+  CHECK(report.find(fmt::format("{:>8.1f}s", predicted_train_s(narrow.spec, {5e9, 4e9}))) !=
+        std::string::npos);
+  CHECK(report.find(fmt::format("{:>8.1f}s", predicted_train_s(wide.spec, {50e9, 40e9}))) !=
+        std::string::npos);
+  CHECK(predicted_train_s(narrow.spec, {5e9, 4e9}) >
+        2 * predicted_train_s(wide.spec, {50e9, 40e9}));
 }
 
 TEST_CASE("the sweep's wall time: runs handed to the worker that is free first") {

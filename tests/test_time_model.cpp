@@ -1,5 +1,6 @@
 // The time model behind --dry-run (train/time_model.hpp): its measurement gives usable rates and
-// leaves the caller's thread counts as they were; a prediction is counted work over a rate.
+// leaves the caller's thread counts as they were, for any model shape; a prediction is counted work
+// over a rate.
 // Nothing here asserts how fast the machine is (speed lives in bench/).
 #include <doctest/doctest.h>
 #include <omp.h>
@@ -7,8 +8,10 @@
 
 #include <cmath>
 
+#include "models/config.hpp"
 #include "train/run_cost.hpp"
 #include "train/time_model.hpp"
+#include "train/train_spec.hpp"
 
 using namespace lenlab;
 
@@ -31,6 +34,32 @@ TEST_CASE("the time model: rates measured on one thread, the caller's thread cou
   CHECK(speed.train_flops > 0);
   CHECK(std::isfinite(speed.eval_flops));
   CHECK(speed.eval_flops > 0);
+  CHECK(speed.attention_weight >= 1);
+  CHECK(speed.attention_weight <= kMaxAttentionWeight);
+  // Another shape is measured on a model of that shape.
+  const CpuSpeed small = measure_cpu_speed({1, 16, 2, 64, 8});
+  CHECK(std::isfinite(small.train_flops));
+  CHECK(small.train_flops > 0);
+  CHECK(std::isfinite(small.eval_flops));
+  CHECK(small.eval_flops > 0);
+}
+
+TEST_CASE("the time model: runs that differ only in what their work counts share one shape") {
+  TrainSpec a, b;
+  b.task = "sum";
+  b.l_train = 20;
+  b.l_test = 200;
+  b.pe = "rope";
+  b.steps = 10;
+  CHECK(speed_shape(a) == speed_shape(b));
+  for (auto edit : {+[](TrainSpec& s) { s.d_model = 128; }, +[](TrainSpec& s) { s.d_ff = 64; },
+                    +[](TrainSpec& s) { s.n_layer = 3; }, +[](TrainSpec& s) { s.n_head = 2; },
+                    +[](TrainSpec& s) { s.batch_size = 32; }}) {
+    TrainSpec c;
+    edit(c);
+    CHECK(speed_shape(c) != speed_shape(a));
+  }
+  CHECK(describe(speed_shape(a)) == "d 64/256 layers 2 heads 4 batch 64");
 }
 
 TEST_CASE("the time model: a prediction is the counted work over the measured rate") {
@@ -43,4 +72,32 @@ TEST_CASE("the time model: a prediction is the counted work over the measured ra
   // A second thread adds 70 %: the default model's products are too small to split perfectly.
   CHECK(predicted_train_seconds(cost, speed, 2) == doctest::Approx(2.0 / 1.7));
   CHECK(predicted_eval_seconds(cost, speed, 0) == doctest::Approx(0.5));  // at least one thread
+  // Attention's FLOPs weigh more: 1e9 of the 6e9 at weight 4 make 9e9 FLOPs of work.
+  cost.train_attention_flops = 1e9;
+  CHECK(predicted_train_seconds(cost, {3e9, 2e9, 4}) == doctest::Approx(3.0));
+}
+
+TEST_CASE("the time model: attention's part of a training step, against counting every pair") {
+  TrainSpec spec;
+  spec.task = "sum";
+  spec.l_train = 7;
+  spec.n_layer = 3;
+  spec.steps = 5;
+  spec.batch_size = 4;
+  const ModelConfig model = resolve(spec).model;
+  const RunCost cost = estimate_run_cost(spec, model);
+  // Each (query i, key j ≤ i) pair: q·k and p·v, 2·d FLOPs each over all heads. Every row queries
+  // in the full blocks; in the last, only the EOS row (i = L − 1) the head reads.
+  double pairs_flops = 0;
+  for (int l = 1; l <= spec.l_train; ++l) {
+    const int L = l + 2;  // BOS, the bits, EOS
+    for (int layer = 0; layer < spec.n_layer; ++layer)
+      for (int i = 0; i < L; ++i)
+        for (int j = 0; j <= i; ++j)
+          if (layer < spec.n_layer - 1 || i == L - 1) pairs_flops += 4.0 * spec.d_model;
+  }
+  // Forward and a backward of twice its cost, every sequence of every step; lengths uniform.
+  const double expected = 3.0 * pairs_flops / spec.l_train * spec.batch_size * spec.steps;
+  CHECK(cost.train_attention_flops == doctest::Approx(expected));
+  CHECK(cost.train_attention_flops < cost.train_flops);
 }

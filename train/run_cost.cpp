@@ -31,14 +31,20 @@ double parameters(const ModelConfig& c) {
   return p;
 }
 
+// Attention's part of forward_flops: q·k and p·v over the causal half of each full block, and over
+// `last_rows` query rows of the last.
+double attention_flops(const ModelConfig& c, double L, double layers, double last_rows) {
+  const double d = c.d_model;
+  return layers * 2 * d * L * (L + 1) + (last_rows > 0 ? last_rows * 4 * d * L : 0);
+}
+
 // Forward FLOPs of one sequence of L tokens through `layers` full blocks, plus `last_rows` rows of
 // one more block (whose keys and values still come from every row).
 double forward_flops(const ModelConfig& c, double L, double layers, double last_rows) {
   const double d = c.d_model, f = c.d_ff;
   const double per_token = 2 * (4 * d * d + 2 * d * f);  // qkv, output projection, MLP
-  const double attention = 2 * d * L * (L + 1);          // q·k and p·v over the causal half
-  double flops = layers * (L * per_token + attention);
-  if (last_rows > 0) flops += L * 2 * 3 * d * d + last_rows * (2 * (d * d + 2 * d * f) + 4 * d * L);
+  double flops = layers * L * per_token + attention_flops(c, L, layers, last_rows);
+  if (last_rows > 0) flops += L * 2 * 3 * d * d + last_rows * 2 * (d * d + 2 * d * f);
   return flops;
 }
 
@@ -102,17 +108,23 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   // heads read (models/model_train.hpp), as in evaluation.
   // The misalignment regularizer's batch (and its control's) instead holds two views of l_train
   // symbols per sequence (train/misalign_regularizer.hpp), every row read.
-  double mean_flops = 0;
+  double mean_flops = 0, mean_attention = 0;
   if (spec.misalign.views()) {
     const double L = tokens(spec.l_train);
     mean_flops = 2 * forward_flops(c, L, layers - 1, L);
+    mean_attention = 2 * attention_flops(c, L, layers - 1, L);
   } else {
-    for (int l = 1; l <= spec.l_train; ++l)
-      mean_flops += forward_flops(c, tokens(l), layers - 1, answer_rows(cost.task, cost.token, l));
+    for (int l = 1; l <= spec.l_train; ++l) {
+      const double rows = answer_rows(cost.task, cost.token, l);
+      mean_flops += forward_flops(c, tokens(l), layers - 1, rows);
+      mean_attention += attention_flops(c, tokens(l), layers - 1, rows);
+    }
     mean_flops /= spec.l_train;
+    mean_attention /= spec.l_train;
   }
   cost.train_step_flops = 3 * spec.batch_size * mean_flops;
   cost.train_flops = cost.train_step_flops * spec.steps;
+  cost.train_attention_flops = 3 * spec.batch_size * mean_attention * spec.steps;
   const std::vector<int> lengths = test_lengths(spec);
   for (const int l : lengths) cost.eval_flops += cost.eval_flops_at(l);
   if (temperature_alignment(spec.test_attention)) {

@@ -33,6 +33,7 @@ struct RunCost {
   std::vector<CostPart> memory_parts;  // they sum to peak_bytes
   std::vector<CostPart> work_parts;    // training, evaluation: they sum to flops()
   double train_flops = 0;              // every training step
+  double train_attention_flops = 0;    // attention's part of train_flops (train/time_model.hpp)
   double eval_flops = 0;               // every test length, and the temperature search
   // temperature = auto-pmax / auto-entropy: paper 002's search before the evaluation
   // (train/test_time_eval.hpp), part of eval_flops.
