@@ -10,7 +10,7 @@
 // step's rate moved far less (59 to 95 GFLOP/s): a fixed fraction predicted within 20 % on the slow
 // day and 1.5× short on the fast one. Why per shape (since 2026-11-25): the default model's rates
 // predicted a d_model-32 model 1.6–1.7× short (the work that is not a matrix product weighs more
-// there) and a d_model-128 one 1.3–1.4× long (larger products run faster).
+// there) and a d_model-128 one 1.25–1.4× long (larger products run faster).
 #include <compare>
 #include <string>
 
@@ -23,7 +23,7 @@ struct CpuSpeed {
   double train_flops = 0;  // FLOP/s of training steps, attention's FLOPs weighed as below
   double eval_flops = 0;   // FLOP/s of evaluation
   // How many of the other work's FLOPs one FLOP of training attention costs (its per-head dot
-  // products are short, and the softmax is not counted): measured 8-11 here.
+  // products are short, and the softmax is not counted): measured 6-11 here.
   double attention_weight = 1;
 };
 inline constexpr double kMaxAttentionWeight = 50;
