@@ -29,6 +29,48 @@ double list_schedule_seconds(const std::vector<double>& seconds, int workers) {
   return wall;
 }
 
+std::map<SpeedShape, CpuSpeed> cpu_speeds(const std::vector<PlannedRun>& runs,
+                                          const CpuSpeed& fixed) {
+  std::map<SpeedShape, CpuSpeed> speeds;
+  for (const PlannedRun& r : runs) {
+    const SpeedShape shape = speed_shape(r.spec);
+    if (!speeds.contains(shape))
+      speeds[shape] = fixed.train_flops > 0 ? fixed : measure_cpu_speed(shape);
+  }
+  return speeds;
+}
+
+SweepTimes predict_sweep(const std::vector<PlannedRun>& runs,
+                         const std::map<SpeedShape, CpuSpeed>& speeds, int jobs, int cores) {
+  // More jobs than cores share the cores: each run then takes jobs/cores times as long.
+  const double sharing = std::max(1.0, static_cast<double>(jobs) / std::max(cores, 1));
+  SweepTimes times;
+  std::vector<double> items;  // seconds of each work item, in the order the sweep starts them
+  // Runs that differ only in their test-time attention train once (lab/sweep.hpp): one work item.
+  std::map<std::string, size_t> item_of;
+  for (const PlannedRun& r : runs) {
+    const RunCost cost = estimate_run_cost(r.spec, resolve(r.spec).model);
+    const auto [item, fresh] = item_of.try_emplace(training_spec_text(r.spec), items.size());
+    const CpuSpeed& speed = speeds.at(speed_shape(r.spec));
+    const double t = fresh ? predicted_train_seconds(cost, speed, r.spec.threads) : 0;
+    const double e = predicted_eval_seconds(cost, speed, r.spec.threads);
+    if (fresh) items.push_back(0);
+    items[item->second] += (t + e) * sharing;
+    times.train_s.push_back(t);
+    times.eval_s.push_back(e);
+    times.training_shared.push_back(!fresh);
+  }
+  times.wall = list_schedule_seconds(items, jobs);
+  return times;
+}
+
+WorkEstimate with_measured_time(WorkEstimate rough, const std::vector<PlannedRun>& runs, int jobs,
+                                int cores, const CpuSpeed& fixed) {
+  rough.seconds = predict_sweep(runs, cpu_speeds(runs, fixed), jobs, cores).wall;
+  rough.where += " (at lenlab's rates on this core, measured just now)";
+  return rough;
+}
+
 namespace {
 
 // The settings a run's cost depends on, as its line in the report.
@@ -68,27 +110,18 @@ std::string dry_run_report(const DryRunInput& in) {
                       kGpuFlopsPerSecond);
   }
 
-  // More jobs than cores share the cores: each run then takes jobs/cores times as long.
-  const double sharing = std::max(1.0, static_cast<double>(in.jobs) / std::max(in.cores, 1));
-  std::vector<double> seconds;
+  const SweepTimes times = predict_sweep(in.todo, in.speeds, in.jobs, in.cores);
   std::map<std::string, Kind> kinds;
   std::vector<std::string> order;  // kinds in plan order
   double train_total = 0, eval_total = 0;
-  // Runs that differ only in their test-time attention train once (lab/sweep.hpp): one work item.
-  std::map<std::string, size_t> item_of;
   int shared = 0;  // runs whose training another run's serves
-  for (const PlannedRun& r : in.todo) {
-    const RunCost cost = estimate_run_cost(r.spec, resolve(r.spec).model);
-    const auto [item, fresh] = item_of.try_emplace(training_spec_text(r.spec), seconds.size());
-    const CpuSpeed& speed = in.speeds.at(speed_shape(r.spec));
-    const double t = fresh ? predicted_train_seconds(cost, speed, r.spec.threads) : 0;
-    const double e = predicted_eval_seconds(cost, speed, r.spec.threads);
-    if (fresh) seconds.push_back(0);
-    seconds[item->second] += (t + e) * sharing;
+  for (size_t i = 0; i < in.todo.size(); ++i) {
+    const double t = times.train_s[i], e = times.eval_s[i];
+    const bool fresh = !times.training_shared[i];
     shared += !fresh;
     train_total += t;
     eval_total += e;
-    const std::string key = cost_key(r.spec) + (fresh ? "" : " (training shared)");
+    const std::string key = cost_key(in.todo[i].spec) + (fresh ? "" : " (training shared)");
     auto [it, added] = kinds.try_emplace(key, Kind{0, t, e});
     if (added) order.push_back(key);
     ++it->second.runs;
@@ -121,7 +154,7 @@ std::string dry_run_report(const DryRunInput& in) {
     const Kind& k = kinds.at(key);
     text += fmt::format("  {:>5} {:>8.1f}s {:>8.1f}s  {}\n", k.runs, k.train_s, k.eval_s, key);
   }
-  const double wall = list_schedule_seconds(seconds, in.jobs);
+  const double wall = times.wall;
   text += fmt::format(
       "predicted: {} wall on {} CPU worker{} (--jobs {}): {} of training and {} of evaluation "
       "in CPU time; peak memory about {}\n",

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lab/budget.hpp"
 #include "lab/experiment_config.hpp"
 #include "train/time_model.hpp"
 
@@ -27,6 +28,27 @@ struct DryRunInput {
 // The report: one line per kind of run (the settings that drive cost), with its count and its
 // predicted training and evaluation time, then the predicted wall time of the whole sweep.
 std::string dry_run_report(const DryRunInput& in);
+
+// The rates of every model shape among `runs` on this core: `fixed` for each when it is set
+// (train_flops > 0), else measured (train/time_model.hpp, about 0.8 s a shape).
+std::map<SpeedShape, CpuSpeed> cpu_speeds(const std::vector<PlannedRun>& runs,
+                                          const CpuSpeed& fixed = {});
+
+// A CPU sweep's predicted times: per run (in `runs`' order) its training, 0 where another run's
+// training serves it (runs that differ only in test-time attention train once), and its
+// evaluation; and the wall time of it all on `jobs` workers (more jobs than `cores` share them).
+struct SweepTimes {
+  std::vector<double> train_s, eval_s;
+  std::vector<bool> training_shared;
+  double wall = 0;
+};
+SweepTimes predict_sweep(const std::vector<PlannedRun>& runs,
+                         const std::map<SpeedShape, CpuSpeed>& speeds, int jobs, int cores);
+
+// Long CPU work's line before it starts: `rough` (lab/budget.hpp's estimate at a fixed rate, up to
+// 2× off) with its time predicted instead from this core's rates for `runs` on `jobs` workers.
+WorkEstimate with_measured_time(WorkEstimate rough, const std::vector<PlannedRun>& runs, int jobs,
+                                int cores, const CpuSpeed& fixed = {});
 
 // Wall time of runs taking `seconds` each when `workers` workers take the next run as each
 // finishes (the sweep's order: runs[0] first).

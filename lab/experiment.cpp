@@ -150,28 +150,30 @@ int run_experiment(const ExperimentOptions& options) {
                                              ? std::vector<PlannedRun>{runs[o.run_index]}
                                          : o.out.empty() ? runs
                                                          : unfinished(runs, o.out);
-    const WorkEstimate estimate =
-        check_sweep_budget(todo, o.run_index >= 0 ? 1 : o.jobs, o.budget, device.cuda);
+    const int jobs = o.run_index >= 0 ? 1 : o.jobs;
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const WorkEstimate estimate = check_sweep_budget(todo, jobs, o.budget, device.cuda);
     if (o.dry_run) {
       DryRunInput in;
       in.config_source = o.config_source;
       in.n_planned = runs.size();
       in.todo = todo;
       in.jobs = o.jobs;
-      in.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      in.cores = cores;
       in.gpu = device.cuda;
-      if (!in.gpu)
-        for (const PlannedRun& r : todo) {
-          const SpeedShape shape = speed_shape(r.spec);
-          if (!in.speeds.contains(shape))
-            in.speeds[shape] = o.cpu_speed.train_flops > 0 ? o.cpu_speed : measure_cpu_speed(shape);
-        }
+      if (!in.gpu) in.speeds = cpu_speeds(todo, o.cpu_speed);
       in.peak_bytes = estimate.peak_bytes;
       if (o.print) *o.print << dry_run_report(in);
       return kExitOk;
     }
+    // Long work says how long: on the CPU from this core's measured rates (a second, against
+    // minutes of work), on the GPU at the budget's fixed rate.
     if (o.log && estimate.seconds >= kAnnounceSeconds)
-      *o.log << "estimated: " << estimate.summary() << "\n";
+      *o.log << "estimated: "
+             << (device.cuda ? estimate
+                             : with_measured_time(estimate, todo, jobs, cores, o.cpu_speed))
+                    .summary()
+             << "\n";
     // A gnuplot that fails, or none, would otherwise be noticed only after all the training.
     if (o.run_index < 0 && !check_gnuplot(o.plot) && o.log)
       *o.log << gnuplot_missing_message(o.out) << "\n";

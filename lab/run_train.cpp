@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 
 #include "lab/device.hpp"
+#include "lab/dry_run.hpp"
 #include "lab/gpu_runs.hpp"
 #include "lab/run_group_impl.hpp"
 #include "models/backend.hpp"
@@ -17,7 +18,10 @@ int run_train(const TrainSpec& spec, const RunOptions& options) {
   // long work says up front what it will take.
   const WorkEstimate estimate = check_run_budget(spec, resolved.model, options.budget, device.cuda);
   if (options.log && estimate.seconds >= kAnnounceSeconds)
-    *options.log << "estimated: " << estimate.summary() << "\n";
+    *options.log
+        << "estimated: "
+        << (device.cuda ? estimate : with_measured_time(estimate, {{"", spec}}, 1, 1)).summary()
+        << "\n";
 #if LENLAB_WITH_CUDA
   if (device.cuda) return run_train_gpu_group({{spec, options}}).front();
 #endif

@@ -463,6 +463,46 @@ TEST_CASE("--dry-run: each model shape is predicted from its own measured rates"
         2 * predicted_train_s(wide.spec, {50e9, 40e9}));
 }
 
+TEST_CASE("a sweep's predicted times: shared training counted once, runs on the free worker") {
+  TrainSpec base;
+  base.steps = 100;
+  PlannedRun a{"a", base}, b{"b", base}, c{"c", base};
+  b.spec.test_attention.temperature =
+      "2";  // differs only in test-time attention: shares a's training
+  c.spec.task = "sum";
+  const std::map<SpeedShape, CpuSpeed> speeds = cpu_speeds({a, b, c}, {50e9, 40e9, 3});
+  REQUIRE(speeds.size() == 1);
+  CHECK(speeds.begin()->second.attention_weight == 3);  // the fixed rates, nothing measured
+  const SweepTimes one = predict_sweep({a, b, c}, speeds, 1, 2);
+  REQUIRE(one.train_s.size() == 3);
+  const CpuSpeed& speed = speeds.begin()->second;
+  const RunCost cost = estimate_run_cost(a.spec, resolve(a.spec).model);
+  CHECK(one.train_s[0] == doctest::Approx(predicted_train_seconds(cost, speed)));
+  CHECK(one.eval_s[0] == doctest::Approx(predicted_eval_seconds(cost, speed)));
+  CHECK(one.train_s[1] == 0);
+  CHECK(one.training_shared == std::vector<bool>{false, true, false});
+  const double total =
+      one.train_s[0] + one.eval_s[0] + one.eval_s[1] + one.train_s[2] + one.eval_s[2];
+  CHECK(one.wall == doctest::Approx(total));  // one worker does it all
+  // Two workers: a and b are one work item, c the other.
+  const SweepTimes two = predict_sweep({a, b, c}, speeds, 2, 2);
+  CHECK(two.wall == doctest::Approx(std::max(one.train_s[0] + one.eval_s[0] + one.eval_s[1],
+                                             one.train_s[2] + one.eval_s[2])));
+  // Four workers on two cores share them: each item takes twice as long.
+  CHECK(predict_sweep({a, b, c}, speeds, 4, 2).wall == doctest::Approx(2 * two.wall));
+
+  // The line before long work: the rough estimate's memory and work, the measured rates' time.
+  WorkEstimate rough;
+  rough.seconds = 1e4;
+  rough.flops = 1e15;
+  rough.where = "2 CPU workers";
+  const WorkEstimate shown = with_measured_time(rough, {a, b, c}, 2, 2, {50e9, 40e9, 3});
+  CHECK(shown.seconds == doctest::Approx(two.wall));
+  CHECK(shown.flops == rough.flops);
+  CHECK(shown.summary().find("on 2 CPU workers (at lenlab's rates on this core, measured just "
+                             "now)") != std::string::npos);
+}
+
 TEST_CASE("the sweep's wall time: runs handed to the worker that is free first") {
   CHECK(list_schedule_seconds({}, 2) == 0);
   CHECK(list_schedule_seconds({3, 1, 1, 1}, 2) == 3);  // one worker takes 3, the other 1 + 1 + 1

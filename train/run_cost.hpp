@@ -53,10 +53,11 @@ struct RunCost {
 // `model` is resolve(spec).model. Pure arithmetic in double: never overflows, whatever the sizes.
 RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& model);
 
-// Rough sustained rates, for budget checks and the line announcing long work: about what
-// lenlab_bench measures of the work counted here on one core of the 2-core development machine
-// (55 to 65 GFLOP/s), and what an H100 reaches on groups of models (~1 TFLOP/s). An estimate within
-// a factor of 2 or 3 is enough to tell a minute from a day; `--dry-run` predicts from this
+// Rough sustained rates, for budget checks, for deciding which work is long enough to announce,
+// and for the GPU's announcement: below what lenlab_bench measures of the work counted here on one
+// core of the 2-core development machine (55 to 95 GFLOP/s over the days), and what an H100
+// reaches on groups of models (~1 TFLOP/s). An estimate within a factor of 2 or 3 is enough to tell
+// a minute from a day; `--dry-run` and the CPU's announcement of long work predict from this
 // machine's measured speed instead (train/time_model.hpp).
 inline constexpr double kCpuFlopsPerSecondPerThread = 50e9;
 inline constexpr double kGpuFlopsPerSecond = 1e12;
