@@ -221,6 +221,51 @@ TEST_CASE("K models at once give each model's own outputs and gradients") {
   }
 }
 
+TEST_CASE(
+    "the inference path's token logits equal the training forward's: many rows of a sequence in "
+    "tiles, a few one by one") {
+  // Sequences of 22 and 11 tokens: their read rows go in tiles (at least 8 in one sequence); the
+  // 3-token one's one row at a time. Every row, then every other row (11 of the first sequence's,
+  // gathered from rows 2 apart).
+  const Batch all =
+      with_token_readout(make_batch({{1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0},
+                                     {0},
+                                     {1, 1, 0, 1, 0, 0, 1, 1, 0}}));
+  Batch every_other = all;
+  every_other.token = {};
+  for (int r = 0; r < all.token.size(); r += 2) {
+    every_other.token.rows.push_back(all.token.rows[r]);
+    every_other.token.labels.push_back(all.token.labels[r]);
+    every_other.token.weights.push_back(all.token.weights[r]);
+  }
+  for (PositionalEncoding pe : kAllPe)
+    for (int variant = 0; variant < 4; ++variant) {
+      ModelConfig c = small_config(pe);
+      c.token_head = true;
+      c.max_positions = 24;
+      DModel model(c);
+      model.init(5);
+      Batch b = variant % 2 ? every_other : all;
+      if (variant >= 2) b.attention.n_local = 4, b.attention.n_global = 1;
+      INFO(positional_encoding_name(pe) << ", variant " << variant);
+      DPacked in;
+      in.pack({&b}, c);
+      model.forward(in);
+      const std::vector<double> train = model.download_token_logits(in);
+      model.infer(in);
+      const std::vector<double> infer = model.download_token_logits(in);
+      REQUIRE(train.size() == static_cast<size_t>(b.token.size()) * c.vocab_size);
+      REQUIRE(infer.size() == train.size());
+      double worst = 0, largest = 0;
+      for (size_t i = 0; i < train.size(); ++i) {
+        worst = std::max(worst, std::abs(infer[i] - train[i]));
+        largest = std::max(largest, std::abs(train[i]));
+      }
+      CHECK(largest > 0);
+      CHECK(worst <= 1e-13 * largest);
+    }
+}
+
 TEST_CASE("changing a later token never changes an earlier row's output") {
   for (PositionalEncoding pe : kAllPe) {
     ModelConfig c = small_config(pe);

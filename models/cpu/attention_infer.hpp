@@ -5,9 +5,10 @@
 //     tiles of kTile query rows. A tile's logits [kTile, keys] are one matrix product, its outputs
 //     another; the softmax runs per row, vectorised. Only a tile's logits are ever held, never
 //     the [L, L] matrix.
-//   * Some rows queried (the last block, at the rows the heads read): one row at a time, with the
-//     training forward's attend_row.
-// RoPE applied inside attention (a distance cap bends its angle) takes attend_row in both cases:
+//   * Some rows queried (the last block, at the rows the heads read): a sequence's query rows in
+//     tiles the same way when there are many (a token task's answer rows), one row at a time with
+//     the training forward's attend_row when there are few (a scalar task's EOS row).
+// RoPE applied inside attention (a distance cap bends its angle) takes attend_row in every case:
 // its logits are no plain product. The results equal the training forward's up to float rounding
 // (the products sum in another order); bit-exact for the row path.
 #include <Eigen/Core>
@@ -32,6 +33,9 @@ using Scratch = std::vector<T, Eigen::aligned_allocator<T>>;
 // Query rows per tile: large enough that the two products run at GEMM speed, small enough that
 // a tile's logits ([kTile, L] floats) stay in cache for lengths in the hundreds.
 inline constexpr int kTile = 64;
+// Fewer query rows of one sequence than this go one row at a time: a product of a few rows is
+// no faster than the row path's dot products.
+inline constexpr int kMinTileRows = 8;
 
 // Row p [0..m) of logits q_i·k_j for the keys j < m = i + 1 → the probabilities of query i
 // (masked keys 0), as attend_row computes them but vectorised over the keys.
@@ -70,35 +74,50 @@ void write_row_stats(T* st, const T* p, int m) {
   st[1] = largest;
 }
 
-// Every query row of one head of one sequence: out [L, hd] at row stride d (the sequence's first
-// row, head h's columns); with stats (row 0's pair, rows stats_stride apart), each row's entropy
-// and largest probability. scratch: kTile·L logits and L positions.
+// Query rows `rows` [n_rows] (ascending, within the sequence; null: every row 0..L−1) of one head
+// of one sequence: out [n_rows, hd] at row stride d (head h's columns of the first output row);
+// with stats (the first row's pair, rows stats_stride apart), each row's entropy and largest
+// probability. scratch: kTile·L logits, L positions and kTile·hd gathered queries.
 template <class T>
-void attend_all_rows(T* out, T* stats, size_t stats_stride, Scratch<T>& scratch,
-                     const SeqHead<T>& sh, const ops::AttentionArgs<T>& a) {
+void attend_rows(T* out, T* stats, size_t stats_stride, Scratch<T>& scratch, const SeqHead<T>& sh,
+                 const ops::AttentionArgs<T>& a, const int* rows = nullptr, int n_rows = -1) {
   using Stride = Eigen::OuterStride<>;
   using ConstStrided = Eigen::Map<const RowMatrix<T>, 0, Stride>;
-  const int L = sh.L, hd = sh.hd, d = sh.d;
-  scratch.resize(static_cast<size_t>(kTile + 1) * L);
+  const int L = sh.L, hd = sh.hd, d = sh.d, R = rows ? n_rows : L;
+  scratch.resize(static_cast<size_t>(kTile + 1) * L + static_cast<size_t>(kTile) * hd);
   T* pos = scratch.data() + static_cast<size_t>(kTile) * L;
+  T* gathered = pos + L;  // [kTile, hd] the tile's queries, when they are not consecutive rows
   for (int j = 0; j < L; ++j) pos[j] = static_cast<T>(sh.pos[j]);
-  for (int i0 = 0; i0 < L; i0 += kTile) {
-    const int t = std::min(kTile, L - i0), n = i0 + t;  // query rows i0..n−1 see keys 0..n−1
+  const auto row = [rows](int r) { return rows ? rows[r] : r; };
+  for (int r0 = 0; r0 < R; r0 += kTile) {
+    const int t = std::min(kTile, R - r0), n = row(r0 + t - 1) + 1;  // keys 0..n−1
     Eigen::Map<RowMatrix<T>> P(scratch.data(), t, n);
     // S [t, n] = Q_tile [t, hd] · K [n, hd]ᵀ   (rows of q, k, v are 3d apart)
-    P.noalias() = ConstStrided(sh.q(i0), t, hd, Stride(3 * d)) *
-                  ConstStrided(sh.k(0), n, hd, Stride(3 * d)).transpose();
+    const auto K = ConstStrided(sh.k(0), n, hd, Stride(3 * d));
+    if (rows) {
+      for (int r = 0; r < t; ++r) std::copy_n(sh.q(row(r0 + r)), hd, gathered + r * hd);
+      P.noalias() = ConstStrided(gathered, t, hd, Stride(hd)) * K.transpose();
+    } else {
+      P.noalias() = ConstStrided(sh.q(r0), t, hd, Stride(3 * d)) * K.transpose();
+    }
     for (int r = 0; r < t; ++r) {
       T* p = P.row(r).data();
-      softmax_row(p, pos, sh, a, i0 + r);
-      std::fill(p + i0 + r + 1, p + n, T(0));  // keys after the query: causal mask
-      if (stats) write_row_stats(stats + (i0 + r) * stats_stride, p, i0 + r + 1);
+      const int i = row(r0 + r);
+      softmax_row(p, pos, sh, a, i);
+      std::fill(p + i + 1, p + n, T(0));  // keys after the query: causal mask
+      if (stats) write_row_stats(stats + (r0 + r) * stats_stride, p, i + 1);
     }
     // O_tile [t, hd] = P [t, n] · V [n, hd]
-    Eigen::Map<RowMatrix<T>, 0, Stride>(out + static_cast<size_t>(i0) * d, t, hd, Stride(d))
+    Eigen::Map<RowMatrix<T>, 0, Stride>(out + static_cast<size_t>(r0) * d, t, hd, Stride(d))
         .noalias() = P * ConstStrided(sh.v(0), n, hd, Stride(3 * d));
   }
 }
+
+// A model's query rows that fall in one sequence, consecutive in the query list and ascending:
+// query indices q_begin..q_end−1 (model k), their rows within sequence s in rows[q_begin..q_end).
+struct QueryGroup {
+  int k = 0, s = 0, q_begin = 0, q_end = 0;
+};
 
 }  // namespace detail
 
@@ -128,34 +147,59 @@ void attention_infer(T* out, const T* qkv, const int* query_rows, int Q, int d, 
         const detail::SeqHead<T> sh = detail::seq_head(qkv, q, a, k, s, h, d, n_head);
         if (sh.L == 0) continue;
         const size_t row0 = static_cast<size_t>(k) * q.rows + q.offsets[k * (S + 1) + s];
-        detail::attend_all_rows(out + row0 * d + h * hd,
-                                a.row_stats ? a.row_stats + row0 * st_row + 2 * h : nullptr, st_row,
-                                scratch, sh, a);
+        detail::attend_rows(out + row0 * d + h * hd,
+                            a.row_stats ? a.row_stats + row0 * st_row + 2 * h : nullptr, st_row,
+                            scratch, sh, a);
       }
     }
     return;
   }
-#pragma omp parallel
-  {
-    std::vector<T> p;
-#pragma omp for schedule(dynamic, 16)
-    for (int kq = 0; kq < m.count * Q; ++kq) {
-      const int k = kq / Q, qi = kq % Q;
-      T* o = out + static_cast<size_t>(kq) * d;
+  // The query rows, grouped by sequence (consecutive queries, ascending rows). A token task reads
+  // many rows of each sequence: they go in tiles as above. A group of a few rows (a scalar task
+  // reads one per sequence) or RoPE bent inside attention goes one row at a time.
+  std::vector<detail::QueryGroup> groups;
+  std::vector<int> local(static_cast<size_t>(m.count) * Q, -1);  // each query's row in its sequence
+  for (int k = 0; k < m.count; ++k) {
+    const int* off = q.offsets + static_cast<size_t>(k) * (S + 1);
+    for (int qi = 0; qi < Q; ++qi) {
+      const size_t kq = static_cast<size_t>(k) * Q + qi;
       const int r = query_rows ? query_rows[kq] : qi;
-      const int* off = q.offsets + static_cast<size_t>(k) * (S + 1);
-      T* st = a.row_stats ? a.row_stats + static_cast<size_t>(kq) * st_row : nullptr;
-      if (r < 0 || r >= off[S]) {
-        std::fill_n(o, d, T(0));
-        if (st) std::fill_n(st, st_row, T(0));
+      if (r < 0 || r >= off[S]) {  // padding
+        std::fill_n(out + kq * d, d, T(0));
+        if (a.row_stats) std::fill_n(a.row_stats + kq * st_row, st_row, T(0));
         continue;
       }
       const int s = static_cast<int>(std::upper_bound(off, off + S + 1, r) - off) - 1;
-      for (int h = 0; h < n_head; ++h) {
-        const detail::SeqHead<T> sh = detail::seq_head(qkv, q, a, k, s, h, d, n_head);
-        p.resize(sh.L);
-        detail::attend_row(o + h * hd, p.data(), sh, a, r - off[s]);
-        if (st) detail::write_row_stats(st + 2 * h, p.data(), r - off[s] + 1);
+      local[kq] = r - off[s];
+      detail::QueryGroup* g = groups.empty() ? nullptr : &groups.back();
+      if (g && g->k == k && g->s == s && g->q_end == qi && local[kq - 1] < local[kq])
+        ++g->q_end;
+      else
+        groups.push_back({k, s, qi, qi + 1});
+    }
+  }
+  const int n_groups = static_cast<int>(groups.size());
+#pragma omp parallel
+  {
+    detail::Scratch<T> scratch;
+    std::vector<T> p;
+#pragma omp for schedule(dynamic, 4)
+    for (int gh = 0; gh < n_groups * n_head; ++gh) {
+      const detail::QueryGroup& g = groups[gh / n_head];
+      const int h = gh % n_head, n = g.q_end - g.q_begin;
+      const detail::SeqHead<T> sh = detail::seq_head(qkv, q, a, g.k, g.s, h, d, n_head);
+      const size_t kq0 = static_cast<size_t>(g.k) * Q + g.q_begin;
+      T* o = out + kq0 * d + h * hd;
+      T* st = a.row_stats ? a.row_stats + kq0 * st_row + 2 * h : nullptr;
+      const int* rows = local.data() + kq0;
+      if (!a.rope_cos && n >= detail::kMinTileRows) {
+        detail::attend_rows(o, st, st_row, scratch, sh, a, rows, n);
+        continue;
+      }
+      p.resize(sh.L);
+      for (int r = 0; r < n; ++r) {
+        detail::attend_row(o + static_cast<size_t>(r) * d, p.data(), sh, a, rows[r]);
+        if (st) detail::write_row_stats(st + r * st_row, p.data(), rows[r] + 1);
       }
     }
   }
