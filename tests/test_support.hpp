@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -61,6 +62,20 @@ struct TempDir {
     return out;
   }
 };
+
+// Checks that `got` equals `want` to within `rel` of want's largest magnitude, elementwise (and
+// that want is not all zeros, so the check cannot pass on nothing).
+inline void check_close_to_largest(const std::vector<double>& got, const std::vector<double>& want,
+                                   double rel) {
+  REQUIRE(got.size() == want.size());
+  double worst = 0, largest = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    worst = std::max(worst, std::abs(got[i] - want[i]));
+    largest = std::max(largest, std::abs(want[i]));
+  }
+  CHECK(largest > 0);
+  CHECK(worst <= rel * largest);
+}
 
 inline bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

@@ -11,6 +11,7 @@
 #include "models/backend.hpp"
 #include "models/model.hpp"
 #include "small_model.hpp"
+#include "test_support.hpp"
 
 using namespace lenlab;
 using lenlab::test::check_gradient;
@@ -255,14 +256,7 @@ TEST_CASE(
       model.infer(in);
       const std::vector<double> infer = model.download_token_logits(in);
       REQUIRE(train.size() == static_cast<size_t>(b.token.size()) * c.vocab_size);
-      REQUIRE(infer.size() == train.size());
-      double worst = 0, largest = 0;
-      for (size_t i = 0; i < train.size(); ++i) {
-        worst = std::max(worst, std::abs(infer[i] - train[i]));
-        largest = std::max(largest, std::abs(train[i]));
-      }
-      CHECK(largest > 0);
-      CHECK(worst <= 1e-13 * largest);
+      test::check_close_to_largest(infer, train, 1e-13);
     }
 }
 
