@@ -33,8 +33,9 @@ using Scratch = std::vector<T, Eigen::aligned_allocator<T>>;
 // Query rows per tile: large enough that the two products run at GEMM speed, small enough that
 // a tile's logits ([kTile, L] floats) stay in cache for lengths in the hundreds.
 inline constexpr int kTile = 64;
-// Fewer query rows of one sequence than this go one row at a time: a product of a few rows is
-// no faster than the row path's dot products.
+// Fewer query rows of one sequence than this go one row at a time, so that a scalar task's one row
+// per sequence keeps the row path (and its time, measured unchanged). 8 is a round threshold,
+// not a tuned one.
 inline constexpr int kMinTileRows = 8;
 
 // Row p [0..m) of logits q_i·k_j for the keys j < m = i + 1 → the probabilities of query i
@@ -114,7 +115,7 @@ void attend_rows(T* out, T* stats, size_t stats_stride, Scratch<T>& scratch, con
 }
 
 // A model's query rows that fall in one sequence, consecutive in the query list and ascending:
-// query indices q_begin..q_end−1 (model k), their rows within sequence s in rows[q_begin..q_end).
+// query indices q_begin..q_end−1 of model k, all in its sequence s.
 struct QueryGroup {
   int k = 0, s = 0, q_begin = 0, q_end = 0;
 };
