@@ -16,6 +16,7 @@
 
 #include "bench/bench_args.hpp"
 #include "core/atomic_file.hpp"
+#include "lab/dry_run.hpp"
 #include "models/backend.hpp"
 #include "plots/run_program.hpp"
 #include "train/evaluate.hpp"
@@ -129,16 +130,14 @@ int main(int argc, char** argv) {
       "per point; predicted from the time model's rates, measured first for each model shape as "
       "--dry-run does)\n",
       steps, eval_samples);
-  std::map<SpeedShape, CpuSpeed> speeds;
-  for (const Point& p : grid()) {
-    const SpeedShape shape = speed_shape(p.spec);
-    if (speeds.contains(shape)) continue;
-    const CpuSpeed& s = speeds[shape] = measure_cpu_speed(shape);
+  std::vector<PlannedRun> runs;
+  for (const Point& p : grid()) runs.push_back({p.setting, p.spec});
+  const std::map<SpeedShape, CpuSpeed> speeds = cpu_speeds(runs);  // as --dry-run measures them
+  for (const auto& [shape, s] : speeds)
     fmt::print(
         "  rates for {}: training {:.1f} GFLOP/s (a FLOP of attention costing {:.1f}), evaluation "
         "{:.1f} GFLOP/s\n",
         describe(shape), s.train_flops * 1e-9, s.attention_weight, s.eval_flops * 1e-9);
-  }
   fmt::print("  {:<8} {:>6} {:>14} {:>14} {:>10} {:>12} {:>12} {:>10}\n", "setting", "value",
              "step ms", "predicted", "ratio", "eval s", "predicted", "ratio");
   std::string csv = "setting,value,step_ms,step_ms_predicted,eval_s,eval_s_predicted\n";

@@ -154,11 +154,10 @@ std::string dry_run_report(const DryRunInput& in) {
     const Kind& k = kinds.at(key);
     text += fmt::format("  {:>5} {:>8.1f}s {:>8.1f}s  {}\n", k.runs, k.train_s, k.eval_s, key);
   }
-  const double wall = times.wall;
   text += fmt::format(
       "predicted: {} wall on {} CPU worker{} (--jobs {}): {} of training and {} of evaluation "
       "in CPU time; peak memory about {}\n",
-      format_duration(wall), in.jobs, in.jobs == 1 ? "" : "s", in.jobs,
+      format_duration(times.wall), in.jobs, in.jobs == 1 ? "" : "s", in.jobs,
       format_duration(train_total), format_duration(eval_total), format_bytes(in.peak_bytes));
   return text + "nothing was trained or written; drop --dry-run to run it\n";
 }
