@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -48,6 +49,10 @@ std::string os_reason(int err) {
   return std::strerror(err);
 }
 
+std::string fmt_file_error(const std::string& what, const fs::path& path, const std::string& why) {
+  return what + " " + path.string() + ": " + why;
+}
+
 // Writes all of `content` to `fd`, retrying short writes and EINTR. Returns 0 or an errno value.
 int write_all(int fd, std::string_view content) {
   const char* p = content.data();
@@ -75,34 +80,57 @@ void fsync_directory(const fs::path& dir) {
 
 }  // namespace
 
-void write_file_atomic(const fs::path& path, std::string_view content) {
-  const fs::path dir = path.parent_path();
+AtomicFileWriter::AtomicFileWriter(fs::path path) : path_(std::move(path)) {
   // A dot-prefixed name keeps the temporary out of `ls` and most globs while it exists.
   std::string tmp_name = ".";  // built by appending: GCC 12 warns falsely (-Wrestrict) on "." + str
-  tmp_name.append(path.filename().string()).append(".tmp.").append(unique_suffix());
-  const fs::path tmp = dir / tmp_name;
-  auto fail = [&](int err, const std::string& reason) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw_write_error(path, err, reason);
-  };
-
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0) {
+  tmp_name.append(path_.filename().string()).append(".tmp.").append(unique_suffix());
+  tmp_ = path_.parent_path() / tmp_name;
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
     // Nothing was created, but O_EXCL means an existing file of that name is not ours: only
     // report, never remove.
     const int err = errno;
-    throw_write_error(path, err, os_reason(err));
+    throw_write_error(path_, err, os_reason(err));
   }
-  int err = write_all(fd, content);
-  if (err == 0 && ::fsync(fd) != 0) err = errno;
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ < 0) return;  // committed, or failed (the temporary is gone)
+  ::close(fd_);
+  std::error_code ignored;
+  fs::remove(tmp_, ignored);
+}
+
+void AtomicFileWriter::fail(int err, const std::string& reason) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  std::error_code ignored;
+  fs::remove(tmp_, ignored);
+  throw_write_error(path_, err, reason);
+}
+
+void AtomicFileWriter::append(std::string_view content) {
+  if (fd_ < 0) throw std::logic_error("AtomicFileWriter::append after commit or failure");
+  if (const int err = write_all(fd_, content); err != 0) fail(err, os_reason(err));
+}
+
+void AtomicFileWriter::commit() {
+  if (fd_ < 0) throw std::logic_error("AtomicFileWriter::commit after commit or failure");
+  int err = ::fsync(fd_) != 0 ? errno : 0;
+  const int fd = fd_;
+  fd_ = -1;  // closed below whatever happens
   if (::close(fd) != 0 && err == 0) err = errno;
   if (err != 0) fail(err, os_reason(err));
-
   std::error_code ec;
-  fs::rename(tmp, path, ec);
+  fs::rename(tmp_, path_, ec);
   if (ec) fail(ec.value(), ec.message());
-  fsync_directory(dir);
+  fsync_directory(path_.parent_path());
+}
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  AtomicFileWriter file(path);
+  file.append(content);
+  file.commit();
 }
 
 int remove_stale_temporaries(const fs::path& dir) {
@@ -157,6 +185,17 @@ void ensure_writable_directory(const fs::path& dir) {
   if (::unlink(probe.c_str()) != 0) {
     throw UsageError("directory " + dir.string() + " is not writable: cannot remove probe file " +
                      probe.string() + ": " + os_reason(errno));
+  }
+}
+
+void ensure_writable_file(const fs::path& path, const std::string& what) {
+  std::error_code ec;
+  if (path.empty() || !path.has_filename() || fs::is_directory(path, ec))
+    throw UsageError(fmt_file_error(what, path, "a file name is needed, not a folder"));
+  try {
+    ensure_writable_directory(path.parent_path().empty() ? fs::path(".") : path.parent_path());
+  } catch (const UsageError& e) {
+    throw UsageError(fmt_file_error(what, path, e.what()));
   }
 }
 
