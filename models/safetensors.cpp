@@ -18,13 +18,18 @@ namespace lenlab {
 // The format is little-endian; the tensor bytes are copied as they are in memory.
 static_assert(std::endian::native == std::endian::little, "safetensors I/O assumes little-endian");
 static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559);
+static_assert(sizeof(double) == 8 && std::numeric_limits<double>::is_iec559);
 
 namespace {
 
 using ordered_json = nlohmann::ordered_json;
 
 constexpr const char* kMetadataKey = "__metadata__";
-constexpr uint64_t kFloatBytes = sizeof(float);
+
+// Bytes per element of the dtypes lenlab reads and writes; 0 for any other.
+uint64_t dtype_bytes(const std::string& dtype) {
+  return dtype == "F32" ? sizeof(float) : dtype == "F64" ? sizeof(double) : 0;
+}
 
 std::string quoted(const std::string& s) {
   return "'" + s + "'";
@@ -79,13 +84,16 @@ void save_safetensors(const std::filesystem::path& path, const SafeTensors& st) 
                          shape_text(t.shape));
       }
     }
+    if (dtype_bytes(t.dtype) == 0)
+      throw UsageError(where + "tensor " + quoted(t.name) + " has dtype " + quoted(t.dtype) +
+                       "; lenlab writes " + join_choices({"F32", "F64"}));
     if (element_count(t.shape, t.data.size()) != t.data.size()) {
       throw UsageError(where + "tensor " + quoted(t.name) + " has shape " + shape_text(t.shape) +
                        " but " + std::to_string(t.data.size()) + " values");
     }
-    const uint64_t bytes = t.data.size() * kFloatBytes;
+    const uint64_t bytes = t.data.size() * dtype_bytes(t.dtype);
     header[t.name] = {
-        {"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
 
@@ -107,7 +115,12 @@ void save_safetensors(const std::filesystem::path& path, const SafeTensors& st) 
   out.append(len, 8);
   out += json_text;
   for (const auto& t : st.tensors) {
-    out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * kFloatBytes);
+    if (t.dtype == "F64") {
+      out.append(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(double));
+      continue;
+    }
+    const std::vector<float> rounded(t.data.begin(), t.data.end());
+    out.append(reinterpret_cast<const char*>(rounded.data()), rounded.size() * sizeof(float));
   }
   write_file_atomic(path, out);
 }
@@ -162,13 +175,15 @@ SafeTensors load_safetensors(const std::filesystem::path& path) {
     if (!entry.is_object()) throw bad(what + "is not described by a JSON object");
     const auto dtype = entry.find("dtype");
     if (dtype == entry.end() || !dtype->is_string()) throw bad(what + "has no dtype");
-    if (*dtype != "F32") {
-      throw bad(what + "has dtype " + dtype->get<std::string>() + "; lenlab reads only F32");
+    const uint64_t element_bytes = dtype_bytes(dtype->get<std::string>());
+    if (element_bytes == 0) {
+      throw bad(what + "has dtype " + dtype->get<std::string>() + "; lenlab reads F32 and F64");
     }
     const auto shape = entry.find("shape");
     if (shape == entry.end() || !shape->is_array()) throw bad(what + "has no shape array");
     NamedTensor t;
     t.name = name;
+    t.dtype = dtype->get<std::string>();
     for (const auto& d : *shape) {
       if (!d.is_number_unsigned() ||
           d.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
@@ -187,8 +202,8 @@ SafeTensors load_safetensors(const std::filesystem::path& path) {
       throw bad(what + "has data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
                 "] outside the " + std::to_string(buffer_size) + "-byte data section");
     }
-    const uint64_t count = element_count(t.shape, buffer_size / kFloatBytes);
-    if (count * kFloatBytes != end - begin) {
+    const uint64_t count = element_count(t.shape, buffer_size / element_bytes);
+    if (count * element_bytes != end - begin) {
       throw bad(what + "has shape " + shape_text(t.shape) + " but " + std::to_string(end - begin) +
                 " bytes of data");
     }
@@ -217,8 +232,15 @@ SafeTensors load_safetensors(const std::filesystem::path& path) {
   ordered.reserve(spans.size());
   for (const auto& s : spans) {
     NamedTensor& t = st.tensors[s.index];
-    t.data.resize((s.end - s.begin) / kFloatBytes);
-    if (!t.data.empty()) std::memcpy(t.data.data(), buffer + s.begin, s.end - s.begin);
+    const size_t bytes = s.end - s.begin;
+    if (t.dtype == "F64") {
+      t.data.resize(bytes / sizeof(double));
+      if (bytes > 0) std::memcpy(t.data.data(), buffer + s.begin, bytes);
+    } else {
+      std::vector<float> values(bytes / sizeof(float));
+      if (bytes > 0) std::memcpy(values.data(), buffer + s.begin, bytes);
+      t.data.assign(values.begin(), values.end());
+    }
     ordered.push_back(std::move(t));
   }
   st.tensors = std::move(ordered);

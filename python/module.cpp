@@ -258,15 +258,22 @@ std::string paper_config() {
   return paper_config_text();
 }
 
-// Every tensor of a safetensors file as a float32 array of its shape, by name.
+// Every tensor of a safetensors file as an array of its shape and stored type (float32, or
+// float64 from a --precision float64 run), by name.
 py::dict load_parameters(const std::string& path) {
   const SafeTensors st = load_safetensors(path);
   py::dict out;
   for (const NamedTensor& t : st.tensors) {
     std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
-    py::array_t<float> a(shape);
-    std::copy(t.data.begin(), t.data.end(), a.mutable_data());
-    out[py::str(t.name)] = a;
+    if (t.dtype == "F64") {
+      py::array_t<double> a(shape);
+      std::copy(t.data.begin(), t.data.end(), a.mutable_data());
+      out[py::str(t.name)] = a;
+    } else {
+      py::array_t<float> a(shape);
+      std::copy(t.data.begin(), t.data.end(), a.mutable_data());
+      out[py::str(t.name)] = a;
+    }
   }
   return out;
 }

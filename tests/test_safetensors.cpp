@@ -56,8 +56,8 @@ TEST_CASE("safetensors round trip keeps names, order, shapes, bit-exact values a
     CHECK(back.tensors[i].shape == st.tensors[i].shape);
     REQUIRE(back.tensors[i].data.size() == st.tensors[i].data.size());
     for (size_t j = 0; j < st.tensors[i].data.size(); ++j) {
-      CHECK(std::bit_cast<uint32_t>(back.tensors[i].data[j]) ==
-            std::bit_cast<uint32_t>(st.tensors[i].data[j]));
+      CHECK(std::bit_cast<uint32_t>(static_cast<float>(back.tensors[i].data[j])) ==
+            std::bit_cast<uint32_t>(static_cast<float>(st.tensors[i].data[j])));
     }
   }
   CHECK(back.at("a.bias").shape == std::vector<int64_t>{3});
@@ -71,6 +71,34 @@ TEST_CASE("safetensors round trip keeps names, order, shapes, bit-exact values a
   REQUIRE(back2.tensors.size() == 1);
   CHECK(back2.tensors[0].data[0] == 9.0f);
   CHECK(back2.metadata.empty());
+}
+
+TEST_CASE("F64 tensors keep every double bit for bit, F32 ones are rounded to float") {
+  TempDir dir;
+  const fs::path p = dir.path / "double.safetensors";
+  SafeTensors st;
+  const double third = 1.0 / 3.0, tiny = 4.9e-324;
+  st.tensors.push_back({"d", {2, 2}, {third, -0.0, tiny, 1e300}, "F64"});
+  st.tensors.push_back({"f", {1}, {third}, "F32"});
+  save_safetensors(p, st);
+  const SafeTensors back = load_safetensors(p);
+  CHECK(back.at("d").dtype == "F64");
+  CHECK(back.at("f").dtype == "F32");
+  for (size_t j = 0; j < 4; ++j)
+    CHECK(std::bit_cast<uint64_t>(back.at("d").data[j]) ==
+          std::bit_cast<uint64_t>(st.tensors[0].data[j]));
+  CHECK(back.at("f").data[0] == static_cast<double>(static_cast<float>(third)));
+  // 16 bytes per two F64 values: the header says so.
+  const std::string bytes = read_text(p);
+  uint64_t n = 0;
+  std::memcpy(&n, bytes.data(), 8);
+  CHECK(bytes.size() == 8 + n + 4 * 8 + 4);
+  CHECK(contains(bytes.substr(8, n), R"("d":{"dtype":"F64","shape":[2,2],"data_offsets":[0,32]})"));
+
+  st.tensors = {{"w", {1}, {1}, "F16"}};
+  const std::string msg = usage_message([&] { save_safetensors(p, st); });
+  CHECK(contains(msg, "'F16'"));
+  CHECK(contains(msg, "'F32' or 'F64'"));
 }
 
 TEST_CASE("safetensors byte layout matches the specification for a hand-checked example") {
@@ -156,6 +184,9 @@ TEST_CASE("load_safetensors turns every malformation into a UsageError naming th
   CHECK(contains(
       load_error(raw_safetensors(R"({"w":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})", f4)),
       "dtype F16"));
+  CHECK(contains(
+      load_error(raw_safetensors(R"({"w":{"dtype":"F64","shape":[1],"data_offsets":[0,4]}})", f4)),
+      "4 bytes of data"));
   CHECK(contains(load_error(raw_safetensors(R"({"w":{"shape":[1],"data_offsets":[0,4]}})", f4)),
                  "no dtype"));
   CHECK(contains(
