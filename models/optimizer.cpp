@@ -44,6 +44,8 @@ ops::AdamWStep adamw_settings(const OptimizerConfig& oc, double lr, int step) {
   s.lr = lr;
   s.beta1 = oc.beta1;
   s.beta2 = oc.beta2;
+  s.one_minus_beta1 = 1.0 - oc.beta1;
+  s.one_minus_beta2 = 1.0 - oc.beta2;
   s.eps = oc.eps;
   s.decay = oc.weight_decay > 0 ? lr * oc.weight_decay : 0.0;
   s.c1 = 1.0 / (1.0 - std::pow(oc.beta1, t));

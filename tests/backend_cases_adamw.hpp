@@ -40,6 +40,8 @@ struct AdamWCase {
     st.lr = static_cast<float>(1e-2 * (1 + 0.5 * k));
     st.beta1 = 0.9f;
     st.beta2 = 0.999f;
+    st.one_minus_beta1 = 1 - st.beta1;  // of the float β, so that double and float agree
+    st.one_minus_beta2 = 1 - st.beta2;
     st.eps = 1e-8f;
     st.decay = static_cast<float>(st.lr * weight_decay);
     st.c1 = static_cast<float>(1 / (1 - std::pow(0.9, t)));
@@ -129,8 +131,8 @@ struct AdamWCase {
         for (int i = 0; i < n; ++i) {
           const size_t j = k * P() + i;
           p[j] -= double{st.decay} * p[j] * h.r("mask")[i];
-          m1[j] = st.beta1 * m1[j] + (1 - double{st.beta1}) * (g[i] * scale);
-          m2[j] = st.beta2 * m2[j] + (1 - double{st.beta2}) * std::pow(g[i] * scale, 2);
+          m1[j] = st.beta1 * m1[j] + st.one_minus_beta1 * (g[i] * scale);
+          m2[j] = st.beta2 * m2[j] + st.one_minus_beta2 * std::pow(g[i] * scale, 2);
           p[j] -= st.lr * (m1[j] * st.c1) / (std::sqrt(m2[j] * st.c2) + st.eps);
         }
       }

@@ -250,6 +250,25 @@ TEST_CASE("AdamW matches the textbook update over two steps (bias correction, ep
   CHECK(std::abs(q[bias] - (0.5 - 0.01 * 0.2 / (0.2 + 1e-3))) < 1e-15);
 }
 
+TEST_CASE(
+    "AdamW's first float step is lr·(1 − eps/|g|) to float rounding, with the default betas") {
+  // β2 = 0.999 is not a float: 1 − float(β2) is 1.3e-5 off, and an update computed with it is
+  // ~6.4e-6 too large against the bias correction, which uses β2 itself (found by
+  // tools/torch_reference: every float32 bias moved 6.7e-6 further than PyTorch's in the first
+  // step). The float step takes 1 − β from double (ops::AdamWStep).
+  const ModelConfig c = tiny_model();
+  const size_t n = parameter_count(c);
+  AdamW<float> opt(no_clip(OptimizerConfig{}), c);  // β 0.9, 0.999, eps 1e-8, no decay
+  std::vector<float> p(n, 0.0f), g(n, 0.25f);
+  opt.step(p.data(), g.data(), 1e-3);
+  // m̂ = g and v̂ = g² after one step: the update is lr·g/(|g| + eps).
+  const double expected = 1e-3 * 0.25 / (0.25 + 1e-8);
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i)
+    worst = std::max(worst, std::abs(-static_cast<double>(p[i]) - expected) / expected);
+  CHECK(worst < 5e-7);  // a few float ulps; the float β2's 1 − β2 gave 6.4e-6
+}
+
 TEST_CASE("weight decay shrinks weight matrices only, by lr·wd·p") {
   const ModelConfig c = tiny_model();
   const size_t n = parameter_count(c);

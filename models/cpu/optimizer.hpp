@@ -43,12 +43,13 @@ void adamw_step(T* params, const T* grads, T* m1, T* m2, const T* decay_mask,
                         ? static_cast<T>(s.clip_norm / (norms[k] + 1e-6))
                         : T(1);
     const T b1 = static_cast<T>(s.beta1), b2 = static_cast<T>(s.beta2);
+    const T a1 = static_cast<T>(s.one_minus_beta1), a2 = static_cast<T>(s.one_minus_beta2);
     const T c1 = static_cast<T>(s.c1), c2 = static_cast<T>(s.c2);
     const T lr = static_cast<T>(s.lr), eps = static_cast<T>(s.eps);
     // Decoupled weight decay first (p ← p − lr·λ·p on matrices), then the Adam step.
     if (s.decay != 0) p -= static_cast<T>(s.decay) * p * mask;
-    m_ = b1 * m_ + (T(1) - b1) * (g * scale);
-    v = b2 * v + (T(1) - b2) * (g * scale).square();
+    m_ = b1 * m_ + a1 * (g * scale);
+    v = b2 * v + a2 * (g * scale).square();
     p -= lr * (m_ * c1) / ((v * c2).sqrt() + eps);
   }
 }

@@ -37,15 +37,16 @@ __global__ void adamw_kernel(float* params, const float* grads, float* m1, float
                             : 1.0f;
     // The settings come in double; the update runs in float, as the CPU's float instantiation.
     const float lr = static_cast<float>(st.lr), b1 = static_cast<float>(st.beta1),
-                b2 = static_cast<float>(st.beta2), eps = static_cast<float>(st.eps),
+                b2 = static_cast<float>(st.beta2), a1 = static_cast<float>(st.one_minus_beta1),
+                a2 = static_cast<float>(st.one_minus_beta2), eps = static_cast<float>(st.eps),
                 decay = static_cast<float>(st.decay), c1 = static_cast<float>(st.c1),
                 c2 = static_cast<float>(st.c2);
     const size_t j = k * P + i;
     const float g = grads[j] * scale;
     float p = params[j];
     if (decay != 0) p -= decay * p * decay_mask[i];
-    const float m = b1 * m1[j] + (1.0f - b1) * g;
-    const float v = b2 * m2[j] + (1.0f - b2) * g * g;
+    const float m = b1 * m1[j] + a1 * g;  // a1, a2: 1 − β subtracted in double (ops::AdamWStep)
+    const float v = b2 * m2[j] + a2 * g * g;
     m1[j] = m;
     m2[j] = v;
     params[j] = p - lr * (m * c1) / (sqrtf(v * c2) + eps);

@@ -89,6 +89,9 @@ struct AttentionArgs {
 struct AdamWStep {
   double lr = 0;  // this step's scheduled learning rate
   double beta1 = 0, beta2 = 0, eps = 0;
+  // 1 − β1 and 1 − β2, subtracted in double: a float β2 = 0.999 is 0.99900001, and 1 − that in
+  // float is 1.3e-5 off, which would scale every update by ~1 + 6.4e-6 against the bias correction.
+  double one_minus_beta1 = 0, one_minus_beta2 = 0;
   double decay = 0;       // lr · weight_decay (decoupled decay p ← p − decay·p on matrices)
   double c1 = 1, c2 = 1;  // bias corrections 1/(1 − β1^t), 1/(1 − β2^t)
   double clip_norm = 0;   // > 0: gradients scaled by clip/(norm + 1e-6) when norm > clip
