@@ -71,7 +71,7 @@ Measured measure(const Point& p, int steps, int eval_samples, const CpuSpeed& sp
   Transformer<float> model(resolved.model);
   model.init(spec.seed);
   Measured m;
-  m.step_ms = 1e3 * train(model, {{&spec, &resolved}})[0].seconds / steps;
+  m.step_ms = 1e3 * train(model, {{&spec, &resolved, {}}})[0].seconds / steps;
   const auto t = Clock::now();
   evaluate(model, {eval_job(resolved, spec)});
   m.eval_s = seconds_since(t);

@@ -53,7 +53,7 @@ void print_op_breakdown(const TrainSpec& spec, const ResolvedSpec& resolved, dou
   Model<TimedBackend<CpuBackend<float>>> model(resolved.model);
   model.init(spec.seed);
   op_tallies().clear();
-  const double seconds = train(model, {{&spec, &resolved}})[0].seconds;
+  const double seconds = train(model, {{&spec, &resolved, {}}})[0].seconds;
   std::vector<std::pair<std::string, OpTally>> ops(op_tallies().begin(), op_tallies().end());
   std::sort(ops.begin(), ops.end(),
             [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   double best_seconds = 1e30;
   for (int pass = 0; pass < 3; ++pass) {
     model.init(spec.seed);
-    best_seconds = std::min(best_seconds, train(model, {{&spec, &resolved}})[0].seconds);
+    best_seconds = std::min(best_seconds, train(model, {{&spec, &resolved, {}}})[0].seconds);
   }
   const double train_gflops = flops / best_seconds * 1e-9;
   const double peak = measure_gemm_flops(512, 1.0) * 1e-9;

@@ -139,6 +139,9 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_option("--weight-decay", s.optimizer.weight_decay,
                  "Decoupled weight decay on weight matrices");
   cmd.add_option("--clip", s.optimizer.clip_norm, "Clip gradients to this global norm (<= 0: off)");
+  cmd.add_option("--precision", s.precision,
+                 "Scalar type of training and evaluation: float32, or float64 (CPU only; for "
+                 "comparing with another implementation without float rounding)");
   add_setting(cmd, "--eval-samples", s.eval_samples,
               "Test sequences per length (all 2^l, exactly weighted, when that is fewer)", 1);
   add_setting(cmd, "--eval-seed", s.eval_seed,
@@ -152,6 +155,12 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
                  "model.safetensors into")
       ->required();
   cmd.add_flag("--overwrite", run.overwrite, "Replace a run already in --out");
+  cmd.add_option("--save-init", run.save_init,
+                 "Also write the weights before the first step to this file (safetensors), for "
+                 "training them elsewhere (tools/torch_reference.py)");
+  cmd.add_option("--save-batches", run.save_batches,
+                 "Also write every training step's batch to this file (JSON Lines: tokens, "
+                 "positions, readouts, targets, loss weights), for training on them elsewhere");
   add_device_option(cmd, run.device);
   add_budget_options(cmd, run.budget);
 }

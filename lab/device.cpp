@@ -52,4 +52,14 @@ ResolvedDevice resolve_device(const std::string& name) {
   return resolve_device(parse_device(name));
 }
 
+ResolvedDevice resolve_device(const std::string& name, bool float64) {
+  const DeviceChoice choice = parse_device(name);
+  if (!float64) return resolve_device(choice);
+  if (choice == DeviceChoice::kCuda)
+    throw UsageError(
+        "--device cuda: the CUDA backend computes in float32; --precision float64 runs on the "
+        "CPU: use --device cpu (or auto)");
+  return resolve_device(DeviceChoice::kCpu);
+}
+
 }  // namespace lenlab

@@ -21,6 +21,9 @@ struct ResolvedDevice {
 // cuda: a UsageError saying why when that is impossible (built without CUDA, no device).
 ResolvedDevice resolve_device(DeviceChoice choice);
 ResolvedDevice resolve_device(const std::string& name);
+// For work in float64 (--precision; the CUDA backend computes in float32 only): auto is the CPU,
+// cuda a UsageError saying why. float64 false: resolve_device(name).
+ResolvedDevice resolve_device(const std::string& name, bool float64);
 
 // Whether this program was built with the CUDA backend.
 bool built_with_cuda();

@@ -32,9 +32,11 @@ namespace lenlab {
 namespace fs = std::filesystem;
 
 std::vector<LengthResult> evaluate_checkpoint_cpu(const ModelConfig& model,
-                                                  const std::vector<float>& params,
+                                                  const std::vector<double>& params,
                                                   const EvalJob& job,
-                                                  const std::function<void(int, int)>& on_length) {
+                                                  const std::function<void(int, int)>& on_length,
+                                                  bool float64) {
+  if (float64) return evaluate_checkpoint_on<CpuBackend<double>>(model, params, job, on_length);
   return evaluate_checkpoint_on<CpuBackend<float>>(model, params, job, on_length);
 }
 
@@ -204,7 +206,7 @@ int run_eval(const EvalOptions& o) {
   spec.test_attention = o.attention;
   const AttentionSpec attention = test_time_attention(o.attention, trained, config.pe);
 
-  const ResolvedDevice device = resolve_device(o.device);
+  const ResolvedDevice device = resolve_device(o.device, model_spec.float64);
   std::vector<CostPart> extra;
   if (o.predictions)
     extra.push_back(
@@ -224,8 +226,7 @@ int run_eval(const EvalOptions& o) {
     throw UsageError(fmt::format(
         "{} holds a trained run (manifest.json); write the evaluation into another --out",
         o.out.string()));
-  std::vector<float> params(parameter_count(config));
-  load_checkpoint(o.run_dir / "model.safetensors", config, params.data());
+  const std::vector<double> params = load_checkpoint(o.run_dir / "model.safetensors", config);
   ensure_writable_directory(o.out);
   remove_stale_temporaries(o.out);
   for (const char* stale : {"eval.json", "results.csv", "predictions.csv", "positions.csv",
@@ -270,7 +271,7 @@ int run_eval(const EvalOptions& o) {
 #if LENLAB_WITH_CUDA
     if (device.cuda) return evaluate_checkpoint_gpu(config, params, j, progress);
 #endif
-    return evaluate_checkpoint_cpu(config, params, j, progress);
+    return evaluate_checkpoint_cpu(config, params, j, progress, model_spec.float64);
   };
   // An auto temperature: searched per length past l_train, then every length evaluated with its
   // own (train/test_time_eval.hpp).

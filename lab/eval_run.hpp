@@ -49,14 +49,16 @@ struct EvalOptions {
 // a reparam that does not hold at the new lengths' targets, work past the budget.
 int run_eval(const EvalOptions& options);
 
-// One model's parameters evaluated on a backend: what run_eval asks of the CPU, or of the GPU.
+// One model's parameters evaluated on a backend: what run_eval asks of the CPU (in float64 for a
+// --precision float64 run), or of the GPU.
 std::vector<LengthResult> evaluate_checkpoint_cpu(const ModelConfig& model,
-                                                  const std::vector<float>& params,
+                                                  const std::vector<double>& params,
                                                   const EvalJob& job,
-                                                  const std::function<void(int, int)>& on_length);
+                                                  const std::function<void(int, int)>& on_length,
+                                                  bool float64 = false);
 #if LENLAB_WITH_CUDA
 std::vector<LengthResult> evaluate_checkpoint_gpu(const ModelConfig& model,
-                                                  const std::vector<float>& params,
+                                                  const std::vector<double>& params,
                                                   const EvalJob& job,
                                                   const std::function<void(int, int)>& on_length);
 #endif

@@ -11,7 +11,7 @@ namespace lenlab {
 
 template <class B>
 std::vector<LengthResult> evaluate_checkpoint_on(const ModelConfig& config,
-                                                 const std::vector<float>& params,
+                                                 const std::vector<double>& params,
                                                  const EvalJob& job,
                                                  const std::function<void(int, int)>& on_length) {
   Model<B> model(config, 1);

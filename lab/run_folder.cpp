@@ -36,8 +36,10 @@ std::string utc_now() {
 std::string loss_csv(const std::vector<StepLog>& log, const MisalignRegularizer& reg) {
   std::string out = reg.on() ? "step,lr,loss,grad_norm,misalign\n" : "step,lr,loss,grad_norm\n";
   for (const StepLog& s : log) {
-    out += fmt::format("{},{:.6g},{:.9g},{:.6g}", s.step, s.lr, s.loss, s.grad_norm);
-    out += reg.on() ? fmt::format(",{:.9g}\n", s.pair_loss / reg.alpha) : "\n";
+    // Every number in its shortest form that reads back to the same double, so that another
+    // implementation's curve can be compared to the last bit (tools/torch_reference).
+    out += fmt::format("{},{},{},{}", s.step, s.lr, s.loss, s.grad_norm);
+    out += reg.on() ? fmt::format(",{}\n", s.pair_loss / reg.alpha) : "\n";
   }
   return out;
 }
@@ -60,6 +62,31 @@ bool unfinished_same_run(const fs::path& dir, const TrainSpec& spec) {
   }
 }
 
+std::string absolute_path(const fs::path& p) {
+  return fs::absolute(p).lexically_normal().string();
+}
+
+// --save-init and --save-batches: distinct, none of the run's own files (which the run writes
+// over), then writable (which may create their folders: the pure checks come first).
+void check_saved_paths(const RunOptions& options, const std::vector<std::string>& own) {
+  std::vector<std::pair<std::string, fs::path>> paths;
+  if (!options.save_init.empty()) paths.push_back({"--save-init", options.save_init});
+  if (!options.save_batches.empty()) paths.push_back({"--save-batches", options.save_batches});
+  for (const auto& [flag, path] : paths) {
+    const std::string where = absolute_path(path);
+    for (const std::string& name : own)
+      if (where == absolute_path(options.out / name))
+        throw UsageError(fmt::format(
+            "{} {}: that is the run's own {}, which the run writes; choose another file", flag,
+            path.string(), name));
+  }
+  if (paths.size() == 2 && absolute_path(paths[0].second) == absolute_path(paths[1].second))
+    throw UsageError(fmt::format(
+        "--save-init and --save-batches name the same file {}; give each its own",
+        paths[0].second.string()));
+  for (const auto& [flag, path] : paths) ensure_writable_file(path, flag);
+}
+
 }  // namespace
 
 RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const RunOptions& options,
@@ -72,13 +99,16 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
         fmt::format("{} already holds a run ({}); pass --overwrite to replace it, or "
                     "choose another --out",
                     options.out.string(), manifest_path.filename().string()));
-  ensure_writable_directory(options.out);
-  remove_stale_temporaries(options.out);  // left by a run killed while writing
   // A replaced run's outputs belong to other settings: none may survive beside the new manifest
   // (a diverged run, say, writes no results.csv).
-  for (const char* stale : {"results.csv", "positions.csv", "attention.csv", "loss.csv",
-                            "model.safetensors", "manifest.json"})
-    fs::remove(options.out / stale);
+  const std::vector<std::string> own = {
+      "results.csv", "positions.csv",     "attention.csv", "attention_distance.csv",
+      "loss.csv",    "model.safetensors", "manifest.json"};
+  check_saved_paths(options, own);
+  ensure_writable_directory(options.out);
+  remove_stale_temporaries(options.out);  // left by a run killed while writing
+  for (const std::string& stale : own) fs::remove(options.out / stale);
+  if (!options.save_batches.empty()) batch_log_ = std::make_unique<BatchLog>(options.save_batches);
 
   manifest_["lenlab_version"] = "0.1.0";
   manifest_["git_revision"] = git_revision();
@@ -92,6 +122,9 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
       {"learned_position_rows",
        resolved.model.pe == PositionalEncoding::kLearned ? resolved.model.max_positions : 0},
       {"reparam_inverse", inverse_kind(resolved.reparam)}};
+  // Where the comparison files went (tools/torch_reference finds them here).
+  if (!options.save_init.empty()) manifest_["init_checkpoint"] = absolute_path(options.save_init);
+  if (!options.save_batches.empty()) manifest_["batch_log"] = absolute_path(options.save_batches);
   write_file_atomic(manifest_path, manifest_.dump(2) + "\n");
 }
 
@@ -99,7 +132,21 @@ double RunFolder::wall_seconds() const {
   return now_seconds() - start_;
 }
 
+template <class T>
+void RunFolder::write_init(const std::vector<T>& params) const {
+  if (options_.save_init.empty()) return;
+  save_checkpoint(options_.save_init, model_, params.data(),
+                  {{"format", "lenlab"},
+                   {"config", to_json(spec_).dump()},
+                   {"git_revision", git_revision()},
+                   {"step", "0"}});
+}
+
+template void RunFolder::write_init(const std::vector<float>&) const;
+template void RunFolder::write_init(const std::vector<double>&) const;
+
 void RunFolder::write_diverged(const TrainOutcome& outcome) {
+  if (batch_log_) batch_log_->commit();
   write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log, spec_.misalign));
   manifest_["train_seconds"] = outcome.seconds;
   manifest_["steps_per_second"] = outcome.log.size() / std::max(outcome.seconds, 1e-9);
@@ -117,7 +164,8 @@ void RunFolder::write_diverged(const TrainOutcome& outcome) {
 
 void RunFolder::write_completed(const TrainOutcome& outcome,
                                 const std::vector<LengthResult>& results, double eval_seconds,
-                                const std::vector<float>& params) {
+                                const std::vector<double>& params) {
+  if (batch_log_) batch_log_->commit();
   write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log, spec_.misalign));
   write_file_atomic(options_.out / "results.csv", results_csv_text(results));
   const bool token = !results.empty() && results.front().token;
@@ -132,7 +180,12 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
   }
   const std::map<std::string, std::string> meta = {
       {"format", "lenlab"}, {"config", to_json(spec_).dump()}, {"git_revision", git_revision()}};
-  save_checkpoint(options_.out / "model.safetensors", model_, params.data(), meta);
+  if (spec_.precision == "float64") {
+    save_checkpoint(options_.out / "model.safetensors", model_, params.data(), meta);
+  } else {
+    const std::vector<float> rounded(params.begin(), params.end());  // float weights: exact
+    save_checkpoint(options_.out / "model.safetensors", model_, rounded.data(), meta);
+  }
 
   // The headline metric: test MSE on y, or a token task's accuracy (markov: excess
   // cross-entropy), averaged within and beyond the training lengths (over every depth).

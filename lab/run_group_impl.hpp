@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/progress.hpp"
@@ -35,6 +36,10 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
       throw UsageError(
           "runs trained together must share the model shape, positional encoding, steps and "
           "batch size");
+    if (resolved.back().float64 != std::is_same_v<typename B::Scalar, double>)
+      throw UsageError(fmt::format(
+          "--precision {} cannot run on {} (it computes in {})", j.spec.precision, device_label,
+          std::is_same_v<typename B::Scalar, double> ? "float64" : "float32"));
   }
   // Jobs that differ only in their test-time attention (training_spec_text) share one trained
   // model: job k is evaluated on model slot_of[k]; trainer_of[m] is the first job of model m.
@@ -61,6 +66,7 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
       folders.back()->manifest()["runs_sharing_training"] =
           std::count(slot_of.begin(), slot_of.end(), slot_of[k]);
   }
+  for (int k = 0; k < K; ++k) folders[k]->write_init(model.parameters(slot_of[k]));
   std::vector<RunCost> costs;
   for (int k = 0; k < K; ++k) costs.push_back(estimate_run_cost(jobs[k].spec, resolved[k].model));
   auto work_done = [&](int k, double flops) {
@@ -73,8 +79,17 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   // ---- training: every model in lockstep. A shared model's steps count as the training work of
   // each run it serves, as the sweep's progress bar estimated them.
   std::vector<TrainJob> train_jobs;
-  for (int m = 0; m < M; ++m)
-    train_jobs.push_back({&jobs[trainer_of[m]].spec, &resolved[trainer_of[m]]});
+  for (int m = 0; m < M; ++m) {
+    TrainJob job{&jobs[trainer_of[m]].spec, &resolved[trainer_of[m]], {}};
+    std::vector<BatchLog*> logs;  // of every run this training serves that asked for one
+    for (int k = 0; k < K; ++k)
+      if (slot_of[k] == m && folders[k]->batch_log()) logs.push_back(folders[k]->batch_log());
+    if (!logs.empty())
+      job.on_batch = [logs](int step, const Batch& batch, const double* f_targets) {
+        for (BatchLog* log : logs) log->append(step, batch, f_targets);
+      };
+    train_jobs.push_back(std::move(job));
+  }
   if (log) bar.emplace("train", jobs[0].spec.steps, *log, jobs[0].options.log_is_tty);
   const std::vector<TrainOutcome> outcomes =
       train(model, train_jobs, [&](int m, int step, double loss) {
@@ -179,7 +194,7 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
     }
     const auto params = model.parameters(m);
     folders[k]->write_completed(outcomes[m], results[k], eval_seconds,
-                                std::vector<float>(params.begin(), params.end()));
+                                std::vector<double>(params.begin(), params.end()));
   }
   return codes;
 }

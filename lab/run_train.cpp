@@ -13,7 +13,7 @@ namespace lenlab {
 
 int run_train(const TrainSpec& spec, const RunOptions& options) {
   const ResolvedSpec resolved = resolve(spec);  // bad input is a UsageError before anything else
-  const ResolvedDevice device = resolve_device(options.device);
+  const ResolvedDevice device = resolve_device(options.device, resolved.float64);
   // Work that cannot fit the machine (or the time budget) is refused before anything is written;
   // long work says up front what it will take.
   const WorkEstimate estimate = check_run_budget(spec, resolved.model, options.budget, device.cuda);
@@ -34,6 +34,7 @@ std::vector<int> run_train_cpu_group(const std::vector<GroupJob>& jobs) {
   // Eigen's thread count is process-wide: only write it when it changes, so that runs side by side
   // in a sweep (which sets it once, before starting them) never write it concurrently.
   if (Eigen::nbThreads() != threads) Eigen::setNbThreads(threads);
+  if (resolve(jobs.at(0).spec).float64) return run_group_on<CpuBackend<double>>(jobs, "cpu");
   return run_group_on<CpuBackend<float>>(jobs, "cpu");
 }
 

@@ -36,6 +36,10 @@ struct RunOptions {
   // Called with each test length's result as soon as it is scored (train/evaluate.hpp's
   // EvalJob::on_result): `lenlab serve` draws the curve as it grows.
   std::function<void(const LengthResult&)> on_result;
+  // For comparing training with another implementation (tools/torch_reference); empty: not
+  // written, and nothing is done for them. The model's weights before the first step, as a
+  // checkpoint (--save-init), and every step's batch (--save-batches, train/batch_log.hpp).
+  std::filesystem::path save_init, save_batches;
 };
 
 // Returns kExitOk or kExitDiverged; throws UsageError (before writing anything) on bad input.

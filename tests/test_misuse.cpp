@@ -183,6 +183,15 @@ const std::vector<Misuse>& table() {
         {train({"--min-lr-ratio", "2"}), 2, "--min-lr-ratio"},
         {train({"--weight-decay", "-1"}), 2, "--weight-decay"},
         {train({"--clip", "nan"}), 2, "--clip"},
+        {train({"--precision", "float16"}), 2, "float16"},
+        {train({"--precision", "float64", "--device", "cuda"}), 2, "float32"},
+        // The comparison files (tools/torch_reference): unwritable, a folder, one file twice, or
+        // a file the run itself writes.
+        {train({"--save-init", "/proc/lenlab/init.safetensors"}), 2, "--save-init"},
+        {train({"--save-batches", "/proc/lenlab/batches.jsonl"}), 2, "--save-batches"},
+        {train({"--save-init", "{dir}"}), 2, "not a folder"},
+        {train({"--save-init", "{dir}/a", "--save-batches", "{dir}/a"}), 2, "same file"},
+        {train({"--save-batches", "{out}/loss.csv"}), 2, "the run's own loss.csv"},
         {train({"--reparam-shift", "nan"}), 2, "--reparam-shift"},
         // ---- reparameterizations
         {train({"--reparam", "bogus("}), 2, "bogus("},
@@ -306,7 +315,7 @@ const std::vector<Misuse>& table() {
 std::vector<std::string> fill(const Misuse& row, const fs::path& out, const fs::path& dir) {
   std::vector<std::string> args;
   for (std::string a : row.args) {
-    if (a == "{out}") a = out.string();
+    if (a.rfind("{out}", 0) == 0) a = out.string() + a.substr(5);
     if (a.rfind("{dir}", 0) == 0) a = dir.string() + a.substr(5);
     if (a.rfind("{config:", 0) == 0) {
       const std::string name = a.substr(8, a.size() - 9);

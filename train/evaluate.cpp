@@ -131,6 +131,7 @@ TokenOutput score_logits(const T* logits, int vocab, int label) {
   return {static_cast<double>(logits[label]) - m - std::log(sum), argmax};
 }
 template TokenOutput score_logits<float>(const float*, int, int);
+template TokenOutput score_logits<double>(const double*, int, int);
 
 EvalJob eval_job(const ResolvedSpec& resolved, const TrainSpec& spec) {
   EvalJob j = scalar_job(resolved.task, &resolved.reparam, resolved.test_lengths, spec.eval_samples,

@@ -90,7 +90,7 @@ CpuSpeed measure_cpu_speed(const SpeedShape& shape) {
   const auto timed_train = [&](int steps) {  // seconds per step
     spec.steps = steps;
     model.init(spec.seed);
-    return train(model, {{&spec, &resolved}})[0].seconds / steps;
+    return train(model, {{&spec, &resolved, {}}})[0].seconds / steps;
   };
   // Per step: the work that is not attention's, and attention's.
   const auto step_work = [&] {

@@ -103,6 +103,9 @@ ResolvedSpec resolve(const TrainSpec& s) {
   if (!std::isfinite(s.reparam_shift))
     throw UsageError(fmt::format("--reparam-shift must be finite, got {}", s.reparam_shift));
   s.optimizer.validate(s.steps);
+  if (s.precision != "float32" && s.precision != "float64")
+    throw UsageError(fmt::format("unknown --precision '{}'; valid choices: {}", s.precision,
+                                 join_choices({"float32", "float64"})));
   model.n_layer = s.n_layer;
   model.d_model = s.d_model;
   model.n_head = s.n_head;
@@ -124,8 +127,13 @@ ResolvedSpec resolve(const TrainSpec& s) {
     if (task == TaskKind::kMarkov)
       chain = std::make_shared<const MarkovChain>(token.n_symbols, token.markov_order,
                                                   token.markov_concentration, token.markov_seed);
-    return {
-        task, model, std::move(reparam), std::move(lengths), std::move(chain), std::move(depths)};
+    return {task,
+            model,
+            std::move(reparam),
+            std::move(lengths),
+            std::move(chain),
+            std::move(depths),
+            s.precision == "float64"};
   }
   // f is applied to training targets and inverted on test outputs: check it on all of them. The
   // mean tasks' targets k/l number about l_test²/2 (l_test 30000: 450 million); past
@@ -135,7 +143,13 @@ ResolvedSpec resolve(const TrainSpec& s) {
   reparam.check_domain(
       task_target_values(task, 1, fractions ? std::min(s.l_test, kMeanCheckedLength) : s.l_test),
       s.task);
-  return {task, model, std::move(reparam), std::move(lengths), nullptr, std::move(depths)};
+  return {task,
+          model,
+          std::move(reparam),
+          std::move(lengths),
+          nullptr,
+          std::move(depths),
+          s.precision == "float64"};
 }
 
 int64_t tokens_per_sequence(TaskKind task, const TokenTaskSettings& token, int length) {
@@ -175,7 +189,8 @@ nlohmann::ordered_json to_json(const TrainSpec& spec) {
                                                   "temperature",
                                                   "temperature_min",
                                                   "temperature_step",
-                                                  "attention_stats"};
+                                                  "attention_stats",
+                                                  "precision"};
   static const nlohmann::ordered_json defaults = [] {
     nlohmann::ordered_json d;
     const TrainSpec base;

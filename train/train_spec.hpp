@@ -53,6 +53,10 @@ struct TrainSpec {
   int n_head = 4;
   int d_ff = 256;
   OptimizerConfig optimizer;
+  // The scalar type of training and evaluation: "float32", or "float64" (CPU only: the double
+  // instantiation the gradient checks use, for comparing training with another implementation
+  // without float rounding; tools/torch_reference).
+  std::string precision = "float32";
   int eval_samples = 500;         // per length; exact enumeration when 2^l is not larger
   uint64_t eval_seed = 20240601;  // fixed across runs so every run sees the same test sequences
   int threads = 1;
@@ -68,6 +72,7 @@ struct ResolvedSpec {
   // every other task has one "depth", kNoDepth.
   std::shared_ptr<const MarkovChain> chain;
   std::vector<double> depths = {kNoDepth};
+  bool float64 = false;  // precision "float64"
 };
 
 // Throws UsageError naming the first bad value and the valid choices (or range).
@@ -129,6 +134,7 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("warmup_steps", s.optimizer.warmup_steps);
   visit("min_lr_ratio", s.optimizer.min_lr_ratio);
   visit("clip_norm", s.optimizer.clip_norm);
+  visit("precision", s.precision);
   visit("eval_samples", s.eval_samples);
   visit("eval_seed", s.eval_seed);
   visit("threads", s.threads);

@@ -16,10 +16,16 @@ double TrainOutcome::final_loss() const {
   return sum / static_cast<double>(n);
 }
 
-// The CPU instantiations (one model per run; double for tests).
+// The CPU instantiations: float, and double for --precision float64 and the gradient checks.
 template std::vector<TrainOutcome> train(Model<CpuBackend<float>>&, const std::vector<TrainJob>&,
                                          const std::function<void(int, int, double)>&);
 template std::vector<std::vector<LengthResult>> evaluate(Model<CpuBackend<float>>&,
+                                                         const std::vector<EvalJob>&,
+                                                         const std::function<void(int, int)>&,
+                                                         size_t);
+template std::vector<TrainOutcome> train(Model<CpuBackend<double>>&, const std::vector<TrainJob>&,
+                                         const std::function<void(int, int, double)>&);
+template std::vector<std::vector<LengthResult>> evaluate(Model<CpuBackend<double>>&,
                                                          const std::vector<EvalJob>&,
                                                          const std::function<void(int, int)>&,
                                                          size_t);

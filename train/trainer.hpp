@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/model.hpp"
+#include "tasks/batch.hpp"
 #include "train/train_spec.hpp"
 
 namespace lenlab {
@@ -36,6 +37,10 @@ struct TrainOutcome {
 struct TrainJob {
   const TrainSpec* spec;
   const ResolvedSpec* resolved;
+  // Called with each step's batch (step 1-based) before the model sees it, and its scalar targets
+  // after the reparam, f_targets [batch.n_read()]: the batch log (train/batch_log.hpp). Empty:
+  // nothing is called.
+  std::function<void(int step, const Batch& batch, const double* f_targets)> on_batch;
 };
 
 // Trains model k of `model` on jobs[k] (every job has the same steps and batch size); model k

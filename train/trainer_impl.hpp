@@ -76,6 +76,9 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
       jobs[k].resolved->reparam.forward_many(batches[k].targets.data(),
                                              host_targets.data() + static_cast<size_t>(k) * R,
                                              static_cast<size_t>(batches[k].n_read()));
+    for (int k = 0; k < K; ++k)
+      if (jobs[k].on_batch && !outcomes[k].diverged)
+        jobs[k].on_batch(step + 1, batches[k], host_targets.data() + static_cast<size_t>(k) * R);
     B::upload(targets, host_targets.data(), host_targets.size());
 
     model.forward(packed);

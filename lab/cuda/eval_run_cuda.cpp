@@ -6,7 +6,7 @@
 namespace lenlab {
 
 std::vector<LengthResult> evaluate_checkpoint_gpu(const ModelConfig& model,
-                                                  const std::vector<float>& params,
+                                                  const std::vector<double>& params,
                                                   const EvalJob& job,
                                                   const std::function<void(int, int)>& on_length) {
   return evaluate_checkpoint_on<CudaBackend>(model, params, job, on_length);
