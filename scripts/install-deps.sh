@@ -3,13 +3,14 @@
 # otherwise it prints the apt-get line to run and fails.
 set -euo pipefail
 
-# The last two lines: the Python module (pybind11) with what it and its tests and notebooks use; all
-# for Debian's /usr/bin/python3 (docs/python.md).
+# The last two lines: the Python module (pybind11) with what it and its tests and notebooks use, and
+# PyTorch for the training cross-check (tools/torch_reference); all for Debian's /usr/bin/python3
+# (docs/python.md).
 packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-json3-dev
           libcli11-dev libfmt-dev libtomlplusplus-dev gnuplot-nox libcmark-gfm-dev
           libcmark-gfm-extensions-dev libcpp-httplib-dev chromium
           python3-dev pybind11-dev python3-numpy python3-pytest python3-tqdm python3-pandas
-          python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel)
+          python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel python3-torch)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,146 @@
+"""The command line: check, compare, retrain, eval-compare (see --help of each)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def lenlab_binary(given: str | None) -> str:
+    for candidate in (given, os.environ.get("LENLAB_BINARY"), str(REPO / "build/release/lenlab")):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    raise SystemExit("no lenlab binary: build it (scripts/test.sh) or pass --lenlab PATH")
+
+
+def train_lenlab(binary: str, flags: list[str], precision: str, work: Path) -> Path:
+    """`lenlab train FLAGS` in `precision` with its initial weights and batches saved: the run."""
+    run = work / precision
+    cmd = [binary, "train", *flags, "--precision", precision, "--out", str(run), "--overwrite",
+           "--save-init", str(work / f"{precision}-init.safetensors"),
+           "--save-batches", str(work / f"{precision}-batches.jsonl")]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"lenlab train failed ({done.returncode}):\n{done.stderr}")
+    return run
+
+
+def cmd_check(a) -> int:
+    from .compare import compare, report, write_csv
+    binary = lenlab_binary(a.lenlab)
+    work = Path(a.work) if a.work else Path(tempfile.mkdtemp(prefix="torch_reference."))
+    work.mkdir(parents=True, exist_ok=True)
+    worst = 0.0
+    for precision in (["float32", "float64"] if a.precision == "both" else [a.precision]):
+        run = train_lenlab(binary, a.flags, precision, work)
+        c = compare(run, a.steps, control=a.control)
+        print(report(c, f"{precision}: lenlab ({run}) against PyTorch {torch.__version__}"))
+        write_csv(c, work / f"{precision}-comparison.csv")
+        if precision == "float64":
+            worst = max(worst, c.worst(c.loss)[0])
+    print(f"per-step comparisons: {work}/*-comparison.csv")
+    if a.tolerance is not None and worst > a.tolerance:
+        print(f"float64 loss differs by {worst:.3g} > --tolerance {a.tolerance}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_compare(a) -> int:
+    from .compare import compare, report, write_csv
+    c = compare(Path(a.run), a.steps, DTYPES.get(a.dtype), control=a.control)
+    print(report(c, f"{a.run} against PyTorch {torch.__version__}"))
+    if a.csv:
+        write_csv(c, Path(a.csv))
+    return 0
+
+
+def cmd_retrain(a) -> int:
+    """PyTorch's trained weights as a run folder that `lenlab eval` reads."""
+    from .compare import retrain
+    from .files import read_manifest, write_safetensors
+    run, out = Path(a.run), Path(a.out)
+    r = retrain(run, None, DTYPES.get(a.dtype))
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = read_manifest(run)
+    tensors = {n: p.detach().numpy() for n, p in r.params.items()}
+    write_safetensors(out / "model.safetensors", tensors,
+                      {"format": "lenlab", "config": json.dumps(manifest["config"]),
+                       "trained_by": f"tools/torch_reference, PyTorch {torch.__version__}"})
+    with open(out / "loss.csv", "w") as f:
+        f.write("step,lr,loss,grad_norm\n")
+        for i, (lr, loss, g) in enumerate(zip(r.log.lr, r.log.loss, r.log.grad_norm)):
+            f.write(f"{i + 1},{lr!r},{loss!r},{g!r}\n")
+    manifest.update(command_line=" ".join(sys.argv), trained_by="tools/torch_reference",
+                    device=f"PyTorch {torch.__version__} ({r.dtype})".replace("torch.", ""),
+                    files=["manifest.json", "loss.csv", "model.safetensors"])
+    for stale in ("init_checkpoint", "batch_log"):
+        manifest.pop(stale, None)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    print(f"PyTorch trained {r.steps} steps of {run}; evaluate with: lenlab eval {out} --out DIR")
+    return 0
+
+
+def cmd_eval_compare(a) -> int:
+    from .evaluate import compare_predictions
+    print(compare_predictions(Path(a.run), Path(a.eval)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    torch.set_num_threads(1)  # lenlab runs one thread per run; so does the reference
+    p = argparse.ArgumentParser(prog="torch_reference", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("check", help="train with lenlab (float32 and float64) and PyTorch, compare",
+                       description="Runs `lenlab train FLAGS` in float32 and float64 with "
+                       "--save-init and --save-batches, trains PyTorch on the same start and "
+                       "batches, and compares every step. FLAGS go after --.")
+    c.add_argument("--lenlab", help="the lenlab binary (default: $LENLAB_BINARY, then "
+                   "build/release/lenlab)")
+    c.add_argument("--work", help="folder for the runs and comparisons (default: a new temporary)")
+    c.add_argument("--precision", choices=["both", "float32", "float64"], default="both")
+    c.add_argument("--steps", type=int, help="compare the first N steps only")
+    c.add_argument("--control", action="store_true",
+                   help="also train PyTorch against itself (float32: in float64; float64: from "
+                   "weights one ulp off), to show how far the dynamics carry rounding")
+    c.add_argument("--tolerance", type=float,
+                   help="exit 1 when a float64 step's loss differs by more than this (relative)")
+    c.add_argument("flags", nargs=argparse.REMAINDER, help="-- then lenlab train's flags")
+    c.set_defaults(run=cmd_check)
+
+    c = sub.add_parser("compare", help="compare a run trained with --save-init/--save-batches")
+    c.add_argument("run")
+    c.add_argument("--steps", type=int)
+    c.add_argument("--dtype", choices=list(DTYPES), help="default: the run's precision")
+    c.add_argument("--control", action="store_true")
+    c.add_argument("--csv", help="write the per-step comparison here")
+    c.set_defaults(run=cmd_compare)
+
+    c = sub.add_parser("retrain", help="train a run again in PyTorch; write a run folder")
+    c.add_argument("run")
+    c.add_argument("--out", required=True)
+    c.add_argument("--dtype", choices=list(DTYPES))
+    c.set_defaults(run=cmd_retrain)
+
+    c = sub.add_parser("eval-compare", help="PyTorch's outputs on `lenlab eval --predictions`'s "
+                       "sequences against lenlab's")
+    c.add_argument("run", help="the run whose model.safetensors was evaluated")
+    c.add_argument("eval", help="the evaluation folder holding predictions.csv")
+    c.set_defaults(run=cmd_eval_compare)
+
+    a = p.parse_args(argv)
+    if a.command == "check":
+        a.flags = a.flags[1:] if a.flags[:1] == ["--"] else a.flags
+    return a.run(a)

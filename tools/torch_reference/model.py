@@ -1,0 +1,167 @@
+"""lenlab's transformer written again in PyTorch, from its documented conventions (docs/model.md),
+with autograd for the backward: an independent implementation to train side by side with lenlab.
+
+Conventions (models/parameters.hpp, models/cpu/*.hpp):
+- weights are [in, out] and a linear layer computes x @ W + b;
+- pre-LN blocks: x + attn(LN1(x)), then + MLP(LN2(.)); layer norm eps 1e-5, biased variance;
+- GELU is the tanh approximation; attention scale 1/sqrt(head_dim); causal by row;
+- [q | k | v] columns, head h owning columns h*hd .. (h+1)*hd of each third;
+- RoPE rotates the pairs (2i, 2i+1) of q and k by pos * base^(-2i/hd), angles in float64 then
+  rounded to the model's dtype; ALiBi adds -slope_h * (pos_i - pos_j) (Press et al.'s slopes);
+- heads read rows of the final residual stream through the final layer norm: the scalar head
+  GELU(z W1 + b1) w2 + b2, the token head z W + b.
+
+A lenlab batch is packed (sequences back to back); here it is padded to [S, L] and masked, which
+gives the same numbers (a masked key's exp(-inf) is exactly 0).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+LAYER_NORM_EPS = 1e-5
+
+
+@dataclass
+class ModelConfig:
+    n_layer: int
+    d_model: int
+    n_head: int
+    d_ff: int
+    pe: str  # nope, learned, alibi, rope
+    vocab_size: int
+    rope_base: float = 10000.0
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_head
+
+    @staticmethod
+    def from_run(config: dict, tensors: dict) -> "ModelConfig":
+        """From a run's manifest config and its checkpoint's tensors (the vocabulary is wte's)."""
+        return ModelConfig(n_layer=int(config["n_layer"]), d_model=int(config["d_model"]),
+                           n_head=int(config["n_head"]), d_ff=int(config["d_ff"]),
+                           pe=str(config["pe"]), vocab_size=int(tensors["wte"].shape[0]))
+
+
+def alibi_slopes(n_head: int) -> list[float]:
+    """Press et al.: a geometric sequence from 2^(-8/n) with that ratio; for a head count that is
+    not a power of two, the closest power's slopes and every other slope of the next."""
+    def pow2(n):
+        start = 2.0 ** (-8.0 / n)
+        return [start ** (i + 1) for i in range(n)]
+    closest = 1
+    while closest * 2 <= n_head:
+        closest *= 2
+    slopes = pow2(closest)
+    extra = pow2(2 * closest)
+    i = 0
+    while len(slopes) < n_head:
+        slopes.append(extra[i])
+        i += 2
+    return slopes
+
+
+@dataclass
+class PaddedBatch:
+    """A lenlab batch (train/batch_log.hpp's fields) as padded [S, L] tensors, with every readout
+    row as an index into the flattened [S * L] rows."""
+    tokens: torch.Tensor      # [S, L] int64 (padding: 0)
+    positions: torch.Tensor   # [S, L] int64 (padding: 0)
+    valid: torch.Tensor       # [S, L] bool
+    scalar_index: torch.Tensor | None  # [R] into S * L
+    token_index: torch.Tensor | None   # [R'] into S * L
+
+    @staticmethod
+    def from_packed(step: dict) -> "PaddedBatch":
+        offsets = np.asarray(step["offsets"], dtype=np.int64)
+        tokens = np.asarray(step["tokens"], dtype=np.int64)
+        positions = np.asarray(step["positions"], dtype=np.int64)
+        lengths = np.diff(offsets)
+        S, L = len(lengths), int(lengths.max())
+        seq = np.repeat(np.arange(S), lengths)          # each packed row's sequence
+        col = np.arange(len(tokens)) - offsets[seq]     # and its row within it
+        flat = seq * L + col
+        tok = np.zeros(S * L, dtype=np.int64)
+        pos = np.zeros(S * L, dtype=np.int64)
+        valid = np.zeros(S * L, dtype=bool)
+        tok[flat], pos[flat], valid[flat] = tokens, positions, True
+
+        def index(rows):
+            return None if rows is None else torch.from_numpy(flat[np.asarray(rows, np.int64)])
+        return PaddedBatch(torch.from_numpy(tok.reshape(S, L)), torch.from_numpy(pos.reshape(S, L)),
+                           torch.from_numpy(valid.reshape(S, L)), index(step.get("scalar_rows")),
+                           index(step.get("token_rows")))
+
+
+class Transformer:
+    """The model over a dict of named parameter tensors (lenlab's names and shapes)."""
+
+    def __init__(self, config: ModelConfig, params: dict[str, torch.Tensor]):
+        self.c = config
+        self.p = params
+        self.dtype = params["wte"].dtype
+        if config.pe == "alibi":
+            self.slopes = torch.tensor(alibi_slopes(config.n_head), dtype=torch.float64).to(self.dtype)
+
+    def rope(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """x [S, H, L, hd] rotated pairwise by each row's position."""
+        hd = self.c.head_dim
+        theta = self.c.rope_base ** (-2.0 * torch.arange(hd // 2, dtype=torch.float64) / hd)
+        angle = positions.to(torch.float64)[:, None, :, None] * theta  # [S, 1, L, hd/2]
+        cos, sin = torch.cos(angle).to(self.dtype), torch.sin(angle).to(self.dtype)
+        x0, x1 = x[..., 0::2], x[..., 1::2]
+        out = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
+        return out.flatten(-2)
+
+    def attention(self, a: torch.Tensor, layer: str, batch: PaddedBatch) -> torch.Tensor:
+        c, p = self.c, self.p
+        S, L, d = a.shape
+        H, hd = c.n_head, c.head_dim
+        qkv = a @ p[layer + "attn.c_attn.weight"] + p[layer + "attn.c_attn.bias"]
+        q, k, v = (t.reshape(S, L, H, hd).transpose(1, 2) for t in qkv.split(d, dim=-1))
+        if c.pe == "rope":
+            q, k = self.rope(q, batch.positions), self.rope(k, batch.positions)
+        logits = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(hd))  # [S, H, L, L]
+        if c.pe == "alibi":
+            distance = (batch.positions[:, :, None] - batch.positions[:, None, :]).to(self.dtype)
+            logits = logits - self.slopes[None, :, None, None] * distance[:, None]
+        row = torch.arange(L)
+        allowed = (row[None, :] <= row[:, None])[None] & batch.valid[:, None, :]  # [S, L, L]
+        logits = logits.masked_fill(~allowed[:, None], float("-inf"))
+        out = torch.softmax(logits, dim=-1) @ v  # [S, H, L, hd]
+        return out.transpose(1, 2).reshape(S, L, d)
+
+    def forward(self, batch: PaddedBatch):
+        """(scalar outputs [R] or None, token logits [R', V] or None)."""
+        c, p = self.c, self.p
+        d = c.d_model
+        x = p["wte"][batch.tokens]
+        if c.pe == "learned":
+            x = x + p["wpe"][batch.positions]
+        for l in range(c.n_layer):
+            n = f"h.{l}."
+            a = F.layer_norm(x, (d,), p[n + "ln_1.weight"], p[n + "ln_1.bias"], LAYER_NORM_EPS)
+            o = self.attention(a, n, batch)
+            x = x + o @ p[n + "attn.c_proj.weight"] + p[n + "attn.c_proj.bias"]
+            m = F.layer_norm(x, (d,), p[n + "ln_2.weight"], p[n + "ln_2.bias"], LAYER_NORM_EPS)
+            h = F.gelu(m @ p[n + "mlp.c_fc.weight"] + p[n + "mlp.c_fc.bias"], approximate="tanh")
+            x = x + h @ p[n + "mlp.c_proj.weight"] + p[n + "mlp.c_proj.bias"]
+        rows = x.reshape(-1, d)
+
+        def final(index):
+            return F.layer_norm(rows[index], (d,), p["ln_f.weight"], p["ln_f.bias"],
+                                LAYER_NORM_EPS)
+        scalar = tokens = None
+        if batch.scalar_index is not None:
+            h = F.gelu(final(batch.scalar_index) @ p["head.fc1.weight"] + p["head.fc1.bias"],
+                       approximate="tanh")
+            scalar = (h @ p["head.fc2.weight"] + p["head.fc2.bias"])[:, 0]
+        if batch.token_index is not None:
+            tokens = final(batch.token_index) @ p["lm_head.weight"] + p["lm_head.bias"]
+        return scalar, tokens
