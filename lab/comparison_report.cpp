@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "plots/gnuplot_compare.hpp"
 #include "results/figure_metric.hpp"
@@ -15,6 +16,77 @@ namespace {
 
 std::string num(double x) {
   return std::isnan(x) ? "—" : fmt::format("{:.3g}", x);
+}
+
+// ▲ / ▼ / ≈ against the baseline ("" for the baseline itself).
+std::string mark(const ComparedLine& c, bool is_baseline) {
+  return is_baseline ? "" : c.versus_baseline > 0 ? "▲" : c.versus_baseline < 0 ? "▼" : "≈";
+}
+
+// A table cell: the mean, its rank, the mark and the seed tally.
+std::string cell(const std::vector<ComparedLine>& lines, const std::string& label,
+                 const std::string& baseline) {
+  const auto c = std::find_if(lines.begin(), lines.end(),
+                              [&](const ComparedLine& l) { return l.label == label; });
+  if (c == lines.end() || c->n_seeds == 0) return " — |";
+  const bool is_baseline = label == baseline;
+  const std::string m = mark(*c, is_baseline);
+  return fmt::format(
+      " {} ({}){}{}{} |", num(c->mean), c->rank, m.empty() ? std::string() : fmt::format(" {}", m),
+      c->seeds_paired > 0 ? fmt::format(" {}/{}", c->seeds_better, c->seeds_paired) : "",
+      is_baseline ? " baseline" : "");
+}
+
+// Each figure again, by test range (comparison_ranges()), where it has lengths in more than one:
+// a verdict measured over the near lengths need not hold at the far ones.
+std::string range_section(const std::vector<const FigureSummary*>& compared) {
+  std::string out;
+  for (const FigureSummary* f : compared) {
+    std::vector<TestRange> ranges;
+    for (const TestRange& r : comparison_ranges())
+      if (has_lengths_in(*f, r)) ranges.push_back(r);
+    if (ranges.size() < 2) continue;
+    std::vector<std::vector<ComparedLine>> by_range;
+    for (const TestRange& r : ranges) by_range.push_back(compare_lines(*f, r));
+    out += fmt::format(
+        "\n**{}** by test range (lengths in each range of l_train multiples):\n\n"
+        "| method |",
+        f->spec->name);
+    std::string rule = "|---|";
+    for (const TestRange& r : ranges) {
+      out += fmt::format(" {} |", r.label());
+      rule += "---|";
+    }
+    out += "\n" + rule + "\n";
+    std::string changes;
+    for (const ComparedLine& line : by_range.front()) {
+      out += fmt::format("| {} |", line.label);
+      // A verdict changes when its mark does, or when the method stops (or starts) beating the
+      // baseline in most seeds.
+      std::string marks, tallies;
+      std::set<std::string> seen_marks;
+      std::set<bool> seen_majorities;
+      for (size_t i = 0; i < ranges.size(); ++i) {
+        out += cell(by_range[i], line.label, f->spec->baseline);
+        const auto c = std::find_if(by_range[i].begin(), by_range[i].end(),
+                                    [&](const ComparedLine& l) { return l.label == line.label; });
+        if (c == by_range[i].end() || c->n_seeds == 0 || line.label == f->spec->baseline) continue;
+        const std::string m = mark(*c, false);
+        seen_marks.insert(m);
+        seen_majorities.insert(2 * c->seeds_better > c->seeds_paired);
+        marks += (marks.empty() ? "" : ", ") + fmt::format("{} {}", m, ranges[i].label());
+        tallies +=
+            (tallies.empty() ? "" : ", ") + fmt::format("{}/{}", c->seeds_better, c->seeds_paired);
+      }
+      out += "\n";
+      if (seen_marks.size() > 1 || seen_majorities.size() > 1)
+        changes += fmt::format("{}{} ({}; seeds better: {})", changes.empty() ? "" : "; ",
+                               line.label, marks, tallies);
+    }
+    out += fmt::format("\nVerdicts that change with the test range: {}.\n",
+                       changes.empty() ? "none" : changes);
+  }
+  return out;
 }
 
 }  // namespace
@@ -55,23 +127,8 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
   out += "\n" + rule + "\n";
   for (const std::string& label : labels) {
     out += "| " + label + " |";
-    for (size_t i = 0; i < compared.size(); ++i) {
-      const auto c = std::find_if(lines[i].begin(), lines[i].end(),
-                                  [&](const ComparedLine& l) { return l.label == label; });
-      if (c == lines[i].end() || c->n_seeds == 0) {
-        out += " — |";
-        continue;
-      }
-      const bool is_baseline = label == compared[i]->spec->baseline;
-      const char* mark = is_baseline              ? ""
-                         : c->versus_baseline > 0 ? " ▲"
-                         : c->versus_baseline < 0 ? " ▼"
-                                                  : " ≈";
-      out += fmt::format(
-          " {} ({}){}{}{} |", num(c->mean), c->rank, mark,
-          c->seeds_paired > 0 ? fmt::format(" {}/{}", c->seeds_better, c->seeds_paired) : "",
-          is_baseline ? " baseline" : "");
-    }
+    for (size_t i = 0; i < compared.size(); ++i)
+      out += cell(lines[i], label, compared[i]->spec->baseline);
     out += "\n";
   }
   out += "\n";
@@ -100,7 +157,7 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
         worse.empty() ? "none" : worse, consistent.empty() ? "none" : consistent,
         mixed.empty() ? "none" : mixed);
   }
-  return out;
+  return out + range_section(compared);
 }
 
 }  // namespace lenlab

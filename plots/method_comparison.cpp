@@ -1,5 +1,7 @@
 #include "plots/method_comparison.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,13 +15,17 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// A run's metric averaged over its result rows beyond l_train (passkey: every (length, depth)
-// cell, the same depths at every length); NaN when it has none.
-double beyond_mean(const RunRecord& r, const std::string& metric) {
+bool in_range(const LengthResult& row, const RunRecord& r, const TestRange& range) {
+  return row.length > range.lo * r.spec.l_train && row.length <= range.hi * r.spec.l_train;
+}
+
+// A run's metric averaged over its result rows in `range` (passkey: every (length, depth) cell,
+// the same depths at every length); NaN when it has none.
+double range_mean(const RunRecord& r, const std::string& metric, const TestRange& range) {
   double sum = 0;
   int n = 0;
   for (const LengthResult& row : r.results)
-    if (row.length > r.spec.l_train) {
+    if (in_range(row, r, range)) {
       sum += metric_value(row, metric);
       ++n;
     }
@@ -28,7 +34,25 @@ double beyond_mean(const RunRecord& r, const std::string& metric) {
 
 }  // namespace
 
-std::vector<ComparedLine> compare_lines(const FigureSummary& fig) {
+std::string TestRange::label() const {
+  if (lo == 1 && std::isinf(hi)) return "beyond l_train";
+  if (std::isinf(hi)) return fmt::format("beyond {}× l_train", lo);
+  return fmt::format("({}×, {}×] l_train", lo, hi);
+}
+
+std::vector<TestRange> comparison_ranges() {
+  return {{1, 4}, {4, 8}, {8, 16}};
+}
+
+bool has_lengths_in(const FigureSummary& fig, const TestRange& range) {
+  for (const FigureLine& line : fig.lines)
+    for (const RunRecord* r : line.runs)
+      for (const LengthResult& row : r->results)
+        if (in_range(row, *r, range)) return true;
+  return false;
+}
+
+std::vector<ComparedLine> compare_lines(const FigureSummary& fig, const TestRange& range) {
   const std::string& metric = fig.spec->metric;
   const bool higher_better = metric_is_fraction(metric);
   std::vector<ComparedLine> out;
@@ -40,7 +64,7 @@ std::vector<ComparedLine> compare_lines(const FigureSummary& fig) {
     std::vector<double> v;
     by_seed.emplace_back();
     for (const RunRecord* r : line.runs)
-      if (const double x = beyond_mean(*r, metric); !std::isnan(x)) {
+      if (const double x = range_mean(*r, metric, range); !std::isnan(x)) {
         v.push_back(x);
         by_seed.back()[r->spec.seed] = x;
       }

@@ -1,10 +1,12 @@
 #pragma once
 // A method comparison (figures with a `baseline` line; configs/methods.toml's compare_*): each
-// line ranked by its figure's metric averaged over the test lengths beyond l_train, and marked
+// line ranked by its figure's metric averaged over the test lengths beyond l_train (or over a
+// range of them: TestRange), and marked
 // where it differs from the baseline by more than the seed spread: its seeds' min–max range of
 // that average does not overlap the baseline's (the bands the figure draws, reduced to one number
 // per run). report.md's table (lab/comparison_report.hpp) and the compare figure
 // (plots/gnuplot_compare.hpp) both read these.
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -26,8 +28,22 @@ struct ComparedLine {
   int seeds_better = 0, seeds_paired = 0;
 };
 
+// Which test lengths a comparison averages over, in multiples of l_train: lo·l_train < length ≤
+// hi·l_train. The default, every length beyond l_train.
+struct TestRange {
+  double lo = 1, hi = std::numeric_limits<double>::infinity();
+  std::string label() const;  // "beyond l_train", "(1×, 4×] l_train", …
+};
+
+// The ranges report.md also compares each figure in, as the issue of a verdict measured only up to
+// 4× l_train taught: up to 4×, then up to 8× and up to 16× (a range without lengths is left out).
+std::vector<TestRange> comparison_ranges();
+
 // The lines of a figure with a baseline, ranked (lower is better for the MSE and cross-entropies,
-// higher for accuracy and exact match). Exposed for tests.
-std::vector<ComparedLine> compare_lines(const FigureSummary& fig);
+// higher for accuracy and exact match) by their metric averaged over `range`. Exposed for tests.
+std::vector<ComparedLine> compare_lines(const FigureSummary& fig, const TestRange& range = {});
+
+// Whether any run of the figure has a result row in `range`.
+bool has_lengths_in(const FigureSummary& fig, const TestRange& range);
 
 }  // namespace lenlab

@@ -130,6 +130,56 @@ TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the 
   CHECK(comparison_section({none.summary}).empty());
 }
 
+TEST_CASE(
+    "the comparison by test range: averages within each range, and the verdicts that change") {
+  // l_train 2 and lengths 1..32: (1×, 4×] is 3..8, (4×, 8×] 9..16, (8×, 16×] 17..32. L1 beats the
+  // baseline near (beyond the spread), ties it in the middle, loses far; L2 is better everywhere.
+  const std::vector<double> near = {10, 11, 12}, mid = {20, 21, 22}, far = {30, 31, 32};
+  const std::vector<std::vector<std::vector<double>>> lines = {
+      {near, mid, far}, {{1, 2, 3}, {19, 23, 24}, {40, 41, 42}}, {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}};
+  FigureSpec spec = make_spec("mse");
+  std::vector<RunRecord> runs;
+  runs.reserve(9);
+  FigureSummary summary;
+  summary.spec = &spec;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    FigureLine line;
+    line.label = fmt::format("L{}", i);
+    for (size_t seed = 0; seed < 3; ++seed) {
+      RunRecord r;
+      r.status = "completed";
+      r.spec.l_train = 2;
+      r.spec.seed = seed + 1;
+      for (int l = 1; l <= 32; ++l) {
+        LengthResult row;
+        row.length = l;
+        row.mse = l <= 2 ? 0.5 : lines[i][l <= 8 ? 0 : l <= 16 ? 1 : 2][seed];
+        r.results.push_back(row);
+      }
+      runs.push_back(r);
+      line.runs.push_back(&runs.back());
+    }
+    summary.lines.push_back(line);
+  }
+  const std::vector<ComparedLine> far_lines = compare_lines(summary, {8, 16});
+  CHECK(far_lines[0].mean == doctest::Approx(31));
+  CHECK(far_lines[1].versus_baseline == -1);
+  CHECK(compare_lines(summary, {1, 4})[1].versus_baseline == 1);
+  CHECK(compare_lines(summary)[0].mean == doctest::Approx((11.0 * 6 + 21 * 8 + 31 * 16) / 30));
+  CHECK(has_lengths_in(summary, {8, 16}));
+  CHECK_FALSE(has_lengths_in(summary, {16, 32}));
+  const std::string section = comparison_section({summary});
+  CHECK(section.find("| method | (1×, 4×] l_train | (4×, 8×] l_train | (8×, 16×] l_train |") !=
+        std::string::npos);
+  CHECK(section.find("| L1 | 2 (1) ▲ 3/3 | 22 (3) ≈ 1/3 | 41 (3) ▼ 0/3 |") != std::string::npos);
+  CHECK(section.find("Verdicts that change with the test range: L1 (▲ (1×, 4×] l_train, ≈ (4×, "
+                     "8×] l_train, ▼ (8×, 16×] l_train; seeds better: 3/3, 1/3, 0/3).") !=
+        std::string::npos);
+  // A figure tested in one range only gets no range table.
+  const Fixture near_only("mse", {{10, 12, 14}, {1, 2, 3}});
+  CHECK(comparison_section({near_only.summary}).find("by test range") == std::string::npos);
+}
+
 TEST_CASE("a comparison whose baseline scores 0 has no bars: no figure, and the report says so") {
   // Exact match 0 beyond l_train for the baseline (a model trained too briefly): every factor
   // method ÷ baseline is infinite. gnuplot once stopped the whole run at such a figure.
