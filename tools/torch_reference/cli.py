@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parents[2]
@@ -98,6 +96,13 @@ def cmd_eval_compare(a) -> int:
     return 0
 
 
+def cmd_anatomy(a) -> int:
+    from .anatomy import main_json
+    main_json([Path(r) for r in a.runs], lenlab_binary(a.lenlab), Path(a.json),
+              lengths=a.lengths, samples=a.samples)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)  # lenlab runs one thread per run; so does the reference
     p = argparse.ArgumentParser(prog="torch_reference", description=__doc__)
@@ -118,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--tolerance", type=float,
                    help="exit 1 when a float64 step's loss differs by more than this (relative)")
     c.add_argument("flags", nargs=argparse.REMAINDER, help="-- then lenlab train's flags")
-    c.set_defaults(run=cmd_check)
+    c.set_defaults(func=cmd_check)
 
     c = sub.add_parser("compare", help="compare a run trained with --save-init/--save-batches")
     c.add_argument("run")
@@ -126,21 +131,30 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--dtype", choices=list(DTYPES), help="default: the run's precision")
     c.add_argument("--control", action="store_true")
     c.add_argument("--csv", help="write the per-step comparison here")
-    c.set_defaults(run=cmd_compare)
+    c.set_defaults(func=cmd_compare)
 
     c = sub.add_parser("retrain", help="train a run again in PyTorch; write a run folder")
     c.add_argument("run")
     c.add_argument("--out", required=True)
     c.add_argument("--dtype", choices=list(DTYPES))
-    c.set_defaults(run=cmd_retrain)
+    c.set_defaults(func=cmd_retrain)
 
     c = sub.add_parser("eval-compare", help="PyTorch's outputs on `lenlab eval --predictions`'s "
                        "sequences against lenlab's")
     c.add_argument("run", help="the run whose model.safetensors was evaluated")
     c.add_argument("eval", help="the evaluation folder holding predictions.csv")
-    c.set_defaults(run=cmd_eval_compare)
+    c.set_defaults(func=cmd_eval_compare)
+
+    c = sub.add_parser("anatomy", help="passkey runs: the retrieval head, its attention past "
+                       "l_train, RoPE frequency ablations (tools/torch_reference/anatomy.py)")
+    c.add_argument("runs", nargs="+")
+    c.add_argument("--lenlab")
+    c.add_argument("--lengths", default="32,64,128,256")
+    c.add_argument("--samples", type=int, default=20, help="test sequences per length and depth")
+    c.add_argument("--json", default="anatomy.json", help="where to write every number")
+    c.set_defaults(func=cmd_anatomy)
 
     a = p.parse_args(argv)
     if a.command == "check":
         a.flags = a.flags[1:] if a.flags[:1] == ["--"] else a.flags
-    return a.run(a)
+    return a.func(a)

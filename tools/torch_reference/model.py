@@ -106,6 +106,11 @@ class Transformer:
         self.c = config
         self.p = params
         self.dtype = params["wte"].dtype
+        # For looking inside (tools/torch_reference/anatomy.py); both None when training:
+        # qk_mask[l] [H, hd] multiplies layer l's q and k after RoPE (0 removes a pair's part of
+        # every logit); on_attention(l, logits, probs) sees each layer's [S, H, L, L] tensors.
+        self.qk_mask: dict[int, torch.Tensor] | None = None
+        self.on_attention = None
         if config.pe == "alibi":
             self.slopes = torch.tensor(alibi_slopes(config.n_head), dtype=torch.float64).to(self.dtype)
 
@@ -119,14 +124,18 @@ class Transformer:
         out = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
         return out.flatten(-2)
 
-    def attention(self, a: torch.Tensor, layer: str, batch: PaddedBatch) -> torch.Tensor:
+    def attention(self, a: torch.Tensor, l: int, batch: PaddedBatch) -> torch.Tensor:
         c, p = self.c, self.p
+        layer = f"h.{l}."
         S, L, d = a.shape
         H, hd = c.n_head, c.head_dim
         qkv = a @ p[layer + "attn.c_attn.weight"] + p[layer + "attn.c_attn.bias"]
         q, k, v = (t.reshape(S, L, H, hd).transpose(1, 2) for t in qkv.split(d, dim=-1))
         if c.pe == "rope":
             q, k = self.rope(q, batch.positions), self.rope(k, batch.positions)
+        if self.qk_mask is not None and l in self.qk_mask:
+            mask = self.qk_mask[l].to(self.dtype)[None, :, None, :]
+            q, k = q * mask, k * mask
         logits = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(hd))  # [S, H, L, L]
         if c.pe == "alibi":
             distance = (batch.positions[:, :, None] - batch.positions[:, None, :]).to(self.dtype)
@@ -134,7 +143,10 @@ class Transformer:
         row = torch.arange(L)
         allowed = (row[None, :] <= row[:, None])[None] & batch.valid[:, None, :]  # [S, L, L]
         logits = logits.masked_fill(~allowed[:, None], float("-inf"))
-        out = torch.softmax(logits, dim=-1) @ v  # [S, H, L, hd]
+        probs = torch.softmax(logits, dim=-1)
+        if self.on_attention is not None:
+            self.on_attention(l, logits, probs)
+        out = probs @ v  # [S, H, L, hd]
         return out.transpose(1, 2).reshape(S, L, d)
 
     def forward(self, batch: PaddedBatch):
@@ -147,7 +159,7 @@ class Transformer:
         for l in range(c.n_layer):
             n = f"h.{l}."
             a = F.layer_norm(x, (d,), p[n + "ln_1.weight"], p[n + "ln_1.bias"], LAYER_NORM_EPS)
-            o = self.attention(a, n, batch)
+            o = self.attention(a, l, batch)
             x = x + o @ p[n + "attn.c_proj.weight"] + p[n + "attn.c_proj.bias"]
             m = F.layer_norm(x, (d,), p[n + "ln_2.weight"], p[n + "ln_2.bias"], LAYER_NORM_EPS)
             h = F.gelu(m @ p[n + "mlp.c_fc.weight"] + p[n + "mlp.c_fc.bias"], approximate="tanh")
