@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/csv.hpp"
 #include "results/correlation.hpp"
 #include "results/figure_metric.hpp"
 
@@ -164,10 +165,10 @@ constexpr const char* kCsvHeader =
 std::string row_head(const FigureSummary& fig, const FigureLine& line, const RunRecord& r,
                      bool token) {
   const TrainSpec& s = r.spec;
-  return fmt::format("{},{},{},{},{},{},{},{},{},{},{}", fig.spec->name, line.label, r.id, s.task,
-                     s.pe, token ? "" : fmt::format("\"{}\"", s.reparam),
-                     token ? "" : fmt::format("{}", s.reparam_shift), s.l_train, s.l_test, s.steps,
-                     s.seed);
+  return fmt::format(
+      "{},{},{},{},{},{},{},{},{},{},{}", csv_field(fig.spec->name), csv_field(line.label),
+      csv_field(r.id), s.task, s.pe, token ? "" : csv_quoted(s.reparam),
+      token ? "" : fmt::format("{}", s.reparam_shift), s.l_train, s.l_test, s.steps, s.seed);
 }
 
 // The metric of a run at one length (the mean over its rows there); NaN when not tested.
