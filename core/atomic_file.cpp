@@ -49,7 +49,7 @@ std::string os_reason(int err) {
   return std::strerror(err);
 }
 
-std::string fmt_file_error(const std::string& what, const fs::path& path, const std::string& why) {
+std::string flag_path_error(const std::string& what, const fs::path& path, const std::string& why) {
   return what + " " + path.string() + ": " + why;
 }
 
@@ -191,11 +191,11 @@ void ensure_writable_directory(const fs::path& dir) {
 void ensure_writable_file(const fs::path& path, const std::string& what) {
   std::error_code ec;
   if (path.empty() || !path.has_filename() || fs::is_directory(path, ec))
-    throw UsageError(fmt_file_error(what, path, "a file name is needed, not a folder"));
+    throw UsageError(flag_path_error(what, path, "a file name is needed, not a folder"));
   try {
     ensure_writable_directory(path.parent_path().empty() ? fs::path(".") : path.parent_path());
   } catch (const UsageError& e) {
-    throw UsageError(fmt_file_error(what, path, e.what()));
+    throw UsageError(flag_path_error(what, path, e.what()));
   }
 }
 

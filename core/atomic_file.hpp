@@ -28,7 +28,6 @@ class AtomicFileWriter {
 
   void append(std::string_view content);
   void commit();
-  const std::filesystem::path& path() const { return path_; }
 
  private:
   [[noreturn]] void fail(int err, const std::string& reason);

@@ -157,7 +157,7 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   cmd.add_flag("--overwrite", run.overwrite, "Replace a run already in --out");
   cmd.add_option("--save-init", run.save_init,
                  "Also write the weights before the first step to this file (safetensors), for "
-                 "training them elsewhere (tools/torch_reference.py)");
+                 "training them elsewhere (tools/torch_reference)");
   cmd.add_option("--save-batches", run.save_batches,
                  "Also write every training step's batch to this file (JSON Lines: tokens, "
                  "positions, readouts, targets, loss weights), for training on them elsewhere");

@@ -34,7 +34,7 @@ std::vector<int> run_train_cpu_group(const std::vector<GroupJob>& jobs) {
   // Eigen's thread count is process-wide: only write it when it changes, so that runs side by side
   // in a sweep (which sets it once, before starting them) never write it concurrently.
   if (Eigen::nbThreads() != threads) Eigen::setNbThreads(threads);
-  if (resolve(jobs.at(0).spec).float64) return run_group_on<CpuBackend<double>>(jobs, "cpu");
+  if (jobs.at(0).spec.precision == "float64") return run_group_on<CpuBackend<double>>(jobs, "cpu");
   return run_group_on<CpuBackend<float>>(jobs, "cpu");
 }
 

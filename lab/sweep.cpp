@@ -52,8 +52,9 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
   }
 
   // float64 runs (--precision) train on the CPU: a sweep holding any does not use the GPU.
-  const bool float64 = std::any_of(
-      todo.begin(), todo.end(), [](const PlannedRun* run) { return resolve(run->spec).float64; });
+  const bool float64 = std::any_of(todo.begin(), todo.end(), [](const PlannedRun* run) {
+    return run->spec.precision == "float64";  // resolved above
+  });
   const ResolvedDevice device = resolve_device(options.device, float64);
   // Work items: one run each on the CPU; on the GPU, groups of runs that train together.
   std::vector<std::vector<const PlannedRun*>> items;

@@ -264,16 +264,13 @@ py::dict load_parameters(const std::string& path) {
   const SafeTensors st = load_safetensors(path);
   py::dict out;
   for (const NamedTensor& t : st.tensors) {
-    std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
-    if (t.dtype == "F64") {
-      py::array_t<double> a(shape);
+    const std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
+    const auto as = [&](auto scalar) -> py::object {
+      py::array_t<decltype(scalar)> a(shape);
       std::copy(t.data.begin(), t.data.end(), a.mutable_data());
-      out[py::str(t.name)] = a;
-    } else {
-      py::array_t<float> a(shape);
-      std::copy(t.data.begin(), t.data.end(), a.mutable_data());
-      out[py::str(t.name)] = a;
-    }
+      return a;
+    };
+    out[py::str(t.name)] = t.dtype == "F64" ? as(double{}) : as(float{});
   }
   return out;
 }

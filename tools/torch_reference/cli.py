@@ -1,4 +1,4 @@
-"""The command line: check, compare, retrain, eval-compare (see --help of each)."""
+"""The command line: check, compare, retrain, eval-compare, anatomy (see --help of each)."""
 
 from __future__ import annotations
 
