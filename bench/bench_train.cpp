@@ -12,12 +12,14 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <iostream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bench/bench_args.hpp"
 #include "bench/timed_backend.hpp"
+#include "core/error.hpp"
 #include "models/backend.hpp"
 #include "models/model.hpp"
 #include "models/model_impl.hpp"  // Model<TimedBackend<…>>
@@ -82,12 +84,24 @@ int main(int argc, char** argv) {
       "512x512 sgemm peak. Prints figures; never fails on time.",
       "lenlab_bench"};
   add_steps_argument(app, steps, "Training steps per pass (best of 3 passes)");
+  std::string pe = "nope";
+  app.add_option("--pe", pe,
+                 "Positional encoding of the benchmarked model: " +
+                     join_choices(positional_encoding_names()))
+      ->capture_default_str();
   if (const int rc = parse_bench_args(app, argc, argv); rc >= 0) return rc;
   omp_set_num_threads(1);
   Eigen::setNbThreads(1);
 
-  TrainSpec spec;  // the defaults: length task, NoPE, l_train 10, batch 64, d 64, 2 layers
+  TrainSpec spec;  // the defaults: length task, l_train 10, batch 64, d 64, 2 layers
   spec.steps = steps;
+  spec.pe = pe;
+  try {
+    resolve(spec);
+  } catch (const UsageError& e) {
+    std::cerr << "lenlab_bench: error: " << e.what() << "\n";
+    return 2;
+  }
   const ResolvedSpec resolved = resolve(spec);
 
   // The FLOPs of the exact batches train() will draw (same data stream).
@@ -112,9 +126,9 @@ int main(int argc, char** argv) {
 
   fmt::print(
       "lenlab training benchmark (1 thread, default config: {} layers, d_model {}, "
-      "{} heads, d_ff {}, batch {}, lengths 1..{})\n",
+      "{} heads, d_ff {}, batch {}, lengths 1..{}, pe {})\n",
       resolved.model.n_layer, resolved.model.d_model, resolved.model.n_head, resolved.model.d_ff,
-      spec.batch_size, spec.l_train);
+      spec.batch_size, spec.l_train, spec.pe);
   fmt::print(
       "  training:          {:8.1f} steps/s  {:10.0f} tokens/s  {:6.2f} GFLOP/s "
       "({} steps in {:.2f} s, best of 3)\n",

@@ -56,6 +56,19 @@ void add_test_time_options(CLI::App& cmd, TestTimeAttention& t) {
   cmd.add_option("--distance-cap", t.distance_cap,
                  "alibi, rope: relative distances beyond D count as D; 'train' = the largest "
                  "distance seen in training");
+  cmd.add_option("--rope-scaling", t.rope_scaling,
+                 "rope at test time: a context extension, " +
+                     join_choices({"pi", "ntk", "yarn", "dynamic-ntk"}) +
+                     " (position interpolation, NTK-aware base, YaRN's ramp and logit scale, NTK "
+                     "by each length)");
+  cmd.add_option("--rope-factor", t.rope_factor,
+                 "With --rope-scaling: its factor s, or auto = per test length, its tokens / the "
+                 "training window's (dynamic-ntk: HF's factor, auto = 1)");
+  cmd.add_option("--yarn-alpha", t.yarn_alpha,
+                 "yarn: pairs turning fewer times than this over the training window are "
+                 "interpolated (the paper's 1)");
+  cmd.add_option("--yarn-beta", t.yarn_beta,
+                 "yarn: pairs turning more times than this are kept (the paper's 32)");
   cmd.add_option("--temperature", t.temperature,
                  "Divide every attention logit by this (softmax temperature; 1 = as trained), or "
                  "auto-pmax / auto-entropy: per length past l_train, the temperature paper 002's "
@@ -77,7 +90,20 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
                      ". The first four predict one number from a 0/1 sequence (mean-uniform: "
                      "#ones uniform in 0..l, paper App. F); the rest are token tasks, "
                      "next-token prediction on their answer rows (docs/tasks.md)");
-  cmd.add_option("--pe", s.pe, "Positional encoding: " + join_choices(positional_encoding_names()));
+  cmd.add_option("--pe", s.pe, "Positional encoding:" + positional_encoding_help());
+  cmd.add_option("--pe-bias", s.pe_bias,
+                 "--pe bias: the fixed bias added to the logit of a key d tokens back at head h, "
+                 "an expression in d and h, e.g. '-(h+1)/8*log(1+d)' (ALiBi: '-2^(-8*(h+1)/H)*d' "
+                 "with H heads written out)");
+  add_setting(cmd, "--t5-buckets", s.t5_buckets,
+              "t5: distance buckets, half exact distances, half log-spaced", 2);
+  add_setting(cmd, "--t5-max-distance", s.t5_max_distance,
+              "t5: where the log-spaced buckets end; farther keys share the last bucket (a "
+              "built-in distance cap)",
+              1);
+  add_setting(cmd, "--t5-per-layer", s.t5_per_layer,
+              "t5: 1 = a bucket table per layer, 0 = one table shared by the layers (T5's)", 0);
+  cmd.add_option("--rope-base", s.rope_base, "rope: the base of the angles' frequencies");
   cmd.add_option("--reparam", s.reparam,
                  "Target map f (OutRep: train on f(y), report error on y): " +
                      join_choices(Reparam::builtin_names()) +

@@ -313,10 +313,10 @@ int run_eval(const EvalOptions& o) {
   info["eval_samples"] = spec.eval_samples;
   info["eval_seed"] = spec.eval_seed;
   if (!o.attention.plain())
-    info["attention"] = {{"n_global", attention.n_global},
-                         {"n_local", attention.n_local},
-                         {"max_distance", attention.max_distance},
-                         {"temperature", o.attention.temperature}};
+    info["attention"] = {
+        {"n_global", attention.n_global},           {"n_local", attention.n_local},
+        {"max_distance", attention.max_distance},   {"temperature", o.attention.temperature},
+        {"rope_scaling", o.attention.rope_scaling}, {"rope_factor", o.attention.rope_factor}};
   if (!temperatures.searched.empty()) {
     nlohmann::ordered_json by_length;
     for (const auto& [length, tau] : temperatures.searched) by_length[std::to_string(length)] = tau;

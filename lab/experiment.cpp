@@ -253,7 +253,8 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
     write_file_atomic(dir / ("fig" + name + ".csv"), csv);
     all_rows += all_rows.empty() ? csv : csv.substr(csv.find('\n') + 1);
     drawn = render_figure(fig, dir, plot, theory_curves(fig)) && drawn;
-    for (const LayerFigure which : {LayerFigure::kStatistics, LayerFigure::kDistance})
+    for (const LayerFigure which :
+         {LayerFigure::kStatistics, LayerFigure::kDistance, LayerFigure::kBias})
       if (has_layer_figure(fig, which)) drawn = render_layer_figure(fig, which, dir, plot) && drawn;
     if (log && fig.missing_runs > 0)
       *log << fmt::format("figure {}: {} run(s) missing or diverged\n", name, fig.missing_runs);

@@ -271,6 +271,12 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
           "\nIts runs' attention logits by relative distance, per layer:\n\n"
           "![figure {0} by distance](fig{0}-distance.png)\n",
           f.spec->name);
+    if (has_layer_figure(f, LayerFigure::kBias))
+      out += fmt::format(
+          "\nIts runs' positional bias on the logits after training, per layer and head (paper "
+          "002's Figure 1):\n\n"
+          "![figure {0} positional bias](fig{0}-bias.png)\n",
+          f.spec->name);
   }
   return out;
 }

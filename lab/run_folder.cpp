@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
 #include "models/checkpoint.hpp"
+#include "models/position_bias.hpp"
 #include "results/run_record.hpp"
 #include "theory/power_law.hpp"
 #include "train/attention_probe.hpp"
@@ -81,9 +82,9 @@ void check_saved_paths(const RunOptions& options, const std::vector<std::string>
             path.string(), name));
   }
   if (paths.size() == 2 && absolute_path(paths[0].second) == absolute_path(paths[1].second))
-    throw UsageError(fmt::format(
-        "--save-init and --save-batches name the same file {}; give each its own",
-        paths[0].second.string()));
+    throw UsageError(
+        fmt::format("--save-init and --save-batches name the same file {}; give each its own",
+                    paths[0].second.string()));
   for (const auto& [flag, path] : paths) ensure_writable_file(path, flag);
 }
 
@@ -103,7 +104,7 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
   // (a diverged run, say, writes no results.csv).
   const std::vector<std::string> own = {
       "results.csv", "positions.csv",     "attention.csv", "attention_distance.csv",
-      "loss.csv",    "model.safetensors", "manifest.json"};
+      "loss.csv",    "model.safetensors", "manifest.json", "position_bias.csv"};
   check_saved_paths(options, own);
   ensure_writable_directory(options.out);
   remove_stale_temporaries(options.out);  // left by a run killed while writing
@@ -178,6 +179,9 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
     write_file_atomic(options_.out / "attention_distance.csv",
                       attention_distance_csv_text(results));
   }
+  // The encoding's bias after training, at every distance the tests met (002's Figure 1).
+  const std::string bias_csv = position_bias_csv_text(model_, params, model_.max_positions - 1);
+  if (!bias_csv.empty()) write_file_atomic(options_.out / "position_bias.csv", bias_csv);
   const std::map<std::string, std::string> meta = {
       {"format", "lenlab"}, {"config", to_json(spec_).dump()}, {"git_revision", git_revision()}};
   if (spec_.precision == "float64") {
@@ -219,6 +223,7 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
   manifest_["wall_seconds"] = wall_seconds();
   manifest_["files"] = {"manifest.json", "loss.csv", "results.csv", "model.safetensors"};
   if (positions) manifest_["files"].push_back("positions.csv");
+  if (!bias_csv.empty()) manifest_["files"].push_back("position_bias.csv");
   if (attention) {
     manifest_["files"].push_back("attention.csv");
     manifest_["files"].push_back("attention_distance.csv");
@@ -263,9 +268,10 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
             m["perfect"]["entropy"].get<double>());
     }
     *log << fmt::format(
-        "\nwrote {}/{{manifest.json, results.csv, {}{}loss.csv, model.safetensors}}\n",
+        "\nwrote {}/{{manifest.json, results.csv, {}{}{}loss.csv, model.safetensors}}\n",
         options_.out.string(), positions ? "positions.csv, " : "",
-        attention ? "attention.csv, attention_distance.csv, " : "");
+        attention ? "attention.csv, attention_distance.csv, " : "",
+        bias_csv.empty() ? "" : "position_bias.csv, ");
   }
 }
 

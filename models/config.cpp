@@ -2,36 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "core/error.hpp"
 
 namespace lenlab {
-
-std::vector<std::string> positional_encoding_names() {
-  return {"nope", "learned", "alibi", "rope"};
-}
-
-PositionalEncoding parse_positional_encoding(const std::string& name) {
-  if (name == "nope") return PositionalEncoding::kNope;
-  if (name == "learned") return PositionalEncoding::kLearned;
-  if (name == "alibi") return PositionalEncoding::kAlibi;
-  if (name == "rope") return PositionalEncoding::kRope;
-  throw UsageError(fmt::format("unknown positional encoding '{}'; valid choices: {}", name,
-                               join_choices(positional_encoding_names())));
-}
-
-std::string positional_encoding_name(PositionalEncoding pe) {
-  switch (pe) {
-    case PositionalEncoding::kNope:
-      return "nope";
-    case PositionalEncoding::kLearned:
-      return "learned";
-    case PositionalEncoding::kAlibi:
-      return "alibi";
-    case PositionalEncoding::kRope:
-      return "rope";
-  }
-  return "?";
-}
 
 void ModelConfig::validate() const {
   auto positive = [](const char* what, int v) {
@@ -56,7 +31,28 @@ void ModelConfig::validate() const {
   positive("the vocabulary size", vocab_size);
   if (!scalar_head && !token_head)
     throw UsageError("a model needs a head: the scalar head, the token head or both");
-  if (!(rope_base > 1.0)) throw UsageError(fmt::format("rope base must be > 1, got {}", rope_base));
+  if (!(rope_base > 1.0) || !std::isfinite(rope_base))
+    throw UsageError(fmt::format("--rope-base must be a finite number > 1, got {}", rope_base));
+  if (pe == PositionalEncoding::kT5) {
+    if (t5_buckets < 2)
+      throw UsageError(fmt::format(
+          "--t5-buckets must be >= 2 (half of them exact distances, the rest log-spaced), got {}",
+          t5_buckets));
+    if (t5_max_distance <= t5_buckets / 2)
+      throw UsageError(fmt::format(
+          "--t5-max-distance must be > --t5-buckets / 2 = {} (the exact buckets cover distances "
+          "below that; the log-spaced ones run from there to max_distance), got {}",
+          t5_buckets / 2, t5_max_distance));
+  }
+  if (pe == PositionalEncoding::kBias && pe_bias.empty())
+    throw UsageError(
+        "--pe bias needs --pe-bias EXPR: the bias as an expression in the distance d >= 0 and the "
+        "head index h, e.g. '-(h+1)/8*log(1+d)'");
+  if (pe != PositionalEncoding::kBias && !pe_bias.empty())
+    throw UsageError(
+        fmt::format("--pe-bias '{}' is the bias of --pe bias; this run's encoding is "
+                    "{}: give --pe bias or leave --pe-bias out",
+                    pe_bias, positional_encoding_name(pe)));
 }
 
 }  // namespace lenlab

@@ -3,18 +3,9 @@
 #include <string>
 #include <vector>
 
+#include "models/positional_encodings.hpp"
+
 namespace lenlab {
-
-enum class PositionalEncoding {
-  kNope,     // no positional signal: the causal mask alone breaks permutation symmetry
-  kLearned,  // GPT-2 style absolute table, one row per position (BOS is position 0)
-  kAlibi,    // Press et al.: a per-head linear penalty -m_h·(i - j) on the attention logits
-  kRope,     // Su et al.: q and k rotated by position-dependent angles, base 10000
-};
-
-PositionalEncoding parse_positional_encoding(const std::string& name);  // throws UsageError
-std::string positional_encoding_name(PositionalEncoding pe);
-std::vector<std::string> positional_encoding_names();
 
 struct ModelConfig {
   int n_layer = 2;
@@ -26,6 +17,15 @@ struct ModelConfig {
   // ever see; only used (and required > 0) for kLearned. Sized for l_test at training time.
   int max_positions = 0;
   double rope_base = 10000.0;
+  // t5 (models/position_bias.hpp): n_buckets buckets, half of them exact distances and the rest
+  // log-spaced up to max_distance (farther distances share the last); one table shared by the
+  // layers as in T5, or one per layer.
+  int t5_buckets = 32;
+  int t5_max_distance = 128;
+  bool t5_per_layer = false;
+  // bias: the user's fixed bias b(d, h), a muparser expression in the distance d ≥ 0 and the head
+  // index h (e.g. "-(h+1)/8*log(1+d)"); empty for every other encoding.
+  std::string pe_bias;
   // The vocabulary (rows of the token embedding, columns of the token head): the task's.
   int vocab_size = 4;
   // Which heads the model has (models/heads.hpp): the scalar regression head, the token head
@@ -35,7 +35,8 @@ struct ModelConfig {
 
   int head_dim() const { return d_model / n_head; }
   // Throws UsageError naming the bad value: non-positive sizes, d_model not divisible by n_head,
-  // odd head_dim with RoPE (it rotates pairs), learned PE without a table size, no head.
+  // odd head_dim with RoPE (it rotates pairs), learned PE without a table size, no head, t5's
+  // buckets out of range, a bias expression that does not parse or given to another encoding.
   void validate() const;
 };
 

@@ -13,6 +13,7 @@
 // length. Both run the last block past attention (its output projection, MLP and residuals) only
 // at the rows the heads read: no head reads the other rows, and they are most of the work.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/config.hpp"
@@ -20,6 +21,7 @@
 #include "models/heads.hpp"
 #include "models/packed_batch.hpp"
 #include "models/parameters.hpp"
+#include "models/position_bias.hpp"
 
 namespace lenlab {
 
@@ -120,7 +122,13 @@ class Model {
     T* row_stats = nullptr;  // inference: [K, Q, n_head, 2] attention statistics, or null
   };
   void prepare(const PackedBatch<B>& in);
-  ops::AttentionArgs<T> attention_args(const PackedBatch<B>& in) const;
+  // Layer l's attention settings for the batch (its bias table among them).
+  ops::AttentionArgs<T> attention_args(const PackedBatch<B>& in, int l) const;
+  // The bias tables for distances 0..cols−1: fixed ones once per size, learned ones from the
+  // parameters before every forward.
+  void update_bias_tables(int cols);
+  // The learned bias's dLoss/db tables → its parameters' gradients (added into grads()).
+  void chain_bias_gradients();
   void block_forward(int l, const BlockTensors& t, const PackedBatch<B>& in, bool train);
   void heads_forward(const T* x_q, const PackedBatch<B>& in, bool keep);
 
@@ -129,10 +137,14 @@ class Model {
   size_t P_ = 0;
   Buffer<T> params_, grads_;
   ParameterTensors<T> w_, g_;
-  Buffer<T> alibi_slopes_;  // [n_head] (ALiBi only)
+  // The encoding's additive bias on the logits (models/position_bias.hpp), or null.
+  std::unique_ptr<PositionBias> bias_;
+  size_t pe_offset_ = 0;    // its parameters' block within a model's P (learned biases)
+  Buffer<T> bias_tables_;   // [n_tables, K (learned) or 1 (fixed), n_head, bias_cols_]
+  Buffer<T> dbias_tables_;  // [n_tables, K, n_head, bias_cols_] the backward's dLoss/db
+  int bias_cols_ = 0;       // distances the tables cover
   cpu::RopeTable<T> rope_host_;
   Buffer<T> rope_cos_, rope_sin_;   // rope_host_'s, in the backend's memory
-  int rope_rows_ = 0;               // rows uploaded
   bool rope_in_attention_ = false;  // this forward: RoPE by relative distance (a distance cap)
   Activations act_;
   ActivationGrads grad_act_;

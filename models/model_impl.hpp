@@ -26,17 +26,19 @@ Model<B>::Model(const ModelConfig& config, int n_models) : config_(config), K_(n
   B::fill_zero(grads_.data(), n);
   w_ = bind_parameters(config_, params_.data());
   g_ = bind_parameters(config_, grads_.data());
-  if (config_.pe == PositionalEncoding::kAlibi) {
-    std::vector<T> slopes;
-    for (double s : cpu::alibi_slopes(config_.n_head)) slopes.push_back(static_cast<T>(s));
-    B::upload(alibi_slopes_, slopes.data(), slopes.size());
-  }
+  bias_ = PositionBias::make(config_);
+  for (const TensorInfo& t : parameter_layout(config_))
+    if (t.name.rfind("pe.", 0) == 0) {
+      pe_offset_ = t.offset;
+      break;
+    }
 }
 
 template <class B>
 void Model<B>::init(int k, uint64_t seed) {
   Rng rng(seed);
   std::vector<T> p(P_);
+  const std::vector<double> encoding = bias_ ? bias_->initial_parameters() : std::vector<double>{};
   const double residual_std = 0.02 / std::sqrt(2.0 * config_.n_layer);
   for (const TensorInfo& t : parameter_layout(config_)) {
     const double fan_in_std = 1.0 / std::sqrt(static_cast<double>(t.shape[0]));
@@ -56,6 +58,9 @@ void Model<B>::init(int k, uint64_t seed) {
           break;
         case InitKind::kFanIn:
           p[i] = static_cast<T>(fan_in_std * rng.normal());
+          break;
+        case InitKind::kEncoding:
+          p[i] = static_cast<T>(encoding.at(i - pe_offset_));
           break;
       }
     }
@@ -138,19 +143,83 @@ void Model<B>::prepare(const PackedBatch<B>& in) {
   rope_in_attention_ = config_.pe == PositionalEncoding::kRope && in.attention.max_distance > 0;
   if (config_.pe == PositionalEncoding::kRope) {
     const int need = rope_in_attention_ ? in.attention.max_distance + 1 : in.max_position + 1;
-    rope_host_.ensure(need, config_.head_dim(), config_.rope_base);
-    if (rope_host_.positions > rope_rows_) {
+    // The batch's angles: plain, or a context extension's (core/rope_scaling.hpp)
+    const RopeAngles angles = rope_angles(in.attention.rope_at(in.max_position), config_.head_dim(),
+                                          config_.rope_base, in.max_position + 1);
+    if (rope_host_.ensure(need, angles.theta, angles.position_scale)) {
       B::upload(rope_cos_, rope_host_.cos.data(), rope_host_.cos.size());
       B::upload(rope_sin_, rope_host_.sin.data(), rope_host_.sin.size());
-      rope_rows_ = rope_host_.positions;
     }
+  }
+  if (bias_) {  // distances 0 .. the longest (capped) one in the batch
+    const int reach = in.attention.max_distance > 0
+                          ? std::min(in.attention.max_distance, in.max_position)
+                          : in.max_position;
+    update_bias_tables(std::max(reach, 0) + 1);
   }
 }
 
 template <class B>
-ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const PackedBatch<B>& in) const {
+void Model<B>::update_bias_tables(int cols) {
+  const int n_tables = bias_->n_tables();
+  const size_t per = static_cast<size_t>(config_.n_head) * cols;  // one model's table
+  std::vector<T> host;
+  if (!bias_->learned()) {  // the same for every model and every step
+    if (cols <= bias_cols_) return;
+    for (int t = 0; t < n_tables; ++t) {
+      const std::vector<T> tab = bias_->template table_as<T>(nullptr, t, cols);
+      host.insert(host.end(), tab.begin(), tab.end());
+    }
+  } else {
+    host.resize(static_cast<size_t>(n_tables) * K_ * per);
+    const size_t n = bias_->n_parameters();
+    std::vector<T> raw(n);
+    for (int k = 0; k < K_; ++k) {
+      B::download(raw.data(), params_.data() + static_cast<size_t>(k) * P_ + pe_offset_, n);
+      const std::vector<double> pe(raw.begin(), raw.end());
+      for (int t = 0; t < n_tables; ++t) {
+        const std::vector<T> tab = bias_->template table_as<T>(pe.data(), t, cols);
+        std::copy(tab.begin(), tab.end(), host.begin() + (static_cast<size_t>(t) * K_ + k) * per);
+      }
+    }
+  }
+  B::upload(bias_tables_, host.data(), host.size());
+  bias_cols_ = cols;
+}
+
+template <class B>
+void Model<B>::chain_bias_gradients() {
+  const int n_tables = bias_->n_tables(), cols = bias_cols_;
+  const size_t per = static_cast<size_t>(config_.n_head) * cols, n = bias_->n_parameters();
+  std::vector<T> dtables(static_cast<size_t>(n_tables) * K_ * per), raw(n), graw(n);
+  B::download(dtables.data(), dbias_tables_.data(), dtables.size());
+  for (int k = 0; k < K_; ++k) {
+    const size_t at = static_cast<size_t>(k) * P_ + pe_offset_;
+    B::download(raw.data(), params_.data() + at, n);
+    const std::vector<double> pe(raw.begin(), raw.end());
+    std::vector<double> dpe(n, 0.0);
+    for (int t = 0; t < n_tables; ++t) {
+      const auto first = dtables.begin() + (static_cast<size_t>(t) * K_ + k) * per;
+      const std::vector<double> dtable(first, first + per);
+      bias_->chain(pe.data(), t, cols, dtable.data(), dpe.data());
+    }
+    B::download(graw.data(), grads_.data() + at, n);
+    for (size_t i = 0; i < n; ++i) graw[i] = static_cast<T>(graw[i] + dpe[i]);
+    B::upload_to(grads_.data() + at, graw.data(), n);
+  }
+}
+
+template <class B>
+ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const PackedBatch<B>& in,
+                                                                int l) const {
   ops::AttentionArgs<T> a;
-  a.alibi_slopes = config_.pe == PositionalEncoding::kAlibi ? alibi_slopes_.data() : nullptr;
+  if (bias_) {
+    const size_t per = static_cast<size_t>(config_.n_head) * bias_cols_;
+    const size_t models = bias_->learned() ? K_ : 1;
+    a.bias = bias_tables_.data() + bias_->table_of_layer(l) * models * per;
+    a.bias_cols = bias_cols_;
+    a.bias_stride = bias_->learned() ? per : 0;
+  }
   a.seq_scale = in.scaled ? in.seq_scale.data() : nullptr;
   a.n_global = in.attention.n_global;
   a.n_local = in.attention.n_local;
@@ -174,7 +243,7 @@ void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>&
   const int N = in.rows, Q = t.Q, d = c.d_model, f = c.d_ff, H = c.n_head;
   const ops::Models m = models();
   const ops::Seqs seqs = in.seqs();
-  ops::AttentionArgs<T> args = attention_args(in);
+  ops::AttentionArgs<T> args = attention_args(in, l);
   if (train && t.query_rows) args.row_read = in.query_mask.data();
   B::layernorm_forward(t.ln1, t.ln1_mean, t.ln1_rstd, t.x, L.ln1_g, L.ln1_b, N, d, m);
   B::linear_forward(t.qkv, t.ln1, L.w_qkv, L.b_qkv, N, d, 3 * d, m);

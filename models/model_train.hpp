@@ -69,7 +69,8 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
   const size_t att_size = std::max<size_t>(1, K * in.prob_stride);
   const ops::Models m = models();
   const ops::Seqs seqs = in.seqs();
-  ops::AttentionArgs<T> args = attention_args(in);
+  const bool learned_bias = bias_ && bias_->learned();
+  const size_t bias_per_table = learned_bias ? K * c.n_head * bias_cols_ : 0;
   const bool rope_first = c.pe == PositionalEncoding::kRope && !rope_in_attention_;
   const int* query_rows = in.query_rows.data();
   ActivationGrads& g = grad_act_;
@@ -79,7 +80,11 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
   if (rope_first) B::reserve(g.dqkv_rope, 3 * Nd);
   B::reserve(g.dfch, Nf);
   B::reserve(g.dfch_gelu, Nf);
-  if constexpr (B::kDevice) B::reserve(g.scratch, att_size);
+  if (B::kDevice || learned_bias) B::reserve(g.scratch, att_size);
+  if (learned_bias) {  // every layer's dLoss/db adds into its table's
+    B::reserve(dbias_tables_, bias_->n_tables() * bias_per_table);
+    B::fill_zero(dbias_tables_.data(), bias_->n_tables() * bias_per_table);
+  }
 
   // The heads read rows of the last layer's output [K, Q, d]: its gradient is Σ_heads theirs.
   B::fill_zero(g.dresid_q.data(), K * Qr * d);
@@ -132,7 +137,9 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
     }
     // atty = attention(qkv, rotated by RoPE first when used that way), at every row (in the last
     // layer, at the read rows: the others' p are 0)
+    ops::AttentionArgs<T> args = attention_args(in, l);
     args.row_read = last ? in.query_mask.data() : nullptr;
+    if (learned_bias) args.dbias = dbias_tables_.data() + bias_->table_of_layer(l) * bias_per_table;
     B::fill_zero(g.dqkv.data(), K * N * 3 * d);
     if (rope_first) {
       B::fill_zero(g.dqkv_rope.data(), K * N * 3 * d);
@@ -154,6 +161,8 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
   // encoded = wte[token] + wpe[position]
   B::embedding_backward(g_.wte, g_.wpe, g.dresid.data(), in.tokens.data(), c.vocab_size,
                         c.max_positions, d, seqs, m);
+  // b = the encoding's table of its parameters
+  if (learned_bias) chain_bias_gradients();
 }
 
 }  // namespace lenlab

@@ -59,7 +59,8 @@ Eigen::Array<T, Eigen::Dynamic, 1> weight_decay_mask(const ModelConfig& c) {
   Eigen::Array<T, Eigen::Dynamic, 1> mask =
       Eigen::Array<T, Eigen::Dynamic, 1>::Zero(parameter_count(c));
   for (const TensorInfo& t : parameter_layout(c))
-    if (t.shape.size() == 2 && t.name != "wte" && t.name != "wpe")
+    // Weight matrices only: not the embeddings, nor a positional bias's parameters ("pe.*").
+    if (t.shape.size() == 2 && t.name != "wte" && t.name != "wpe" && t.name.rfind("pe.", 0) != 0)
       mask.segment(t.offset, t.size).setOnes();
   return mask;
 }

@@ -67,8 +67,10 @@ struct PackedBatch {
       check(b, c);
       const AttentionSpec& a = b.attention;
       if (a.n_global != attention.n_global || a.n_local != attention.n_local ||
-          a.max_distance != attention.max_distance)
-        throw std::invalid_argument("models packed together need the same attention windows");
+          a.max_distance != attention.max_distance || a.rope.kind != attention.rope.kind ||
+          a.rope.factor != attention.rope.factor || a.rope_auto != attention.rope_auto)
+        throw std::invalid_argument(
+            "models packed together need the same attention windows and rope scaling");
       rows = std::max(rows, b.n_tokens());
       n_seq = std::max(n_seq, b.n_seq());
       for (int p : b.positions) max_position = std::max(max_position, p);
@@ -101,8 +103,10 @@ struct PackedBatch {
         prob[k * S1 + s] = p[src];
       }
       prob_stride = std::max<size_t>(prob_stride, p.back());
+      // YaRN's logit multiplier, from the batch's factor (one for all its sequences, as its angles)
+      const double rope_scale = rope_logit_scale(attention.rope_at(max_position));
       for (int s = 0; s < n; ++s) {
-        scale[k * n_seq + s] = static_cast<T>(b.attention.scale_for(b.seq_len(s)));
+        scale[k * n_seq + s] = static_cast<T>(b.attention.scale_for(b.seq_len(s)) * rope_scale);
         scaled = scaled || scale[k * n_seq + s] != T(1);
       }
       for (int r = 0; r < b.n_read(); ++r) {

@@ -29,6 +29,9 @@ struct ParameterTensors {
   };
   T* wte = nullptr;  // [vocab, d] token embedding
   T* wpe = nullptr;  // [max_positions, d] learned positions only, else nullptr
+  // The positional bias's parameters (models/position_bias.hpp), contiguous: t5's table in [0];
+  // kerple's r1 and r2 in [0] and [1]; null when the encoding has none.
+  T* pe_bias[2] = {nullptr, nullptr};
   std::vector<Layer> layers;
   T* lnf_g = nullptr;    // [d] final layer norm
   T* lnf_b = nullptr;    // [d]
@@ -40,7 +43,8 @@ struct ParameterTensors {
   T* lm_b = nullptr;     // [vocab]
 };
 
-enum class InitKind { kOne, kZero, kNormal002, kNormalResidual, kFanIn };
+// kEncoding: the positional encoding's own values (PositionBias::initial_parameters).
+enum class InitKind { kOne, kZero, kNormal002, kNormalResidual, kFanIn, kEncoding };
 
 // Visits every tensor in storage order: visit(name, shape, slot, init) where slot is the view's
 // pointer member. The single source of truth for names, shapes, order and initialisation.
@@ -51,6 +55,13 @@ void visit_parameters(const ModelConfig& c, ParameterTensors<T>& p, Visit&& visi
   visit("wte", Shape{c.vocab_size, d}, p.wte, InitKind::kNormal002);
   if (c.pe == PositionalEncoding::kLearned)
     visit("wpe", Shape{c.max_positions, d}, p.wpe, InitKind::kNormal002);
+  if (c.pe == PositionalEncoding::kT5)
+    visit("pe.t5.bias", Shape{c.t5_per_layer ? c.n_layer : 1, c.t5_buckets, c.n_head}, p.pe_bias[0],
+          InitKind::kZero);
+  if (c.pe == PositionalEncoding::kKerple) {
+    visit("pe.kerple.r1", Shape{c.n_layer, c.n_head}, p.pe_bias[0], InitKind::kEncoding);
+    visit("pe.kerple.r2", Shape{c.n_layer, c.n_head}, p.pe_bias[1], InitKind::kEncoding);
+  }
   p.layers.resize(c.n_layer);
   for (int l = 0; l < c.n_layer; ++l) {
     auto& L = p.layers[l];

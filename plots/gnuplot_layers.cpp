@@ -72,8 +72,31 @@ Quantity by_distance() {
           }};
 }
 
-std::vector<Quantity> quantities(LayerFigure which) {
+// Per distance, head h's bias of layer l after training.
+Quantity bias_of_head(int h) {
+  return {fmt::format("head {}: bias on the logit", h), [h](const RunRecord& r, int l) {
+            Curve out;
+            const PositionBiasValues& b = r.position_bias;
+            if (l >= b.n_layer || h >= b.n_head) return out;
+            for (int d = 0; d <= b.max_distance; ++d) out[d] = b.at(l, h, d);
+            return out;
+          }};
+}
+
+int n_bias_heads(const FigureSummary& fig) {
+  int H = 0;
+  for (const FigureLine& line : fig.lines)
+    for (const RunRecord* r : line.runs) H = std::max(H, r->position_bias.n_head);
+  return H;
+}
+
+std::vector<Quantity> quantities(const FigureSummary& fig, LayerFigure which) {
   if (which == LayerFigure::kDistance) return {by_distance()};
+  if (which == LayerFigure::kBias) {
+    std::vector<Quantity> heads;
+    for (int h = 0; h < n_bias_heads(fig); ++h) heads.push_back(bias_of_head(h));
+    return heads;
+  }
   return {statistic("mean attention entropy (nats)", &AttentionStats::entropy),
           statistic("mean largest attention probability", &AttentionStats::max_prob)};
 }
@@ -82,9 +105,12 @@ int n_layers(const FigureSummary& fig, LayerFigure which) {
   int L = 0;
   for (const FigureLine& line : fig.lines)
     for (const RunRecord* r : line.runs)
-      for (const LengthResult& row : r->results)
-        L = std::max(L,
-                     which == LayerFigure::kDistance ? row.logits.n_layer : row.attention.n_layer);
+      if (which == LayerFigure::kBias)
+        L = std::max(L, r->position_bias.n_layer);
+      else
+        for (const LengthResult& row : r->results)
+          L = std::max(
+              L, which == LayerFigure::kDistance ? row.logits.n_layer : row.attention.n_layer);
   return L;
 }
 
@@ -100,20 +126,30 @@ std::string base_of(const FigureSummary& fig, LayerFigure which) {
 }  // namespace
 
 std::string layer_figure_suffix(LayerFigure which) {
-  return which == LayerFigure::kDistance ? "distance" : "layers";
+  return which == LayerFigure::kDistance ? "distance"
+         : which == LayerFigure::kBias   ? "bias"
+                                         : "layers";
 }
 
 bool has_layer_figure(const FigureSummary& fig, LayerFigure which) {
+  if (which == LayerFigure::kBias) {  // ALiBi's fixed slopes alone need no figure
+    bool other = false;
+    for (const FigureLine& line : fig.lines)
+      for (const RunRecord* r : line.runs)
+        other = other || (!r->position_bias.empty() && r->spec.pe != "alibi");
+    if (!other) return false;
+  }
   return n_layers(fig, which) > 0;
 }
 
 std::string layer_figure_dat(const FigureSummary& fig, LayerFigure which) {
   const int L = n_layers(fig, which);
-  const std::vector<Quantity> qs = quantities(which);
+  const std::vector<Quantity> qs = quantities(fig, which);
   std::string out = fmt::format(
       "# lenlab: {} per layer; one block per (quantity, line, layer): x, mean over seeds, min, "
       "max\n",
       which == LayerFigure::kDistance ? "centred attention logits by relative distance"
+      : which == LayerFigure::kBias   ? "the positional bias on the logits by distance, per head"
                                       : "attention entropy and largest probability by length");
   for (size_t q = 0; q < qs.size(); ++q)
     for (size_t i = 0; i < fig.lines.size(); ++i)
@@ -138,8 +174,8 @@ std::string layer_figure_dat(const FigureSummary& fig, LayerFigure which) {
 std::string layer_figure_script(const FigureSummary& fig, LayerFigure which) {
   const FigureSpec& spec = spec_of(fig);
   const int L = std::max(1, n_layers(fig, which));
-  const std::vector<Quantity> qs = quantities(which);
-  const bool distance = which == LayerFigure::kDistance;
+  const std::vector<Quantity> qs = quantities(fig, which);
+  const bool distance = which != LayerFigure::kStatistics;  // x: relative distance
   const std::string base = base_of(fig, which);
   std::string s = "# lenlab figure " + gnuplot_parts::comment_text(spec.name) + ", per layer\n" +
                   "# Redraw from this folder with `gnuplot " + gnuplot_parts::comment_text(base) +
@@ -149,9 +185,11 @@ std::string layer_figure_script(const FigureSummary& fig, LayerFigure which) {
   s += "set grid xtics ytics back linetype 1 linecolor rgb '#d8d8d8' linewidth 0.8\n";
   s += "set style fill transparent solid 0.18 noborder\n";
   s += "set key outside below center horizontal Left reverse noenhanced samplen 2.5\n";
-  s += distance ? "set xlabel 'relative distance (tokens back), at the longest test length' offset "
-                  "0,0.3\n"
-                : "set xlabel 'test length' offset 0,0.3\n";
+  s += which == LayerFigure::kDistance
+           ? "set xlabel 'relative distance (tokens back), at the longest test length' offset "
+             "0,0.3\n"
+       : which == LayerFigure::kBias ? "set xlabel 'relative distance (tokens back)' offset 0,0.3\n"
+                                     : "set xlabel 'test length' offset 0,0.3\n";
   // The training range: distances below the tokens of a sequence at l_train, or lengths 1..l_train
   // (the first line's).
   const TrainSpec& first = fig.lines.empty() ? spec.base : fig.lines.front().spec;
@@ -184,10 +222,12 @@ std::string layer_figure_script(const FigureSummary& fig, LayerFigure which) {
       panels += plot;
     }
   const int width = 560 * L, height = 180 + 340 * static_cast<int>(qs.size());
-  const std::string multiplot = fmt::format(
-      "set multiplot layout {},{} title {} noenhanced font ',12'\n", qs.size(), L,
-      gnuplot_quote(gnuplot_parts::figure_title(spec) +
-                    (distance ? ": attention logits by distance" : ": attention by layer")));
+  const std::string multiplot =
+      fmt::format("set multiplot layout {},{} title {} noenhanced font ',12'\n", qs.size(), L,
+                  gnuplot_quote(gnuplot_parts::figure_title(spec) +
+                                (which == LayerFigure::kDistance ? ": attention logits by distance"
+                                 : which == LayerFigure::kBias ? ": positional bias after training"
+                                                               : ": attention by layer")));
   s += fmt::format("\nset terminal pngcairo size {},{} enhanced font 'sans,11'\n", width, height);
   s += fmt::format("set output {}\n", gnuplot_quote(base + ".png"));
   s += multiplot + panels + "unset multiplot\n";

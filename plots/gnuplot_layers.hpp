@@ -6,7 +6,10 @@
 //    probability against test length (attention.csv), the training lengths shaded;
 //  * fig<NAME>-distance.{dat,gp,png,svg}: the mean centred attention logit against relative
 //    distance at the line's longest test length (attention_distance.csv;
-//    train/attention_probe.hpp), the distances seen in training shaded.
+//    train/attention_probe.hpp), the distances seen in training shaded;
+//  * fig<NAME>-bias.{dat,gp,png,svg}: the positional encoding's bias b_h(δ) on the logits against
+//    distance after training (position_bias.csv; models/position_bias.hpp), one row of panels per
+//    head: paper 002's Figure 1 on lenlab's models, for every line with a bias (alibi, t5, kerple).
 #include <filesystem>
 #include <string>
 
@@ -15,11 +18,11 @@
 
 namespace lenlab {
 
-enum class LayerFigure { kStatistics, kDistance };
+enum class LayerFigure { kStatistics, kDistance, kBias };
 
 // Whether any run of the figure has what the companion draws.
 bool has_layer_figure(const FigureSummary& fig, LayerFigure which);
-// "layers" or "distance": the companion's file suffix.
+// "layers", "distance" or "bias": the companion's file suffix.
 std::string layer_figure_suffix(LayerFigure which);
 std::string layer_figure_dat(const FigureSummary& fig, LayerFigure which);
 std::string layer_figure_script(const FigureSummary& fig, LayerFigure which);

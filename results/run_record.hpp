@@ -12,6 +12,17 @@
 
 namespace lenlab {
 
+// A run's positional bias after training (position_bias.csv; models/position_bias.hpp): b by
+// layer, head and distance 0..max_distance. Empty for an encoding without one.
+struct PositionBiasValues {
+  int n_layer = 0, n_head = 0, max_distance = -1;
+  std::vector<double> values;  // [n_layer, n_head, max_distance + 1]
+  bool empty() const { return values.empty(); }
+  double at(int l, int h, int d) const {
+    return values[(static_cast<size_t>(l) * n_head + h) * (max_distance + 1) + d];
+  }
+};
+
 struct RunRecord {
   std::string id;  // the folder's name
   TrainSpec spec;
@@ -42,7 +53,11 @@ struct RunRecord {
   std::vector<LengthResult> results;  // empty unless completed
   // markov: each position's cross-entropy at the longest test length (positions.csv); else empty
   std::vector<PositionResult> positions;
+  PositionBiasValues position_bias;
 };
+
+// position_bias.csv's reader (UsageError naming `where` on a malformed or incomplete table).
+PositionBiasValues parse_position_bias_csv(const std::string& text, const std::string& where);
 
 // The run in `dir`; nullopt when there is no manifest. A manifest or results file that cannot be
 // parsed is a UsageError naming the file. with_results = false reads the manifest only.

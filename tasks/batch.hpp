@@ -4,9 +4,12 @@
 // with what target and loss weight. Every method this lab compares differs only in these fields.
 // Sequence s occupies rows offsets[s] .. offsets[s+1]; the synthetic tasks' sequences read
 // [BOS, b_1 .. b_l, EOS] (l + 2 tokens) and the scalar head reads the EOS row.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "core/rope_scaling.hpp"
 
 namespace lenlab {
 
@@ -23,6 +26,19 @@ struct AttentionSpec {
   // Optional extra multiplier by sequence length in tokens: entry L for a sequence of L tokens
   // (the last entry for longer ones). Empty: none.
   std::vector<double> logit_scale_by_length;
+  // RoPE's context extension at test time (core/rope_scaling.hpp): the kind, its factor, and the
+  // training length in tokens (rope.original_length). rope_auto: the factor is, per batch,
+  // max(1, tokens / original_length) for its longest sequence (largest position + 1).
+  RopeScaling rope;
+  bool rope_auto = false;
+
+  // The scaling for a batch whose largest position is max_position.
+  RopeScaling rope_at(int max_position) const {
+    RopeScaling r = rope;
+    if (rope_auto && rope.original_length > 0)
+      r.factor = std::max(1.0, static_cast<double>(max_position + 1) / rope.original_length);
+    return r;
+  }
 
   // The multiplier of a sequence of `tokens` tokens.
   double scale_for(int tokens) const {

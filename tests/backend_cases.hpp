@@ -18,13 +18,14 @@
 #include "tests/backend_cases_train.hpp"
 
 // The op names of the rows (each row's op()), one test case each per backend.
-#define LENLAB_CASE_OPS(X)                                                        \
-  X(linear)                                                                       \
-  X(layernorm)                                                                    \
-  X(gelu)                                                                         \
-  X(add_inplace)                                                                  \
-  X(embedding) X(gather_rows) X(rope) X(attention) X(attention_infer) X(mse_loss) \
-      X(cross_entropy_loss) X(pair_alignment_loss) X(grad_norm) X(adamw_step)
+#define LENLAB_CASE_OPS(X)                                                                 \
+  X(linear)                                                                                \
+  X(layernorm)                                                                             \
+  X(gelu)                                                                                  \
+  X(add_inplace)                                                                           \
+  X(embedding)                                                                             \
+  X(gather_rows) X(rope) X(attention) X(attention_infer) X(mse_loss) X(cross_entropy_loss) \
+      X(pair_alignment_loss) X(grad_norm) X(adamw_step)
 
 namespace lenlab::test {
 
@@ -34,6 +35,7 @@ using Case = std::variant<LinearCase, LayerNormCase, GeluCase, AddCase, Embeddin
 
 inline const std::vector<Case>& backend_cases() {
   using Rope = AttentionCase::Rope;
+  using Bias = AttentionCase::Bias;
   // One model: sequences of 1, 4 and 7 tokens, positions 0, 1, 2, …; N = 14.
   const Packing one{{{1, 4, 7}}};
   // Three models of 8, 12 and 4 tokens in N = 14 rows; models 0 and 2 have empty slots.
@@ -115,8 +117,42 @@ inline const std::vector<Case>& backend_cases() {
                     .rope = Rope::kInAttention,
                     .tol = big,
                     .fd = false},
+      // learned bias tables (t5, kerple; FIRE's by query position): dLoss/db by finite differences
+      AttentionCase{.packing = one, .bias = Bias::kByDistance, .tol = attn},
+      AttentionCase{.packing = three, .bias = Bias::kByDistance, .seq_scale = true, .tol = attn},
+      AttentionCase{.packing = three,
+                    .bias = Bias::kByDistance,
+                    .n_global = 1,
+                    .n_local = 2,
+                    .max_distance = 2,
+                    .mask_rows = true,
+                    .tol = attn},
+      AttentionCase{.packing = three,
+                    .bias = Bias::kByDistance,
+                    .max_distance = 3,
+                    .rope = Rope::kInAttention,
+                    .tol = attn},
+      AttentionCase{.packing = three, .bias = Bias::kByQueryPosition, .tol = attn},
+      AttentionCase{.packing = three,
+                    .bias = Bias::kByQueryPosition,
+                    .n_local = 3,
+                    .max_distance = 2,
+                    .tol = attn},
 
       AttentionCase{.packing = one, .infer = true, .tol = attn},
+      AttentionCase{.packing = three, .bias = Bias::kByDistance, .infer = true, .tol = attn},
+      AttentionCase{.packing = three,
+                    .bias = Bias::kByQueryPosition,
+                    .max_distance = 2,
+                    .infer = true,
+                    .query_rows = {{7, 0, 2, -1, 4}, {11, 5, -1, 0, 8}, {3, -1, 6, 2, 0}},
+                    .tol = attn},
+      AttentionCase{.packing = longer,
+                    .d = 64,
+                    .n_head = 4,
+                    .bias = Bias::kByDistance,
+                    .infer = true,
+                    .tol = big},
       AttentionCase{.packing = three, .alibi = true, .seq_scale = true, .infer = true, .tol = attn},
       AttentionCase{.packing = three,
                     .alibi = true,
@@ -174,8 +210,7 @@ inline const std::vector<Case>& backend_cases() {
       PairAlignmentCase{.K = 1, .R = 6, .V = 5, .P = 2, .entropy = "kl"},
       PairAlignmentCase{.K = 3, .R = 7, .V = 4, .P = 3, .padded = true, .entropy = "kl"},
       // At p = q the divergence is at its minimum: gradient 0, so no finite-difference ratio.
-      PairAlignmentCase{
-          .K = 2, .R = 4, .V = 6, .P = 2, .same = true, .entropy = "kl", .fd = false},
+      PairAlignmentCase{.K = 2, .R = 4, .V = 6, .P = 2, .same = true, .entropy = "kl", .fd = false},
       PairAlignmentCase{.K = 2, .R = 6, .V = 5, .P = 3, .entropy = "free"},
       PairAlignmentCase{.K = 2, .R = 80, .V = 70, .P = 40, .tol = big, .fd = false},
       PairAlignmentCase{

@@ -25,7 +25,11 @@ struct AttentionCase {
 
   Packing packing{};
   int d = 8, n_head = 2;
-  bool alibi = false;      // Press et al.'s slopes (cpu::alibi_slopes)
+  bool alibi = false;  // Press et al.'s slopes (cpu::alibi_slopes) as a bias table −m_h·δ
+  // A learned bias (AttentionArgs::bias and dbias): a random table by head and distance, or by
+  // head, query position and distance (FIRE's kind); its gradient checked by finite differences.
+  enum class Bias { kNone, kByDistance, kByQueryPosition };
+  Bias bias = Bias::kNone;
   bool seq_scale = false;  // a logit multiplier per sequence, in [0.5, 1.5)
   int n_global = 0, n_local = 0, max_distance = 0;
   Rope rope = Rope::kNone;
@@ -41,8 +45,9 @@ struct AttentionCase {
   std::string op() const { return infer ? "attention_infer" : "attention"; }
   std::string name() const {
     static const char* const kRope[] = {"", " rope in attention", " rope before"};
+    static const char* const kBias[] = {"", " bias table", " bias table by query position"};
     return cat(op(), " d=", d, " n_head=", n_head, alibi ? " alibi" : "",
-               seq_scale ? " seq_scale" : "",
+               kBias[static_cast<int>(bias)], seq_scale ? " seq_scale" : "",
                n_local > 0 ? cat(" window ", n_global, ",", n_local) : std::string(),
                max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
                kRope[static_cast<int>(rope)],
@@ -69,6 +74,14 @@ struct AttentionCase {
     h.real["cos"] = table.cos;
     h.real["sin"] = table.sin;
     h.real["slopes"] = cpu::alibi_slopes(n_head);
+    // Bias tables [n_head, rows, cols] over every distance and position of the packing.
+    const int cols = pk.max_position + 1, rows = bias_rows(pk);
+    auto& bias_table = h.real["bias"];
+    if (alibi)
+      for (double m : h.r("slopes"))
+        for (int delta = 0; delta < cols; ++delta) bias_table.push_back(-m * delta);
+    if (bias != Bias::kNone) bias_table = randn(static_cast<size_t>(n_head) * rows * cols, rng);
+    h.real["dbias0"] = randn(bias_table.size(), rng);
     auto& scale = h.real["seq_scale"];
     for (int i = 0; i < pk.K * pk.S; ++i) scale.push_back(0.5 + rng.uniform());
     h.real["qkv"] = randn(KN * 3 * d, rng);
@@ -76,9 +89,14 @@ struct AttentionCase {
     h.real["dqkv0"] = randn(KN * 3 * d, rng);
     if (!infer) {
       h.grads = {{"qkv", "dqkv", "dqkv0"}};
+      if (bias != Bias::kNone) h.grads.push_back({"bias", "dbias", "dbias0"});
       h.loss = {{"out", "dout"}};
     }
-    return h.finish({"cos", "sin"});
+    // ALiBi's table exactly as the model computes it in each type (PositionBias::table_as).
+    return h.finish({"cos", "sin", "bias"});
+  }
+  int bias_rows(const Packed& pk) const {
+    return bias == Bias::kByQueryPosition ? pk.max_position + 1 : 1;
   }
 
   template <class B>
@@ -90,7 +108,17 @@ struct AttentionCase {
     const size_t n3 = static_cast<size_t>(K) * N * 3 * d, n1 = static_cast<size_t>(K) * N * d;
     auto off = D::ints(h.i("offsets")), pos = D::ints(h.i("positions"));
     auto row_read = D::ints(h.i("row_read"));
-    auto slopes = D::put(h.r("slopes")), scale = D::put(h.r("seq_scale"));
+    auto scale = D::put(h.r("seq_scale"));
+    // ALiBi's table in T as the model computes it: −(T(m_h)·T(δ)).
+    std::vector<double> bias_host = h.r("bias");
+    if (alibi)
+      for (size_t i = 0; i < bias_host.size(); ++i) {
+        const int delta = static_cast<int>(i % (pk.max_position + 1));
+        bias_host[i] = static_cast<double>(
+            -(static_cast<T>(h.r("slopes")[i / (pk.max_position + 1)]) * static_cast<T>(delta)));
+      }
+    auto bias_table = D::put(bias_host.empty() ? std::vector<double>{0.0} : bias_host);
+    auto dbias = D::put(h.r("dbias0").empty() ? std::vector<double>{0.0} : h.r("dbias0"));
     auto cos = D::put(h.r("cos")), sin = D::put(h.r("sin"));
     auto qkv = D::put(h.r("qkv")), dout = D::put(h.r("dout")), dqkv = D::put(h.r("dqkv0"));
     // Each model's probability blocks, and a stride with room to spare.
@@ -108,7 +136,13 @@ struct AttentionCase {
     const ops::Seqs q{off.data(), pos.data(), S, N};
     const ops::Models m{K, 0};
     ops::AttentionArgs<T> a;
-    a.alibi_slopes = alibi ? slopes.data() : nullptr;
+    if (alibi || bias != Bias::kNone) {
+      a.bias = bias_table.data();
+      a.bias_rows = bias_rows(pk);
+      a.bias_cols = pk.max_position + 1;
+      a.bias_stride = 0;  // the K models share the table
+    }
+    if (bias != Bias::kNone) a.dbias = dbias.data();
     a.seq_scale = seq_scale ? scale.data() : nullptr;
     a.n_global = n_global;
     a.n_local = n_local;
@@ -165,7 +199,9 @@ struct AttentionCase {
       const std::vector<double> p = D::get(att, used[k], k * stride);
       probs.insert(probs.end(), p.begin(), p.end());
     }
-    return {{{"out", out_host}, {"probabilities", probs}, {"dqkv", D::get(dqkv, n3)}}};
+    Outputs o{{{"out", out_host}, {"probabilities", probs}, {"dqkv", D::get(dqkv, n3)}}};
+    if (bias != Bias::kNone) o.list.push_back({"dbias", D::get(dbias, h.r("dbias0").size())});
+    return o;
   }
 
   // The reference's outputs, computed from the definition instead.
@@ -174,6 +210,8 @@ struct AttentionCase {
     const AttentionFormula f{d,
                              n_head,
                              alibi,
+                             bias != Bias::kNone ? bias_rows(pk) : 0,
+                             pk.max_position + 1,
                              seq_scale,
                              n_global,
                              n_local,

@@ -16,6 +16,10 @@ inline ModelConfig small_config(PositionalEncoding pe) {
   c.d_ff = 12;
   c.pe = pe;
   c.max_positions = 12;
+  // Small enough that the test sequences reach the log-spaced buckets and past max_distance.
+  c.t5_buckets = 4;
+  c.t5_max_distance = 5;
+  if (pe == PositionalEncoding::kBias) c.pe_bias = "-(h+1)/4*log(1+d)";
   return c;
 }
 

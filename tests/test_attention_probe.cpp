@@ -206,7 +206,7 @@ TEST_CASE("attention_distance.csv reads back, and the distance figure averages h
   s2.results = {r};
   for (double& v : s2.results[0].logits.by_distance) v += 2;
   FigureSpec spec;
-  spec.name = "f";
+  spec.name = std::string{"f"};  // not = "f": GCC 12 warns a false -Wrestrict on that (PR 105329)
   FigureSummary fig;
   fig.spec = &spec;
   FigureLine line;

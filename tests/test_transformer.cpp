@@ -47,7 +47,12 @@ Batch with_token_readout(Batch b) {
 
 const std::vector<PositionalEncoding> kAllPe = {
     PositionalEncoding::kNope, PositionalEncoding::kLearned, PositionalEncoding::kAlibi,
-    PositionalEncoding::kRope};
+    PositionalEncoding::kRope, PositionalEncoding::kT5,      PositionalEncoding::kKerple,
+    PositionalEncoding::kBias};
+// The encodings of relative distance (a cap applies; outputs do not move with a shift).
+const std::vector<PositionalEncoding> kRelativePe = {
+    PositionalEncoding::kAlibi, PositionalEncoding::kRope, PositionalEncoding::kT5,
+    PositionalEncoding::kKerple, PositionalEncoding::kBias};
 
 // The batch's total loss (MSE on the scalar head + cross-entropy on the token head + the token
 // rows' pair loss) after a forward; with grad, also its gradients into the model's grads().
@@ -93,6 +98,15 @@ void check_model_gradient(const std::string& what, const ModelConfig& c, const B
   check_gradient(what, params, analytic, loss);
 }
 
+// The initialisation plus noise: a learned bias starts at 0 (t5) and would show nothing.
+void init_perturbed(DModel& model, uint64_t seed) {
+  model.init(seed);
+  std::vector<double> p = model.parameters(0);
+  Rng rng(seed + 100);
+  for (double& x : p) x += 0.3 * rng.normal();
+  model.set_parameters(0, p.data());
+}
+
 // Scalar outputs [R] of one batch, through the training forward or the inference path.
 std::vector<double> outputs(DModel& m, const Batch& b, bool infer) {
   DPacked in;
@@ -107,6 +121,49 @@ TEST_CASE("whole-model gradient matches finite differences for every positional 
   const Batch batch = make_batch({{1}, {0, 1, 1, 0}, {1, 1, 0, 1, 0, 0, 1}});
   for (PositionalEncoding pe : kAllPe)
     check_model_gradient("model " + positional_encoding_name(pe), small_config(pe), batch);
+  ModelConfig per_layer = small_config(PositionalEncoding::kT5);
+  per_layer.t5_per_layer = true;
+  check_model_gradient("model t5, a bucket table per layer", per_layer, batch);
+}
+
+TEST_CASE("learned biases: K models side by side give each model its own table and gradient") {
+  for (PositionalEncoding pe : {PositionalEncoding::kT5, PositionalEncoding::kKerple}) {
+    const ModelConfig c = small_config(pe);
+    const Batch batch = make_batch({{1, 0, 1}, {0, 1, 1, 0, 1, 1}});
+    DModel pair(c, 2);
+    std::vector<std::vector<double>> alone_grads;
+    for (int k = 0; k < 2; ++k) {
+      DModel one(c);
+      one.init(10 + k);
+      std::vector<double> p = one.parameters(0);
+      Rng rng(20 + k);
+      for (double& x : p) x += 0.3 * rng.normal();  // the bias tables differ between the models
+      one.set_parameters(0, p.data());
+      pair.set_parameters(k, p.data());
+      loss_of(one, batch, true);
+      alone_grads.push_back(one.gradients(0));
+    }
+    // The same loss per model: MSE of each model's outputs against the batch's targets.
+    DPacked in;
+    in.pack({&batch, &batch}, c);
+    pair.forward(in);
+    const int R = in.n_scalar;
+    std::vector<double> targets = batch.targets, dz(2 * R);
+    targets.insert(targets.end(), batch.targets.begin(), batch.targets.end());
+    double mse = 0;
+    cpu::mse_loss(dz.data(), &mse, pair.scalar_out(), targets.data(), in.scalar_weights.data(),
+                  2 * R);
+    pair.zero_grad();
+    pair.backward(in, dz.data(), nullptr);
+    for (int k = 0; k < 2; ++k) {
+      const std::vector<double> g = pair.gradients(k);
+      double worst = 0;
+      for (size_t i = 0; i < g.size(); ++i)
+        worst = std::max(worst, std::abs(g[i] - alone_grads[k][i]));
+      CHECK_MESSAGE(worst < 1e-12, positional_encoding_name(pe)
+                                       << " model " << k << ": gradients differ by " << worst);
+    }
+  }
 }
 
 TEST_CASE(
@@ -123,6 +180,18 @@ TEST_CASE(
        [](Batch& b) { b.attention.n_global = 2, b.attention.n_local = 3; }},
       {"alibi, distance cap 2", PositionalEncoding::kAlibi,
        [](Batch& b) { b.attention.max_distance = 2; }},
+      {"t5, distance cap 2", PositionalEncoding::kT5,
+       [](Batch& b) { b.attention.max_distance = 2; }},
+      {"kerple, Λ-window (1 global, 2 local)", PositionalEncoding::kKerple,
+       [](Batch& b) { b.attention.n_global = 1, b.attention.n_local = 2; }},
+      {"kerple, randomized positions", PositionalEncoding::kKerple,
+       [](Batch& b) {
+         for (int s = 0; s < b.n_seq(); ++s)
+           for (int t = b.offsets[s]; t < b.offsets[s + 1]; ++t)
+             b.positions[t] = 3 * (t - b.offsets[s]) + s;
+       }},
+      {"t5, token head on every row", PositionalEncoding::kT5,
+       [](Batch& b) { b = with_token_readout(b); }, true},
       {"rope, distance cap 3 (RoPE inside attention)", PositionalEncoding::kRope,
        [](Batch& b) { b.attention.max_distance = 3; }},
       {"rope, window and cap", PositionalEncoding::kRope,
@@ -312,11 +381,11 @@ TEST_CASE("a one-layer NoPE model's output ignores the order of the bits, RoPE's
 }
 
 TEST_CASE(
-    "ALiBi and RoPE see only relative positions: a sequence's output does not change inside a "
-    "larger batch, nor when all its positions shift by the same amount") {
-  for (PositionalEncoding pe : {PositionalEncoding::kAlibi, PositionalEncoding::kRope}) {
+    "the relative encodings see only relative positions: a sequence's output does not change "
+    "inside a larger batch, nor when all its positions shift by the same amount") {
+  for (PositionalEncoding pe : kRelativePe) {
     DModel model(small_config(pe));
-    model.init(5);
+    init_perturbed(model, 5);
     const std::vector<int> bits = {0, 1, 1, 0, 1};
     const double alone = outputs(model, make_batch({bits}), false)[0];
     const double packed = outputs(model, make_batch({{1, 1, 1}, bits}), false)[1];
@@ -328,9 +397,10 @@ TEST_CASE(
 }
 
 TEST_CASE("a distance cap at or past the longest distance changes nothing, a shorter one does") {
-  for (PositionalEncoding pe : {PositionalEncoding::kAlibi, PositionalEncoding::kRope}) {
+  for (PositionalEncoding pe : kRelativePe) {
+    CAPTURE(positional_encoding_name(pe));
     DModel model(small_config(pe));
-    model.init(6);
+    init_perturbed(model, 6);
     Batch b = make_batch({{0, 1, 1, 0, 1, 1}});
     const double plain = outputs(model, b, true)[0];
     b.attention.max_distance = 7;  // 8 tokens: distances up to 7
@@ -364,7 +434,9 @@ TEST_CASE("bad model shapes are refused with the bad value named") {
   c.scalar_head = false;
   CHECK_THROWS_WITH_AS(Transformer<float>{c}, doctest::Contains("needs a head"), UsageError);
   CHECK_THROWS_WITH_AS(parse_positional_encoding("sinusoid"),
-                       doctest::Contains("'nope', 'learned', 'alibi' or 'rope'"), UsageError);
+                       doctest::Contains("'nope', 'learned', 'alibi', 'rope', 't5', 'kerple' or "
+                                         "'bias'"),
+                       UsageError);
 }
 
 TEST_CASE(
@@ -384,4 +456,35 @@ TEST_CASE(
   const auto pa = a.parameters(0), pt = t.parameters(0);
   REQUIRE(pt.size() == pa.size() + static_cast<size_t>(c.d_model + 1) * c.vocab_size);
   CHECK(std::equal(pa.begin(), pa.end(), pt.begin()));
+}
+
+TEST_CASE("RoPE's context extensions: factor 1 is plain RoPE to the bit, PI halves positions") {
+  DModel model(small_config(PositionalEncoding::kRope));
+  init_perturbed(model, 8);
+  const Batch plain = make_batch({{0, 1, 1, 0, 1, 1}, {1, 0, 1}});
+  const std::vector<double> want = outputs(model, plain, true);
+  const std::vector<double> want_forward = outputs(model, plain, false);
+  for (RopeScalingKind kind : {RopeScalingKind::kPi, RopeScalingKind::kNtk, RopeScalingKind::kYarn,
+                               RopeScalingKind::kDynamicNtk}) {
+    CAPTURE(rope_scaling_name(kind));
+    Batch b = plain;
+    b.attention.rope = {kind, 1.0, 8};  // trained on 8 tokens: every sequence here fits
+    CHECK(outputs(model, b, false) == want_forward);
+    CHECK(outputs(model, b, true) == want);
+    b.attention.rope_auto = kind != RopeScalingKind::kDynamicNtk;  // auto: 1 within the window
+    CHECK(outputs(model, b, true) == want);
+    b.attention.rope.factor = 2.0;
+    b.attention.rope_auto = false;
+    if (kind != RopeScalingKind::kDynamicNtk) CHECK(outputs(model, b, true) != want);
+  }
+  // PI with s = 2 on positions 0, 2, 4, … is plain RoPE on 0, 1, 2, … (angles (2p/2)·θ = p·θ).
+  Batch spread = plain;
+  for (int32_t& p : spread.positions) p *= 2;
+  spread.attention.rope = {RopeScalingKind::kPi, 2.0, 8};
+  CHECK(outputs(model, spread, true) == want);
+  // ... and a cap makes attention apply RoPE by distance: the same angles there.
+  Batch capped = plain, capped_spread = spread;
+  capped.attention.max_distance = 3;
+  capped_spread.attention.max_distance = 6;
+  CHECK(outputs(model, capped_spread, true) == outputs(model, capped, true));
 }

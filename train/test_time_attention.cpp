@@ -38,6 +38,46 @@ double fixed_temperature(const std::string& text) {
   return tau;
 }
 
+// --rope-scaling and its factor (UsageError naming the bad value): off when rope_scaling is empty.
+RopeScaling rope_scaling_of(const TestTimeAttention& t, int window, PositionalEncoding pe) {
+  RopeScaling r;
+  const TestTimeAttention defaults;
+  if (t.rope_scaling.empty()) {
+    if (t.rope_factor != defaults.rope_factor || t.yarn_alpha != defaults.yarn_alpha ||
+        t.yarn_beta != defaults.yarn_beta)
+      throw UsageError(fmt::format(
+          "--rope-factor, --yarn-alpha and --yarn-beta set --rope-scaling, which is not given: "
+          "give --rope-scaling {} or leave them at auto, {} and {}",
+          join_choices({"pi", "ntk", "yarn", "dynamic-ntk"}), defaults.yarn_alpha,
+          defaults.yarn_beta));
+    return r;
+  }
+  r.kind = parse_rope_scaling(t.rope_scaling);
+  if (r.kind == RopeScalingKind::kNone) return r;
+  if (!positional_encoding_info(pe).rotary)
+    throw UsageError(fmt::format(
+        "--rope-scaling {}: the run's positional encoding is {}, which rotates nothing; RoPE's "
+        "context extensions apply to --pe rope",
+        t.rope_scaling, positional_encoding_name(pe)));
+  r.original_length = window;
+  r.yarn_alpha = t.yarn_alpha;
+  r.yarn_beta = t.yarn_beta;
+  if (t.rope_factor == "auto") {
+    r.factor = 1.0;  // resolved per test length (AttentionSpec::rope_at); dynamic-ntk's own is 1
+  } else {
+    char* end = nullptr;
+    r.factor = std::strtod(t.rope_factor.c_str(), &end);
+    if (t.rope_factor.empty() || end != t.rope_factor.c_str() + t.rope_factor.size() ||
+        !std::isfinite(r.factor) || r.factor <= 0)
+      throw UsageError(fmt::format(
+          "--rope-factor must be a finite number > 0 (the context extension's s) or auto (per "
+          "test length: its tokens / the training window's {}), got '{}'",
+          window, t.rope_factor));
+  }
+  rope_angles(r, 2, 10000.0, window);  // the kind's own checks (YaRN's ramp)
+  return r;
+}
+
 }  // namespace
 
 void check_temperature(const std::string& text) {
@@ -95,16 +135,19 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
         t.n_global));
   }
   if (!t.distance_cap.empty()) {
-    if (pe == PositionalEncoding::kNope || pe == PositionalEncoding::kLearned)
+    if (!positional_encoding_info(pe).relative)
       throw UsageError(fmt::format(
           "--distance-cap {}: the run's positional encoding is {}, which has {}; a distance cap "
-          "applies to alibi and rope",
+          "applies to the encodings of relative distance",
           t.distance_cap, positional_encoding_name(pe),
           pe == PositionalEncoding::kNope ? "no positions, so no distances to cap"
                                           : "absolute position ids, no relative distance to cap"));
     a.max_distance = train_or_count(t.distance_cap, window - 1, "--distance-cap",
                                     "the largest distance in training");
   }
+  a.rope = rope_scaling_of(t, window, pe);
+  a.rope_auto = !t.rope_scaling.empty() && t.rope_factor == "auto" &&
+                a.rope.kind != RopeScalingKind::kDynamicNtk;
   if (t.attention_stats != 0 && t.attention_stats != 1)
     throw UsageError(fmt::format(
         "attention_stats must be 0 (off) or 1 (measure the attention statistics), got {}",

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "models/position_bias.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/lengths.hpp"
 #include "train/random_positions.hpp"
@@ -32,6 +33,31 @@ void check_range(const char* flag, int64_t value, int64_t lo, int64_t hi, const 
   if (value < lo || value > hi)
     throw UsageError(
         fmt::format("{} must be an integer from {} to {}{}, got {}", flag, lo, hi, why, value));
+}
+
+// An encoding's settings given to another encoding are refused: they would change nothing.
+void check_encoding_settings(const TrainSpec& s, PositionalEncoding pe) {
+  const TrainSpec base;
+  const auto refuse = [&](const char* flag, const std::string& value, const char* owner) {
+    throw UsageError(
+        fmt::format("{} {} applies to --pe {} only; this run's encoding is {}: give "
+                    "--pe {} or leave {} out",
+                    flag, value, owner, s.pe, owner, flag));
+  };
+  if (pe != PositionalEncoding::kT5) {
+    if (s.t5_buckets != base.t5_buckets) refuse("--t5-buckets", std::to_string(s.t5_buckets), "t5");
+    if (s.t5_max_distance != base.t5_max_distance)
+      refuse("--t5-max-distance", std::to_string(s.t5_max_distance), "t5");
+    if (s.t5_per_layer != base.t5_per_layer)
+      refuse("--t5-per-layer", std::to_string(s.t5_per_layer), "t5");
+  }
+  if (s.t5_per_layer != 0 && s.t5_per_layer != 1)
+    throw UsageError(fmt::format(
+        "--t5-per-layer must be 0 (one table shared by the layers, as T5) or 1 (one per layer), "
+        "got {}",
+        s.t5_per_layer));
+  if (pe != PositionalEncoding::kRope && s.rope_base != base.rope_base)
+    refuse("--rope-base", fmt::format("{}", s.rope_base), "rope");
 }
 
 }  // namespace
@@ -110,6 +136,12 @@ ResolvedSpec resolve(const TrainSpec& s) {
   model.d_model = s.d_model;
   model.n_head = s.n_head;
   model.d_ff = s.d_ff;
+  check_encoding_settings(s, model.pe);
+  model.pe_bias = s.pe_bias;
+  model.t5_buckets = s.t5_buckets;
+  model.t5_max_distance = s.t5_max_distance;
+  model.t5_per_layer = s.t5_per_layer == 1;
+  model.rope_base = s.rope_base;
   // The longest sequence: BOS + l_test bits + EOS, or a token task's at l_test.
   model.max_positions = static_cast<int>(tokens_per_sequence(task, token, s.l_test));
   if (s.random_positions > 0) model.max_positions = s.random_positions;  // ids 0..N−1
@@ -121,6 +153,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
     model.vocab_size = task_vocab_size(task);
   }
   model.validate();
+  check_bias_expression(model, model.max_positions - 1);  // every distance the run meets
   Reparam reparam = Reparam::make(s.reparam, s.reparam_inverse, s.reparam_shift);
   if (is_token_task(task)) {
     std::shared_ptr<const MarkovChain> chain;
@@ -169,27 +202,21 @@ std::vector<int> test_lengths(const TrainSpec& spec) {
 }
 
 nlohmann::ordered_json to_json(const TrainSpec& spec) {
-  static const std::set<std::string> late_keys = {"lengths",
-                                                  "n_symbols",
-                                                  "key_length",
-                                                  "markov_order",
-                                                  "markov_concentration",
-                                                  "markov_seed",
-                                                  "depths",
-                                                  "vcl_offset",
-                                                  "vcl_alpha",
-                                                  "random_positions",
-                                                  "misalign_alpha",
-                                                  "misalign_extra",
-                                                  "misalign_kind",
-                                                  "misalign_control",
-                                                  "n_local",
-                                                  "n_global",
-                                                  "distance_cap",
-                                                  "temperature",
-                                                  "temperature_min",
-                                                  "temperature_step",
-                                                  "attention_stats",
+  static const std::set<std::string> late_keys = {"pe_bias",          "t5_buckets",
+                                                  "t5_max_distance",  "t5_per_layer",
+                                                  "rope_base",        "lengths",
+                                                  "n_symbols",        "key_length",
+                                                  "markov_order",     "markov_concentration",
+                                                  "markov_seed",      "depths",
+                                                  "vcl_offset",       "vcl_alpha",
+                                                  "random_positions", "misalign_alpha",
+                                                  "misalign_extra",   "misalign_kind",
+                                                  "misalign_control", "n_local",
+                                                  "n_global",         "distance_cap",
+                                                  "temperature",      "temperature_min",
+                                                  "temperature_step", "attention_stats",
+                                                  "rope_scaling",     "rope_factor",
+                                                  "yarn_alpha",       "yarn_beta",
                                                   "precision"};
   static const nlohmann::ordered_json defaults = [] {
     nlohmann::ordered_json d;

@@ -22,6 +22,12 @@ namespace lenlab {
 struct TrainSpec {
   std::string task = "length";
   std::string pe = "nope";
+  // The encodings' settings (models/config.hpp, docs/model.md); each applies to its encoding only.
+  std::string pe_bias;         // --pe bias: b(d, h) as an expression
+  int t5_buckets = 32;         // t5
+  int t5_max_distance = 128;   // t5
+  int t5_per_layer = 0;        // t5: 1 = a table per layer, 0 = one shared (T5's)
+  double rope_base = 10000.0;  // rope
   std::string reparam = "identity";
   std::string reparam_inverse;  // empty: closed form for built-ins, numerical for expressions
   double reparam_shift = 0.0;   // train on f(y + c)
@@ -93,6 +99,11 @@ template <class Spec, class Visit>
 void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("task", s.task);
   visit("pe", s.pe);
+  visit("pe_bias", s.pe_bias);
+  visit("t5_buckets", s.t5_buckets);
+  visit("t5_max_distance", s.t5_max_distance);
+  visit("t5_per_layer", s.t5_per_layer);
+  visit("rope_base", s.rope_base);
   visit("reparam", s.reparam);
   visit("reparam_inverse", s.reparam_inverse);
   visit("reparam_shift", s.reparam_shift);
@@ -119,6 +130,10 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("temperature_min", s.test_attention.temperature_min);
   visit("temperature_step", s.test_attention.temperature_step);
   visit("attention_stats", s.test_attention.attention_stats);
+  visit("rope_scaling", s.test_attention.rope_scaling);
+  visit("rope_factor", s.test_attention.rope_factor);
+  visit("yarn_alpha", s.test_attention.yarn_alpha);
+  visit("yarn_beta", s.test_attention.yarn_beta);
   visit("steps", s.steps);
   visit("batch_size", s.batch_size);
   visit("seed", s.seed);

@@ -2,9 +2,9 @@
 // Multi-head causal self-attention over packed sequences, one query row of one head at a time.
 //   qkv [K, N, 3d]: row t = [q | k | v], head h owns columns h·hd .. (h+1)·hd of each third.
 //   out: the heads' outputs side by side (before the output projection).
-// Logits, masks, ALiBi, distance caps and RoPE-by-distance: ops::AttentionArgs. The training
-// forward keeps each (sequence, head)'s probabilities for the backward (ops::ProbLayout). The
-// inference forward keeps nothing (models/cpu/attention_infer.hpp).
+// Logits, masks, the positional bias, distance caps and RoPE-by-distance: ops::AttentionArgs. The
+// training forward keeps each (sequence, head)'s probabilities for the backward (ops::ProbLayout).
+// The inference forward keeps nothing (models/cpu/attention_infer.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -54,7 +54,8 @@ struct SeqHead {
   const int* pos = nullptr;  // [L] its positions
   int L = 0, d = 0, hd = 0, h = 0;
   T scale = 1;  // scale_s / √hd
-  T slope = 0;  // ALiBi slope of head h, or 0
+  const T* bias =
+      nullptr;  // head h's bias table of this model (AttentionArgs::bias_table), or null
   const T* q(int i) const { return qkv + static_cast<size_t>(i) * 3 * d + h * hd; }
   const T* k(int j) const { return qkv + static_cast<size_t>(j) * 3 * d + d + h * hd; }
   const T* v(int j) const { return qkv + static_cast<size_t>(j) * 3 * d + 2 * d + h * hd; }
@@ -74,7 +75,7 @@ SeqHead<T> seq_head(const T* qkv, const ops::Seqs& q, const ops::AttentionArgs<T
   sh.h = h;
   const T seq_scale = a.seq_scale ? a.seq_scale[static_cast<size_t>(k) * q.n_seq + s] : T(1);
   sh.scale = seq_scale / std::sqrt(static_cast<T>(sh.hd));
-  sh.slope = a.alibi_slopes ? a.alibi_slopes[h] : T(0);
+  sh.bias = a.bias_table(k, h);
   return sh;
 }
 
@@ -160,10 +161,18 @@ void attend_row(T* o, T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a
     plain_dots(p, sh, i);
   }
   T max_logit = -INFINITY;
+  const T* b = sh.bias ? sh.bias + a.bias_row(sh.pos[i]) : nullptr;  // b[δ]: query i's bias
   if (a.n_local <= 0 && a.max_distance <= 0) {  // plain causal attention: no per-key branches
-    for (int j = 0; j <= i; ++j) {
-      p[j] = p[j] * sh.scale - sh.slope * static_cast<T>(sh.pos[i] - sh.pos[j]);
-      max_logit = std::max(max_logit, p[j]);
+    if (b) {
+      for (int j = 0; j <= i; ++j) {
+        p[j] = p[j] * sh.scale + b[sh.pos[i] - sh.pos[j]];
+        max_logit = std::max(max_logit, p[j]);
+      }
+    } else {
+      for (int j = 0; j <= i; ++j) {
+        p[j] = p[j] * sh.scale;
+        max_logit = std::max(max_logit, p[j]);
+      }
     }
   } else {
     for (int j = 0; j <= i; ++j) {
@@ -171,7 +180,7 @@ void attend_row(T* o, T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a
         p[j] = -INFINITY;  // exp(−∞) = 0 below: the key gets no weight
         continue;
       }
-      p[j] = p[j] * sh.scale - sh.slope * static_cast<T>(distance(sh, a, i, j));
+      p[j] = p[j] * sh.scale + (b ? b[distance(sh, a, i, j)] : T(0));
       max_logit = std::max(max_logit, p[j]);
     }
   }
@@ -213,13 +222,45 @@ void attention_forward(T* out, T* att, const T* qkv, int d, int n_head,
   }
 }
 
-// Adds into dqkv [K, N, 3d]. Needs the forward's qkv and att. scratch: unused on the CPU (the
-// CUDA backend's workspace); pass null.
+// dLoss/db from the logits' gradients ds (before the scale; laid out as the probabilities): for
+// each (model, head), Σ over sequences, queries and admitted keys in that order, into dbias. One
+// thread per (model, head): each owns its table, so the sums are the same whatever the threads.
+template <class T>
+void bias_backward(const T* ds, const ops::AttentionArgs<T>& a, ops::ProbLayout prob, ops::Seqs q,
+                   int n_head, int K) {
+  const int S = q.n_seq;
+#pragma omp parallel for schedule(static)
+  for (int kh = 0; kh < K * n_head; ++kh) {
+    const int k = kh / n_head, h = kh % n_head;
+    T* db = a.dbias + static_cast<size_t>(k) * a.bias_stride +
+            static_cast<size_t>(h) * a.bias_rows * a.bias_cols;
+    const int* off = q.offsets + static_cast<size_t>(k) * (S + 1);
+    for (int s = 0; s < S; ++s) {
+      const int L = off[s + 1] - off[s];
+      const int* pos = q.positions + static_cast<size_t>(k) * q.rows + off[s];
+      const T* D =
+          ds + k * prob.stride + prob.offsets[k * (S + 1) + s] + static_cast<size_t>(h) * L * L;
+      for (int i = 0; i < L; ++i) {
+        T* row = db + a.bias_row(pos[i]);
+        for (int j = 0; j <= i; ++j) {
+          if (!a.admits(i, j)) continue;
+          const int delta = pos[i] - pos[j];
+          row[a.max_distance > 0 && delta > a.max_distance ? a.max_distance : delta] +=
+              D[static_cast<size_t>(i) * L + j];
+        }
+      }
+    }
+  }
+}
+
+// Adds into dqkv [K, N, 3d] (and into a.dbias when set). Needs the forward's qkv and att.
+// scratch [K·prob.stride]: with a.dbias, the logits' gradients before the scale, for
+// bias_backward; otherwise unused on the CPU (the CUDA backend's workspace) and may be null.
 template <class T>
 void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* att, int d,
                         int n_head, const ops::AttentionArgs<T>& a, ops::ProbLayout prob,
                         ops::Seqs q, ops::Models m = {}) {
-  (void)scratch;
+  T* ds_keep = a.dbias ? scratch : nullptr;
   const int hd = d / n_head, C3 = 3 * d, S = q.n_seq, half = hd / 2;
 #pragma omp parallel
   {
@@ -233,8 +274,10 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
       const T* P =
           att + k * prob.stride + prob.offsets[k * (S + 1) + s] + static_cast<size_t>(h) * L * L;
       T* g = dqkv + row0 * C3 + h * hd;  // the sequence's first row, this head's columns
+      T* DS = ds_keep ? ds_keep + (P - att) : nullptr;  // this block of the logits' gradients
       dp.resize(L);
       for (int i = 0; i < L; ++i) {
+        if (DS) std::fill_n(DS + static_cast<size_t>(i) * L, L, T(0));
         if (a.row_read && !a.row_read[row0 + i]) continue;  // p_i = 0: no gradient
         const T* p = P + static_cast<size_t>(i) * L;
         const T* dout_i = dout + (row0 + i) * d + h * hd;
@@ -253,10 +296,13 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
           dot_pdp += p[j] * acc;
         }
         // p_i = softmax(s_i)  =>  ds_ij = p_ij (dp_ij − Σ_k p_ik dp_ik)   (0 for masked keys)
-        // s_ij = scale·q_i·k_j + bias  =>  dq_i += scale·ds_ij k_j,  dk_j += scale·ds_ij q_i
+        // s_ij = scale·q_i·k_j + b_ij  =>  dq_i += scale·ds_ij k_j,  dk_j += scale·ds_ij q_i,
+        // db_ij += ds_ij (bias_backward, from DS)
         const T* qi = sh.q(i);
         for (int j = 0; j <= i; ++j) {
-          const T ds = p[j] * (dp[j] - dot_pdp) * sh.scale;
+          const T ds_logit = p[j] * (dp[j] - dot_pdp);
+          if (DS) DS[static_cast<size_t>(i) * L + j] = ds_logit;
+          const T ds = ds_logit * sh.scale;
           const T* kj = sh.k(j);
           T* dk = g + static_cast<size_t>(j) * C3 + d;
           if (a.rope_cos) {  // s_ij = scale·rotated_dot(q_i, k_j, δ_ij) + bias
@@ -281,6 +327,7 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
       }
     }
   }
+  if (a.dbias) bias_backward(ds_keep, a, prob, q, n_head, m.count);
 }
 
 }  // namespace lenlab::cpu

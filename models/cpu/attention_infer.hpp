@@ -41,21 +41,21 @@ inline constexpr int kMinTileRows = 8;
 // Row p [0..m) of logits q_i·k_j for the keys j < m = i + 1 → the probabilities of query i
 // (masked keys 0), as attend_row computes them but vectorised over the keys.
 template <class T>
-void softmax_row(T* p, const T* pos, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a, int i) {
+void softmax_row(T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a, int i) {
   using Row = Eigen::Map<Eigen::Array<T, 1, Eigen::Dynamic>>;
   const int m = i + 1;
   Row row(p, m);
+  const T* b = sh.bias ? sh.bias + a.bias_row(sh.pos[i]) : nullptr;  // b[δ]: query i's bias
   if (a.n_local <= 0 && a.max_distance <= 0) {  // plain causal attention: no per-key branches
     row *= sh.scale;
-    // −slope·(pos_i − pos_j) = slope·(pos_j − pos_i)
-    if (sh.slope != 0)
-      row += sh.slope * (Eigen::Map<const Eigen::Array<T, 1, Eigen::Dynamic>>(pos, m) - pos[i]);
+    if (b)
+      for (int j = 0; j < m; ++j) p[j] += b[sh.pos[i] - sh.pos[j]];
     row = (row - row.maxCoeff()).exp();
   } else {
     T max_logit = -INFINITY;
     for (int j = 0; j < m; ++j) {
       if (!a.admits(i, j)) continue;
-      p[j] = p[j] * sh.scale - sh.slope * static_cast<T>(distance(sh, a, i, j));
+      p[j] = p[j] * sh.scale + (b ? b[distance(sh, a, i, j)] : T(0));
       max_logit = std::max(max_logit, p[j]);
     }
     for (int j = 0; j < m; ++j) p[j] = a.admits(i, j) ? std::exp(p[j] - max_logit) : T(0);
@@ -78,7 +78,7 @@ void write_row_stats(T* st, const T* p, int m) {
 // Query rows `rows` [n_rows] (ascending, within the sequence; null: every row 0..L−1) of one head
 // of one sequence: out [n_rows, hd] at row stride d (head h's columns of the first output row);
 // with stats (the first row's pair, rows stats_stride apart), each row's entropy and largest
-// probability. scratch: kTile·L logits, L positions and kTile·hd gathered queries.
+// probability. scratch: kTile·L logits, L unused and kTile·hd gathered queries.
 template <class T>
 void attend_rows(T* out, T* stats, size_t stats_stride, Scratch<T>& scratch, const SeqHead<T>& sh,
                  const ops::AttentionArgs<T>& a, const int* rows = nullptr, int n_rows = -1) {
@@ -86,9 +86,10 @@ void attend_rows(T* out, T* stats, size_t stats_stride, Scratch<T>& scratch, con
   using ConstStrided = Eigen::Map<const RowMatrix<T>, 0, Stride>;
   const int L = sh.L, hd = sh.hd, d = sh.d, R = rows ? n_rows : L;
   scratch.resize(static_cast<size_t>(kTile + 1) * L + static_cast<size_t>(kTile) * hd);
-  T* pos = scratch.data() + static_cast<size_t>(kTile) * L;
-  T* gathered = pos + L;  // [kTile, hd] the tile's queries, when they are not consecutive rows
-  for (int j = 0; j < L; ++j) pos[j] = static_cast<T>(sh.pos[j]);
+  // [kTile, hd] the tile's queries, when they are not consecutive rows. They start L past the
+  // logits (a slot once used for the positions): where they sit decides how Eigen's small products
+  // vectorise their sums, so moving them would move the results' last bits.
+  T* gathered = scratch.data() + static_cast<size_t>(kTile + 1) * L;
   const auto row = [rows](int r) { return rows ? rows[r] : r; };
   for (int r0 = 0; r0 < R; r0 += kTile) {
     const int t = std::min(kTile, R - r0), n = row(r0 + t - 1) + 1;  // keys 0..n−1
@@ -104,7 +105,7 @@ void attend_rows(T* out, T* stats, size_t stats_stride, Scratch<T>& scratch, con
     for (int r = 0; r < t; ++r) {
       T* p = P.row(r).data();
       const int i = row(r0 + r);
-      softmax_row(p, pos, sh, a, i);
+      softmax_row(p, sh, a, i);
       std::fill(p + i + 1, p + n, T(0));  // keys after the query: causal mask
       if (stats) write_row_stats(stats + (r0 + r) * stats_stride, p, i + 1);
     }

@@ -1,8 +1,8 @@
 // Multi-head causal attention (models/cpu/attention.hpp), q, k, v read from global memory so any
 // sequence length works. Training: a block per (model, sequence, head), a warp per query row,
 // probabilities kept for the backward. Inference: a warp per (query, head), an online softmax
-// over the keys, nothing kept. Logits as the CPU's detail::attend_row: masks, caps, ALiBi, the
-// per-sequence scale and RoPE by relative distance (ops::AttentionArgs).
+// over the keys, nothing kept. Logits as the CPU's detail::attend_row: masks, caps, the positional
+// bias table, the per-sequence scale and RoPE by relative distance (ops::AttentionArgs).
 #include <stdexcept>
 #include <string>
 
@@ -27,8 +27,8 @@ struct SeqHead {
   const int* pos;    // [L] its positions
   size_t row0;       // its first row among all K·N
   int L, d, hd, h;
-  float scale;  // scale_s / √hd
-  float slope;  // ALiBi slope of head h, or 0
+  float scale;        // scale_s / √hd
+  const float* bias;  // head h's bias table of this model (AttentionArgs::bias_table), or null
   __device__ const float* q(int i) const { return qkv + static_cast<size_t>(i) * 3 * d + h * hd; }
   __device__ const float* k(int j) const {
     return qkv + static_cast<size_t>(j) * 3 * d + d + h * hd;
@@ -51,7 +51,7 @@ __device__ SeqHead seq_head(const float* qkv, const Seqs& q, const AttentionArgs
   sh.h = h;
   const float seq_scale = a.seq_scale ? a.seq_scale[static_cast<size_t>(k) * q.n_seq + s] : 1.0f;
   sh.scale = seq_scale / sqrtf(static_cast<float>(sh.hd));
-  sh.slope = a.alibi_slopes ? a.alibi_slopes[h] : 0.0f;
+  sh.bias = a.bias_table(k, h);
   return sh;
 }
 
@@ -62,7 +62,7 @@ __device__ int distance(const SeqHead& sh, const AttentionArgs& a, int i, int j)
 }
 
 // The logit s_ij of an admitted key: q·k (plain, channel order) or the rotated dot by δ_ij
-// (Σ_m cos·(q0k0 + q1k1) + sin·(q0k1 − q1k0), pair order), times the scale, minus the ALiBi bias.
+// (Σ_m cos·(q0k0 + q1k1) + sin·(q0k1 − q1k0), pair order), times the scale, plus the bias b[δ].
 // q may point anywhere (global or shared memory).
 __device__ float logit(const float* q, const SeqHead& sh, const AttentionArgs& a, int i, int j) {
   const float* kj = sh.k(j);
@@ -79,7 +79,7 @@ __device__ float logit(const float* q, const SeqHead& sh, const AttentionArgs& a
   } else {
     for (int c = 0; c < sh.hd; ++c) dot += q[c] * kj[c];
   }
-  return dot * sh.scale - sh.slope * static_cast<float>(delta);
+  return dot * sh.scale + (sh.bias ? sh.bias[a.bias_row(sh.pos[i]) + delta] : 0.0f);
 }
 
 // Block (k, s, h); warp per query row i: logits, softmax and out_i = Σ_j p_ij v_j. The row's
@@ -128,8 +128,10 @@ __global__ void attention_forward_kernel(float* out, float* att, const float* qk
 }
 
 // Block (k, s, h). Phase 1, a warp per query row i: ds_ij = p_ij (dp_ij − Σ_l p_il dp_il)·scale
-// with dp_ij = do_i·v_j, into scratch (laid out as att). Phase 2, after a barrier, a thread per
-// (row t, channel c) owns dq, dk, dv of that entry and sums in a fixed order:
+// with dp_ij = do_i·v_j, into scratch (laid out as att); with a.dbias, the unscaled ds_ij is also
+// added into the bias's gradient at (h, row of pos_i, δ_ij) (atomically: sequences share entries).
+// Phase 2, after a barrier, a thread per (row t, channel c) owns dq, dk, dv of that entry and sums
+// in a fixed order:
 //   dq_t = Σ_{j ≤ t} ds_tj ∂s_tj/∂q_t,  dk_t = Σ_{i ≥ t} ds_it ∂s_it/∂k_t,  dv_t = Σ_{i ≥ t} p_it
 //   do_i
 // where ∂s/∂q = k and ∂s/∂k = q, or their rotations by δ when RoPE is applied here.
@@ -164,7 +166,15 @@ __global__ void attention_backward_kernel(float* dqkv, float* scratch, const flo
       dot += p[j] * dp;
     }
     dot = warp_sum(dot);
-    for (int j = lane; j <= i; j += 32) ds[j] = p[j] * (ds[j] - dot) * sh.scale;
+    float* db = a.dbias
+                    ? a.dbias + static_cast<size_t>(k) * a.bias_stride +
+                          static_cast<size_t>(h) * a.bias_rows * a.bias_cols + a.bias_row(sh.pos[i])
+                    : nullptr;
+    for (int j = lane; j <= i; j += 32) {
+      const float ds_logit = p[j] * (ds[j] - dot);
+      if (db && a.admits(i, j)) atomicAdd(db + distance(sh, a, i, j), ds_logit);
+      ds[j] = ds_logit * sh.scale;
+    }
   }
   __syncthreads();
   for (int e = threadIdx.x; e < L * hd; e += blockDim.x) {

@@ -56,13 +56,24 @@ struct ProbLayout {
 };
 
 // What attention may look at, and how (the logit of query i and key j of one head):
-//   s_ij = scale_s · q_i·k_j / √hd − slope_h · δ_ij,   δ_ij = min(pos_i − pos_j, max_distance)
-// for keys j ≤ i (by row) that the window admits. With rope_cos/rope_sin set, q_i·k_j is taken
-// after rotating the pair by the angle δ_ij·θ (RoPE applied inside attention, by relative
-// distance, so a cap can bend it); without them, RoPE (if any) was applied to q and k beforehand.
+//   s_ij = scale_s · q_i·k_j / √hd + b_h(r_i, δ_ij),   δ_ij = min(pos_i − pos_j, max_distance)
+// for keys j ≤ i (by row) that the window admits. b is the positional encoding's additive bias
+// (ALiBi's −m_h·δ, T5's buckets, KERPLE, a user's expression: models/position_bias.hpp), a table
+// by head, row r_i and distance; r_i = 0 for a bias of the distance alone, pos_i for one that also
+// depends on the query's position (FIRE). With rope_cos/rope_sin set, q_i·k_j is taken after
+// rotating the pair by the angle δ_ij·θ (RoPE applied inside attention, by relative distance, so a
+// cap can bend it); without them, RoPE (if any) was applied to q and k beforehand.
 template <class T>
 struct AttentionArgs {
-  const T* alibi_slopes = nullptr;  // [n_head], or null for no bias
+  // [K?, n_head, bias_rows, bias_cols]: b_h(r, δ) at ((h·bias_rows + r)·bias_cols + δ), model k's
+  // table k·bias_stride further (stride 0: the K models share one). Null: no bias.
+  const T* bias = nullptr;
+  int bias_rows = 1;       // 1: a bias of δ alone; else > every query position
+  int bias_cols = 0;       // > every (capped) distance
+  size_t bias_stride = 0;  // elements between models' tables
+  // Backward only: dLoss/db in bias's layout (bias_stride > 0 when K > 1), added into. The
+  // backward then needs its scratch (ProbLayout-sized) on every backend. Null: not wanted.
+  T* dbias = nullptr;
   const T* seq_scale = nullptr;  // [K, S] logit multiplier per sequence (1/temperature); null = 1
   int n_global = 0;              // with n_local > 0: query i sees key j only when
   int n_local = 0;               //   j < n_global or i − j < n_local (LM-Infinite's Λ-mask)
@@ -77,6 +88,14 @@ struct AttentionArgs {
   // nats and its largest probability, per head (the attention diagnostics and the temperature
   // search of docs/methods.md); padding rows 0. Null: not computed.
   T* row_stats = nullptr;
+
+  // Head h's bias table of model k (null: none), and within it the row of a query at position pos.
+  LENLAB_HOST_DEVICE const T* bias_table(int k, int h) const {
+    return bias ? bias + static_cast<size_t>(k) * bias_stride +
+                      static_cast<size_t>(h) * bias_rows * bias_cols
+                : nullptr;
+  }
+  LENLAB_HOST_DEVICE int bias_row(int pos) const { return bias_rows > 1 ? pos * bias_cols : 0; }
 
   // True for the key rows that query row i (both counted within its sequence) may attend to.
   LENLAB_HOST_DEVICE bool admits(int i, int j) const {

@@ -215,14 +215,16 @@ class Run:
              device: str = "auto", **attention) -> "Evaluation":
         """`lenlab eval` of this run: other test lengths, more samples, a test-time method
         (n_local, n_global, distance_cap, temperature, temperature_min, temperature_step,
-        attention_stats). Written to `out` (default: DIR/eval-<n>); returns its arrays."""
+        attention_stats, rope_scaling, rope_factor, yarn_alpha, yarn_beta). Written to `out`
+        (default: DIR/eval-<n>); returns its arrays."""
         if out is None:
             n = 1
             while (self.dir / f"eval-{n}").exists():
                 n += 1
             out = self.dir / f"eval-{n}"
         allowed = {"n_local", "n_global", "distance_cap", "temperature", "temperature_min",
-                   "temperature_step", "attention_stats"}
+                   "temperature_step", "attention_stats", "rope_scaling", "rope_factor",
+                   "yarn_alpha", "yarn_beta"}
         unknown = sorted(set(attention) - allowed)
         if unknown:
             raise UsageError(f"unknown eval setting {unknown[0]!r}; valid: "
@@ -233,8 +235,9 @@ class Run:
             for key in ("n_local", "distance_cap"):
                 if key in attention:
                     attention[key] = str(attention[key])
-        if "temperature" in attention:
-            attention["temperature"] = str(attention["temperature"])
+        for key in ("temperature", "rope_factor"):
+            if key in attention:
+                attention[key] = str(attention[key])
         _lenlab.evaluate(str(self.dir), str(out), lengths or "", depths or "", int(samples),
                          bool(predictions), bool(overwrite), device, json.dumps(attention),
                          _command_line("eval", dict(lengths=lengths, samples=samples,

@@ -8,6 +8,9 @@ Conventions (models/parameters.hpp, models/cpu/*.hpp):
 - [q | k | v] columns, head h owning columns h*hd .. (h+1)*hd of each third;
 - RoPE rotates the pairs (2i, 2i+1) of q and k by pos * base^(-2i/hd), angles in float64 then
   rounded to the model's dtype; ALiBi adds -slope_h * (pos_i - pos_j) (Press et al.'s slopes);
+- t5 adds a learned scalar per head and distance bucket (Hugging Face's
+  T5Attention._relative_position_bucket, bidirectional=False), from pe.t5.bias [tables, buckets,
+  H]; kerple adds -r1 log(1 + r2 (pos_i - pos_j)), r = softplus(pe.kerple.r1 / r2 [n_layer, H]);
 - heads read rows of the final residual stream through the final layer norm: the scalar head
   GELU(z W1 + b1) w2 + b2, the token head z W + b.
 
@@ -33,9 +36,11 @@ class ModelConfig:
     d_model: int
     n_head: int
     d_ff: int
-    pe: str  # nope, learned, alibi, rope
+    pe: str  # nope, learned, alibi, rope, t5, kerple
     vocab_size: int
     rope_base: float = 10000.0
+    t5_buckets: int = 32
+    t5_max_distance: int = 128
 
     @property
     def head_dim(self) -> int:
@@ -46,7 +51,10 @@ class ModelConfig:
         """From a run's manifest config and its checkpoint's tensors (the vocabulary is wte's)."""
         return ModelConfig(n_layer=int(config["n_layer"]), d_model=int(config["d_model"]),
                            n_head=int(config["n_head"]), d_ff=int(config["d_ff"]),
-                           pe=str(config["pe"]), vocab_size=int(tensors["wte"].shape[0]))
+                           pe=str(config["pe"]), vocab_size=int(tensors["wte"].shape[0]),
+                           rope_base=float(config.get("rope_base", 10000.0)),
+                           t5_buckets=int(config.get("t5_buckets", 32)),
+                           t5_max_distance=int(config.get("t5_max_distance", 128)))
 
 
 def alibi_slopes(n_head: int) -> list[float]:
@@ -65,6 +73,18 @@ def alibi_slopes(n_head: int) -> list[float]:
         slopes.append(extra[i])
         i += 2
     return slopes
+
+
+def t5_bucket(relative_position: torch.Tensor, num_buckets: int, max_distance: int) -> torch.Tensor:
+    """T5's causal bucket of memory - query positions (Hugging Face's
+    T5Attention._relative_position_bucket with bidirectional=False)."""
+    n = -torch.min(relative_position, torch.zeros_like(relative_position))
+    max_exact = num_buckets // 2
+    is_small = n < max_exact
+    if_large = max_exact + (torch.log(n.float() / max_exact) / math.log(max_distance / max_exact)
+                            * (num_buckets - max_exact)).to(torch.long)
+    if_large = torch.min(if_large, torch.full_like(if_large, num_buckets - 1))
+    return torch.where(is_small, n, if_large)
 
 
 @dataclass
@@ -140,6 +160,16 @@ class Transformer:
         if c.pe == "alibi":
             distance = (batch.positions[:, :, None] - batch.positions[:, None, :]).to(self.dtype)
             logits = logits - self.slopes[None, :, None, None] * distance[:, None]
+        delta = (batch.positions[:, :, None] - batch.positions[:, None, :]).clamp(min=0)  # [S,L,L]
+        if c.pe == "t5":
+            table = p["pe.t5.bias"]  # [tables, buckets, H]
+            w = table[l if table.shape[0] > 1 else 0]
+            bucket = t5_bucket(-delta, c.t5_buckets, c.t5_max_distance)
+            logits = logits + w[bucket].permute(0, 3, 1, 2)  # [S, L, L, H] -> [S, H, L, L]
+        if c.pe == "kerple":
+            r1 = F.softplus(p["pe.kerple.r1"][l])[None, :, None, None]
+            r2 = F.softplus(p["pe.kerple.r2"][l])[None, :, None, None]
+            logits = logits - r1 * torch.log1p(r2 * delta[:, None].to(self.dtype))
         row = torch.arange(L)
         allowed = (row[None, :] <= row[:, None])[None] & batch.valid[:, None, :]  # [S, L, L]
         logits = logits.masked_fill(~allowed[:, None], float("-inf"))

@@ -7,7 +7,8 @@ every gradient. What is lenlab's by definition is written out here from its docu
 - the losses (models/cpu/loss.hpp), in float64 on the model's outputs: sum_r w_r (z_r - f(y_r))^2
   on the scalar head, sum_r w_r CE(z_r, y_r) on the token head, and the misalignment pairs'
   w_p (KL(p||q) + KL(q||p)) + e_p (H(p) + H(q)); their sum is the step's loss;
-- weight decay on the weight matrices only (rank 2, not the embeddings).
+- weight decay on the weight matrices only (rank 2, not the embeddings nor a positional bias's
+  "pe.*" parameters).
 """
 
 from __future__ import annotations
@@ -105,8 +106,10 @@ def train(config: ModelConfig, params: dict[str, torch.Tensor], steps: Iterable[
           total_steps: int, opt: OptimizerSettings) -> TrainLog:
     """Trains `params` in place on the batches of `steps` (batch log entries, in order)."""
     model = Transformer(config, params)
-    decay = [p for n, p in params.items() if p.dim() == 2 and n not in ("wte", "wpe")]
-    rest = [p for n, p in params.items() if not (p.dim() == 2 and n not in ("wte", "wpe"))]
+    decayed = {n for n, p in params.items()
+               if p.dim() == 2 and n not in ("wte", "wpe") and not n.startswith("pe.")}
+    decay = [p for n, p in params.items() if n in decayed]
+    rest = [p for n, p in params.items() if n not in decayed]
     optimizer = torch.optim.AdamW(
         [{"params": decay, "weight_decay": opt.weight_decay},
          {"params": rest, "weight_decay": 0.0}],

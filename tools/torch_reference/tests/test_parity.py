@@ -56,6 +56,12 @@ CASES = [
                                   "0.5"]),
     ("parity nope no clipping", ["--task", "parity", "--pe", "nope", "--l-train", "6",
                                  "--l-test", "6", "--clip", "0", "--lr", "3e-3"]),
+    # The learned distance biases: T5's buckets (4 exact, 4 log-spaced up to 6, so the
+    # sequences reach past max_distance), a table per layer; KERPLE.
+    ("copy t5 per layer", ["--task", "copy", "--pe", "t5", "--t5-buckets", "8",
+                           "--t5-max-distance", "6", "--t5-per-layer", "1", "--n-symbols", "6",
+                           "--l-train", "6", "--l-test", "6"]),
+    ("length kerple", ["--task", "length", "--pe", "kerple", "--l-train", "8", "--l-test", "8"]),
 ]
 
 

@@ -1,0 +1,42 @@
+#pragma once
+// The one table of positional encodings: each one's name, help text, settings and the hooks of
+// the model it uses. The CLI's help and choices, config files, the Python module and the live page
+// read it; a new encoding is a row here plus its math (models/position_bias.hpp for a bias on the
+// attention logits, models/cpu/rope.hpp and models/rope_scaling.hpp for rotations).
+#include <string>
+#include <vector>
+
+namespace lenlab {
+
+enum class PositionalEncoding {
+  kNope,     // no positional signal: the causal mask alone breaks permutation symmetry
+  kLearned,  // GPT-2 style absolute table, one row per position (BOS is position 0)
+  kAlibi,    // Press et al.: a per-head linear penalty -m_h·(i - j) on the attention logits
+  kRope,     // Su et al.: q and k rotated by position-dependent angles, base 10000
+  kT5,       // Raffel et al.: a learned scalar per head and log-spaced distance bucket
+  kKerple,   // Chi et al. 2022, the log variant: -r1_h·log(1 + r2_h·δ), r1, r2 > 0 learned
+  kBias,     // a user's fixed bias b(d, h), an expression (--pe-bias)
+};
+
+struct PositionalEncodingInfo {
+  PositionalEncoding pe;
+  const char* name;
+  const char* help;      // one line: what it adds, after whom
+  const char* settings;  // the flags that configure it ("" when none)
+  // The model's hooks it uses:
+  bool absolute_table;  // learned rows added to the token embedding (wpe)
+  bool rotary;          // q and k rotated by position (RoPE's tables; --rope-scaling applies)
+  bool distance_bias;   // an additive bias b_h(δ) on the logits (ops::AttentionArgs::bias)
+  bool learned_bias;    // that bias has parameters, trained through its gradient
+  bool relative;        // it sees relative distances, so a distance cap applies
+};
+
+const std::vector<PositionalEncodingInfo>& positional_encodings();
+const PositionalEncodingInfo& positional_encoding_info(PositionalEncoding pe);
+PositionalEncoding parse_positional_encoding(const std::string& name);  // throws UsageError
+std::string positional_encoding_name(PositionalEncoding pe);
+std::vector<std::string> positional_encoding_names();
+// "name: help" per line, for --help.
+std::string positional_encoding_help();
+
+}  // namespace lenlab

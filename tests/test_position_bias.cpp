@@ -1,0 +1,193 @@
+// The positional biases on the attention logits (models/position_bias.hpp): T5's buckets against
+// T5's definition, each learned bias's chain rule against finite differences, ALiBi's table
+// against the formula the kernels used before it was a table, a user's expression, and the one
+// table of encodings (models/positional_encodings.hpp).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "models/cpu/attention.hpp"
+#include "models/position_bias.hpp"
+#include "tests/gradcheck.hpp"
+#include "train/train_spec.hpp"
+
+using namespace lenlab;
+
+namespace {
+
+// Hugging Face's T5Attention._relative_position_bucket(bidirectional=False) transcribed line by
+// line, with torch's float32 arithmetic: relative_position = memory − query = −n.
+int hf_t5_bucket(int relative_position, int num_buckets, int max_distance) {
+  const int n = -std::min(relative_position, 0);
+  const int max_exact = num_buckets / 2;
+  const bool is_small = n < max_exact;
+  const float log_ratio = std::log(static_cast<float>(n) / static_cast<float>(max_exact));
+  const float scale = static_cast<float>(std::log(static_cast<double>(max_distance) / max_exact));
+  const long if_large_raw =
+      max_exact +
+      static_cast<long>(log_ratio / scale * static_cast<float>(num_buckets - max_exact));
+  const long if_large = std::min<long>(if_large_raw, num_buckets - 1);
+  return is_small ? n : static_cast<int>(if_large);
+}
+
+ModelConfig config_of(PositionalEncoding pe, int n_layer = 2, int n_head = 3) {
+  ModelConfig c;
+  c.pe = pe;
+  c.n_layer = n_layer;
+  c.n_head = n_head;
+  c.d_model = 6 * n_head;
+  c.t5_buckets = 8;
+  c.t5_max_distance = 20;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("t5 buckets equal T5's definition at every distance 0..10^4") {
+  for (const auto& [buckets, max_distance] :
+       std::vector<std::pair<int, int>>{{32, 128}, {8, 20}, {2, 2}, {16, 512}, {32, 17}, {7, 9}}) {
+    int mismatches = 0, last = 0;
+    for (int n = 0; n <= 10000; ++n) {
+      const int b = t5_bucket(n, buckets, max_distance);
+      mismatches += b != hf_t5_bucket(-n, buckets, max_distance);
+      CHECK(b >= last);  // distances farther away never land in a nearer bucket
+      last = b;
+      if (n < buckets / 2) CHECK(b == n);              // the exact half
+      if (n >= max_distance) CHECK(b == buckets - 1);  // saturated: a built-in cap
+    }
+    CHECK_MESSAGE(mismatches == 0, buckets << " buckets, max_distance " << max_distance << ": "
+                                           << mismatches << " distances differ from T5's");
+    CHECK(last == buckets - 1);
+  }
+}
+
+TEST_CASE("the learned biases' gradients: chain() against finite differences of the table") {
+  for (PositionalEncoding pe : {PositionalEncoding::kT5, PositionalEncoding::kKerple}) {
+    for (bool per_layer : {false, true}) {
+      ModelConfig c = config_of(pe);
+      c.t5_per_layer = per_layer;
+      if (pe == PositionalEncoding::kKerple && !per_layer) continue;  // kerple: always per layer
+      const PositionBias bias(c);
+      REQUIRE(bias.learned());
+      const int cols = 40;  // past t5's max_distance 20
+      Rng rng(7);
+      std::vector<double> pe_params = bias.initial_parameters();
+      for (double& x : pe_params) x += 0.5 * rng.normal();
+      const std::vector<double> dtable =
+          test::random_vector(static_cast<size_t>(c.n_head) * cols, rng);
+      for (int t = 0; t < bias.n_tables(); ++t) {
+        std::vector<double> analytic(pe_params.size(), 0.0);
+        bias.chain(pe_params.data(), t, cols, dtable.data(), analytic.data());
+        test::check_gradient(
+            positional_encoding_name(pe) + " table " + std::to_string(t), pe_params, analytic,
+            [&] { return test::dot(bias.table(pe_params.data(), t, cols), dtable); });
+      }
+    }
+  }
+}
+
+TEST_CASE("kerple starts positive and decreasing, spread over its heads, and t5 starts at zero") {
+  const ModelConfig c = config_of(PositionalEncoding::kKerple, 1, 4);
+  const PositionBias kerple(c);
+  const std::vector<double> init = kerple.initial_parameters();
+  const std::vector<double> table = kerple.table(init.data(), 0, 10);
+  for (int h = 0; h < 4; ++h) {
+    CHECK(table[static_cast<size_t>(h) * 10] == 0.0);  // log(1 + 0) = 0
+    for (int d = 1; d < 10; ++d) CHECK(table[h * 10 + d] < table[h * 10 + d - 1]);
+  }
+  // r1_h = 2(h + ½)/H, r2_h = (h + ½)/H: head 0 at d = 1 is −(1/4)·log(1 + 1/8)
+  CHECK(table[1] == doctest::Approx(-0.25 * std::log1p(0.125)).epsilon(1e-12));
+  const PositionBias t5(config_of(PositionalEncoding::kT5));
+  for (double x : t5.initial_parameters()) CHECK(x == 0.0);
+}
+
+TEST_CASE("alibi's table is exactly −(m_h·δ) in the kernels' type, as before it was a table") {
+  const ModelConfig c = config_of(PositionalEncoding::kAlibi, 2, 6);
+  const PositionBias bias(c);
+  CHECK(!bias.learned());
+  const std::vector<double> slopes = cpu::alibi_slopes(6);
+  const std::vector<float> tf = bias.table_as<float>(nullptr, 0, 300);
+  const std::vector<double> td = bias.table_as<double>(nullptr, 0, 300);
+  for (int h = 0; h < 6; ++h)
+    for (int d = 0; d < 300; ++d) {
+      CHECK(tf[h * 300 + d] == -(static_cast<float>(slopes[h]) * static_cast<float>(d)));
+      CHECK(td[h * 300 + d] == -(slopes[h] * d));
+    }
+}
+
+TEST_CASE("a user's bias: the expression's values, and an error naming d and h where not finite") {
+  ModelConfig c = config_of(PositionalEncoding::kBias, 1, 2);
+  c.pe_bias = "-(h+1)/8*log(1+d)";
+  const std::vector<double> table = PositionBias(c).table(nullptr, 0, 5);
+  CHECK(table[4] == doctest::Approx(-std::log(5.0) / 8));
+  CHECK(table[5 + 4] == doctest::Approx(-2 * std::log(5.0) / 8));
+  c.pe_bias = "-log(d)";  // −∞ at d = 0
+  CHECK_THROWS_WITH_AS(check_bias_expression(c, 10),
+                       doctest::Contains("distance d = 0, head h = 0"), UsageError);
+  c.pe_bias = "1/(d-7)";  // ±∞ at d = 7 only: a run that meets distance 7 is refused
+  CHECK_NOTHROW(check_bias_expression(c, 6));
+  CHECK_THROWS_WITH_AS(check_bias_expression(c, 7), doctest::Contains("distance d = 7"),
+                       UsageError);
+  c.pe_bias = "-h";  // no distance: the softmax would not see it
+  CHECK_THROWS_WITH_AS(PositionBias{c}, doctest::Contains("does not use the variable d"),
+                       UsageError);
+  c.pe_bias = "-x*d";
+  CHECK_THROWS_AS(PositionBias{c}, UsageError);
+}
+
+TEST_CASE("the table of encodings: every encoding has one row, one name and help") {
+  std::set<std::string> names;
+  for (const PositionalEncodingInfo& info : positional_encodings()) {
+    CHECK(names.insert(info.name).second);
+    CHECK(std::string(info.help).size() > 10);
+    CHECK(parse_positional_encoding(info.name) == info.pe);
+    CHECK(&positional_encoding_info(info.pe) == &info);
+    if (info.learned_bias) CHECK(info.distance_bias);
+    if (info.distance_bias) CHECK(info.relative);
+  }
+  CHECK(positional_encoding_help().find("t5") != std::string::npos);
+}
+
+TEST_CASE("an encoding's settings are refused with another encoding, and bad values are named") {
+  auto refused = [](TrainSpec s, const std::string& want) {
+    CHECK_THROWS_WITH_AS(resolve(s), doctest::Contains(want.c_str()), UsageError);
+  };
+  TrainSpec s;
+  s.t5_buckets = 16;
+  refused(s, "--t5-buckets 16 applies to --pe t5 only");
+  s = TrainSpec{};
+  s.rope_base = 500;
+  refused(s, "--rope-base 500 applies to --pe rope only");
+  s = TrainSpec{};
+  s.pe_bias = "-d";
+  refused(s, "--pe-bias '-d' is the bias of --pe bias");
+  s = TrainSpec{};
+  s.pe = "bias";
+  refused(s, "--pe bias needs --pe-bias EXPR");
+  s = TrainSpec{};
+  s.pe = "t5";
+  s.t5_buckets = 1;
+  refused(s, "--t5-buckets must be >= 2");
+  s.t5_buckets = 32;
+  s.t5_max_distance = 16;
+  refused(s, "--t5-max-distance must be > --t5-buckets / 2 = 16");
+  s.t5_max_distance = 128;
+  s.t5_per_layer = 2;
+  refused(s, "--t5-per-layer must be 0");
+  s = TrainSpec{};
+  s.pe = "rope";
+  s.rope_base = 1;
+  refused(s, "--rope-base must be a finite number > 1");
+  s = TrainSpec{};
+  s.pe = "bias";
+  s.pe_bias = "1/(d-30)";
+  s.l_test = 50;  // BOS + 50 + EOS: distances up to 51
+  refused(s, "distance d = 30");
+  s.l_test = 20;
+  CHECK_NOTHROW(resolve(s));
+}
