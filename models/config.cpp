@@ -44,6 +44,10 @@ void ModelConfig::validate() const {
           "below that; the log-spaced ones run from there to max_distance), got {}",
           t5_buckets / 2, t5_max_distance));
   }
+  if (pe == PositionalEncoding::kFire && !(fire_threshold >= 1.0 && std::isfinite(fire_threshold)))
+    throw UsageError(fmt::format(
+        "fire's threshold L must start at a finite number >= 1 token, got {}", fire_threshold));
+  if (pe == PositionalEncoding::kFire) positive("fire's hidden width", fire_width);
   if (pe == PositionalEncoding::kBias && pe_bias.empty())
     throw UsageError(
         "--pe bias needs --pe-bias EXPR: the bias as an expression in the distance d >= 0 and the "

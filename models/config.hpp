@@ -23,6 +23,10 @@ struct ModelConfig {
   int t5_buckets = 32;
   int t5_max_distance = 128;
   bool t5_per_layer = false;
+  // fire: its threshold L at the start, in tokens (resolve() sets the training window), and the
+  // MLP's hidden width.
+  double fire_threshold = 16.0;
+  int fire_width = 32;
   // bias: the user's fixed bias b(d, h), a muparser expression in the distance d ≥ 0 and the head
   // index h (e.g. "-(h+1)/8*log(1+d)"); empty for every other encoding.
   std::string pe_bias;

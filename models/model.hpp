@@ -126,7 +126,7 @@ class Model {
   ops::AttentionArgs<T> attention_args(const PackedBatch<B>& in, int l) const;
   // The bias tables for distances 0..cols−1: fixed ones once per size, learned ones from the
   // parameters before every forward.
-  void update_bias_tables(int cols);
+  void update_bias_tables(int rows, int cols);
   // The learned bias's dLoss/db tables → its parameters' gradients (added into grads()).
   void chain_bias_gradients();
   void block_forward(int l, const BlockTensors& t, const PackedBatch<B>& in, bool train);
@@ -140,8 +140,9 @@ class Model {
   // The encoding's additive bias on the logits (models/position_bias.hpp), or null.
   std::unique_ptr<PositionBias> bias_;
   size_t pe_offset_ = 0;    // its parameters' block within a model's P (learned biases)
-  Buffer<T> bias_tables_;   // [n_tables, K (learned) or 1 (fixed), n_head, bias_cols_]
-  Buffer<T> dbias_tables_;  // [n_tables, K, n_head, bias_cols_] the backward's dLoss/db
+  Buffer<T> bias_tables_;   // [n_tables, K (learned) or 1 (fixed), n_head, rows, cols]
+  Buffer<T> dbias_tables_;  // [n_tables, K, n_head, rows, cols] the backward's dLoss/db
+  int bias_rows_ = 1;       // query positions the tables cover (FIRE), else 1
   int bias_cols_ = 0;       // distances the tables cover
   cpu::RopeTable<T> rope_host_;
   Buffer<T> rope_cos_, rope_sin_;   // rope_host_'s, in the backend's memory

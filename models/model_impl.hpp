@@ -155,19 +155,21 @@ void Model<B>::prepare(const PackedBatch<B>& in) {
     const int reach = in.attention.max_distance > 0
                           ? std::min(in.attention.max_distance, in.max_position)
                           : in.max_position;
-    update_bias_tables(std::max(reach, 0) + 1);
+    // FIRE's rows: every query position of the batch
+    update_bias_tables(bias_->by_query_position() ? in.max_position + 1 : 1,
+                       std::max(reach, 0) + 1);
   }
 }
 
 template <class B>
-void Model<B>::update_bias_tables(int cols) {
+void Model<B>::update_bias_tables(int rows, int cols) {
   const int n_tables = bias_->n_tables();
-  const size_t per = static_cast<size_t>(config_.n_head) * cols;  // one model's table
+  const size_t per = static_cast<size_t>(config_.n_head) * rows * cols;  // one model's table
   std::vector<T> host;
-  if (!bias_->learned()) {  // the same for every model and every step
+  if (!bias_->learned()) {  // the same for every model and every step (one row)
     if (cols <= bias_cols_) return;
     for (int t = 0; t < n_tables; ++t) {
-      const std::vector<T> tab = bias_->template table_as<T>(nullptr, t, cols);
+      const std::vector<T> tab = bias_->template table_as<T>(nullptr, t, rows, cols);
       host.insert(host.end(), tab.begin(), tab.end());
     }
   } else {
@@ -178,19 +180,20 @@ void Model<B>::update_bias_tables(int cols) {
       B::download(raw.data(), params_.data() + static_cast<size_t>(k) * P_ + pe_offset_, n);
       const std::vector<double> pe(raw.begin(), raw.end());
       for (int t = 0; t < n_tables; ++t) {
-        const std::vector<T> tab = bias_->template table_as<T>(pe.data(), t, cols);
+        const std::vector<T> tab = bias_->template table_as<T>(pe.data(), t, rows, cols);
         std::copy(tab.begin(), tab.end(), host.begin() + (static_cast<size_t>(t) * K_ + k) * per);
       }
     }
   }
   B::upload(bias_tables_, host.data(), host.size());
+  bias_rows_ = rows;
   bias_cols_ = cols;
 }
 
 template <class B>
 void Model<B>::chain_bias_gradients() {
-  const int n_tables = bias_->n_tables(), cols = bias_cols_;
-  const size_t per = static_cast<size_t>(config_.n_head) * cols, n = bias_->n_parameters();
+  const int n_tables = bias_->n_tables(), rows = bias_rows_, cols = bias_cols_;
+  const size_t per = static_cast<size_t>(config_.n_head) * rows * cols, n = bias_->n_parameters();
   std::vector<T> dtables(static_cast<size_t>(n_tables) * K_ * per), raw(n), graw(n);
   B::download(dtables.data(), dbias_tables_.data(), dtables.size());
   for (int k = 0; k < K_; ++k) {
@@ -201,7 +204,7 @@ void Model<B>::chain_bias_gradients() {
     for (int t = 0; t < n_tables; ++t) {
       const auto first = dtables.begin() + (static_cast<size_t>(t) * K_ + k) * per;
       const std::vector<double> dtable(first, first + per);
-      bias_->chain(pe.data(), t, cols, dtable.data(), dpe.data());
+      bias_->chain(pe.data(), t, rows, cols, dtable.data(), dpe.data());
     }
     B::download(graw.data(), grads_.data() + at, n);
     for (size_t i = 0; i < n; ++i) graw[i] = static_cast<T>(graw[i] + dpe[i]);
@@ -214,9 +217,10 @@ ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const PackedBatc
                                                                 int l) const {
   ops::AttentionArgs<T> a;
   if (bias_) {
-    const size_t per = static_cast<size_t>(config_.n_head) * bias_cols_;
+    const size_t per = static_cast<size_t>(config_.n_head) * bias_rows_ * bias_cols_;
     const size_t models = bias_->learned() ? K_ : 1;
     a.bias = bias_tables_.data() + bias_->table_of_layer(l) * models * per;
+    a.bias_rows = bias_rows_;
     a.bias_cols = bias_cols_;
     a.bias_stride = bias_->learned() ? per : 0;
   }

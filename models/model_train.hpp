@@ -70,7 +70,7 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
   const ops::Models m = models();
   const ops::Seqs seqs = in.seqs();
   const bool learned_bias = bias_ && bias_->learned();
-  const size_t bias_per_table = learned_bias ? K * c.n_head * bias_cols_ : 0;
+  const size_t bias_per_table = learned_bias ? K * c.n_head * bias_rows_ * bias_cols_ : 0;
   const bool rope_first = c.pe == PositionalEncoding::kRope && !rope_in_attention_;
   const int* query_rows = in.query_rows.data();
   ActivationGrads& g = grad_act_;

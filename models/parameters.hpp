@@ -30,8 +30,9 @@ struct ParameterTensors {
   T* wte = nullptr;  // [vocab, d] token embedding
   T* wpe = nullptr;  // [max_positions, d] learned positions only, else nullptr
   // The positional bias's parameters (models/position_bias.hpp), contiguous: t5's table in [0];
-  // kerple's r1 and r2 in [0] and [1]; null when the encoding has none.
-  T* pe_bias[2] = {nullptr, nullptr};
+  // kerple's r1 and r2 in [0] and [1]; fire's w1, b1, w2, c, L in [0..4]; null when the
+  // encoding has none.
+  T* pe_bias[6] = {};
   std::vector<Layer> layers;
   T* lnf_g = nullptr;    // [d] final layer norm
   T* lnf_b = nullptr;    // [d]
@@ -61,6 +62,17 @@ void visit_parameters(const ModelConfig& c, ParameterTensors<T>& p, Visit&& visi
   if (c.pe == PositionalEncoding::kKerple) {
     visit("pe.kerple.r1", Shape{c.n_layer, c.n_head}, p.pe_bias[0], InitKind::kEncoding);
     visit("pe.kerple.r2", Shape{c.n_layer, c.n_head}, p.pe_bias[1], InitKind::kEncoding);
+  }
+  if (c.pe == PositionalEncoding::kFire) {  // W = fire_width hidden units, per layer
+    const int L = c.n_layer, W = c.fire_width, H = c.n_head;
+    // w1 [1, L·W] and w2 [W, L·H]: their first dimension is their fan-in (1 and W), which
+    // kFanIn's N(0, 1/fan_in) reads; layer l's columns are l·W.. and l·H... No output bias: a
+    // constant per head shifts every logit of a row alike, which the softmax ignores.
+    visit("pe.fire.w1", Shape{1, L * W}, p.pe_bias[0], InitKind::kFanIn);
+    visit("pe.fire.b1", Shape{L, W}, p.pe_bias[1], InitKind::kZero);
+    visit("pe.fire.w2", Shape{W, L * H}, p.pe_bias[2], InitKind::kFanIn);
+    visit("pe.fire.c", Shape{L}, p.pe_bias[3], InitKind::kEncoding);
+    visit("pe.fire.threshold", Shape{L}, p.pe_bias[4], InitKind::kEncoding);
   }
   p.layers.resize(c.n_layer);
   for (int l = 0; l < c.n_layer; ++l) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.hpp"
@@ -20,6 +21,35 @@ double softplus_inverse(double y) {
 }
 double sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
+}
+
+// FIRE's parameters of one layer within the block (models/parameters.hpp's layout): offsets of
+// w1 [1, n_layer·W], b1 [n_layer, W], w2 [W, n_layer·H], c and threshold [n_layer].
+struct FireLayer {
+  int W = 0, H = 0, layer = 0, n_layer = 0;
+  const double* pe = nullptr;
+  size_t b1 = 0, w2 = 0, c = 0, threshold = 0;  // w1 starts the block
+
+  FireLayer(const ModelConfig& cfg, const double* block, int l)
+      : W(cfg.fire_width), H(cfg.n_head), layer(l), n_layer(cfg.n_layer), pe(block) {
+    const size_t L = n_layer;
+    b1 = L * W;
+    w2 = b1 + L * W;
+    c = w2 + static_cast<size_t>(W) * L * H;
+    threshold = c + L;
+  }
+  size_t w1_at(int k) const { return static_cast<size_t>(layer) * W + k; }
+  size_t b1_at(int k) const { return b1 + static_cast<size_t>(layer) * W + k; }
+  size_t w2_at(int k, int h) const {
+    return w2 + static_cast<size_t>(k) * n_layer * H + static_cast<size_t>(layer) * H + h;
+  }
+  double c_value() const { return softplus(pe[c + layer]); }
+  double threshold_value() const { return softplus(pe[threshold + layer]); }
+};
+
+// ψ(x) = log(c·x + 1)
+double psi(double c, double x) {
+  return std::log1p(c * x);
 }
 
 }  // namespace
@@ -49,6 +79,7 @@ PositionBias::PositionBias(const ModelConfig& c) : config_(c) {
       n_tables_ = c.t5_per_layer ? c.n_layer : 1;
       break;
     case PositionalEncoding::kKerple:
+    case PositionalEncoding::kFire:
       n_tables_ = c.n_layer;
       break;
     case PositionalEncoding::kBias:
@@ -66,6 +97,10 @@ size_t PositionBias::n_parameters() const {
       return static_cast<size_t>(n_tables_) * config_.t5_buckets * H;
     case PositionalEncoding::kKerple:
       return 2 * static_cast<size_t>(n_tables_) * H;
+    case PositionalEncoding::kFire: {
+      const size_t W = config_.fire_width;
+      return static_cast<size_t>(config_.n_layer) * (2 * W + W * H + 2);
+    }
     default:
       return 0;
   }
@@ -82,12 +117,35 @@ std::vector<double> PositionBias::initial_parameters() const {
         p[half + static_cast<size_t>(t) * H + h] = softplus_inverse((h + 0.5) / H);
       }
   }
+  if (config_.pe == PositionalEncoding::kFire)
+    for (int l = 0; l < config_.n_layer; ++l) {
+      const FireLayer f(config_, nullptr, l);
+      p[f.c + l] = softplus_inverse(1.0);
+      p[f.threshold + l] = softplus_inverse(config_.fire_threshold);
+    }
   return p;
 }
 
-std::vector<double> PositionBias::table(const double* pe, int t, int cols) const {
+std::vector<double> PositionBias::table(const double* pe, int t, int rows, int cols) const {
   const int H = config_.n_head;
-  std::vector<double> out(static_cast<size_t>(H) * cols);
+  std::vector<double> out(static_cast<size_t>(H) * rows * cols);
+  if (config_.pe == PositionalEncoding::kFire) {  // rows: query positions
+    const FireLayer f(config_, pe, t);
+    const double c = f.c_value(), L = f.threshold_value();
+    std::vector<double> hidden(f.W);
+    for (int r = 0; r < rows; ++r)
+      for (int d = 0; d < cols; ++d) {
+        const double x = psi(c, d) / psi(c, std::max(L, static_cast<double>(r)));
+        for (int k = 0; k < f.W; ++k)
+          hidden[k] = std::max(0.0, pe[f.w1_at(k)] * x + pe[f.b1_at(k)]);
+        for (int h = 0; h < H; ++h) {
+          double v = 0;
+          for (int k = 0; k < f.W; ++k) v += pe[f.w2_at(k, h)] * hidden[k];
+          out[(static_cast<size_t>(h) * rows + r) * cols + d] = v;
+        }
+      }
+    return out;
+  }
   for (int h = 0; h < H; ++h)
     for (int d = 0; d < cols; ++d) {
       double& b = out[static_cast<size_t>(h) * cols + d];
@@ -122,9 +180,50 @@ std::vector<double> PositionBias::table(const double* pe, int t, int cols) const
   return out;
 }
 
-void PositionBias::chain(const double* pe, int t, int cols, const double* dtable,
+void PositionBias::chain(const double* pe, int t, int rows, int cols, const double* dtable,
                          double* dpe) const {
   const int H = config_.n_head;
+  if (config_.pe == PositionalEncoding::kFire) {
+    // b_h = Σ_k w2_kh·relu(z_k),  z_k = w1_k·x + b1_k,  x = ψ(δ)/ψ(m),  m = max(L, r),
+    // ψ(y) = log(c·y + 1),  c = softplus(a_c),  L = softplus(a_L)
+    const FireLayer f(config_, pe, t);
+    const double c = f.c_value(), L = f.threshold_value();
+    const size_t head_stride = static_cast<size_t>(rows) * cols;
+    for (int r = 0; r < rows; ++r)
+      for (int d = 0; d < cols; ++d) {
+        const double* g = dtable + static_cast<size_t>(r) * cols + d;  // head h: g[h·head_stride]
+        bool any = false;
+        for (int h = 0; h < H && !any; ++h) any = g[h * head_stride] != 0;
+        if (!any) continue;
+        const bool threshold_wins = L >= r;
+        const double m = threshold_wins ? L : r;
+        const double psi_d = psi(c, d), psi_m = psi(c, m), x = psi_d / psi_m;
+        double dx = 0;
+        for (int k = 0; k < f.W; ++k) {
+          const double z = pe[f.w1_at(k)] * x + pe[f.b1_at(k)];
+          const double hidden = std::max(0.0, z);
+          double dhidden = 0;
+          for (int h = 0; h < H; ++h) {
+            const double gh = g[h * head_stride];
+            dpe[f.w2_at(k, h)] += gh * hidden;
+            dhidden += gh * pe[f.w2_at(k, h)];
+          }
+          if (z <= 0) continue;  // ReLU: no gradient through an inactive unit
+          dpe[f.w1_at(k)] += dhidden * x;
+          dpe[f.b1_at(k)] += dhidden;
+          dx += dhidden * pe[f.w1_at(k)];
+        }
+        // ∂x/∂c = (δ/(c·δ + 1)·ψ(m) − ψ(δ)·m/(c·m + 1)) / ψ(m)²;  ∂x/∂L = −ψ(δ)/ψ(m)²·c/(c·L + 1)
+        const double dx_dc = (d / (c * d + 1) * psi_m - psi_d * m / (c * m + 1)) / (psi_m * psi_m);
+        dpe[f.c + t] += dx * dx_dc * sigmoid(pe[f.c + t]);
+        if (threshold_wins) {
+          const double dx_dl = -psi_d / (psi_m * psi_m) * c / (c * L + 1);
+          dpe[f.threshold + t] += dx * dx_dl * sigmoid(pe[f.threshold + t]);
+        }
+      }
+    return;
+  }
+  (void)rows;  // the other biases have one row
   for (int h = 0; h < H; ++h)
     for (int d = 0; d < cols; ++d) {
       const double g = dtable[static_cast<size_t>(h) * cols + d];
@@ -160,19 +259,22 @@ std::string position_bias_csv_text(const ModelConfig& c, const std::vector<doubl
       break;
     }
   const int cols = max_distance + 1;
+  // FIRE: the rows of queries at 0..max_distance, of which the last is written.
+  const int rows = bias->by_query_position() ? cols : 1;
   std::string out = "layer,head,distance,bias\n";
   for (int l = 0; l < c.n_layer; ++l) {
-    const std::vector<double> table = bias->table(pe, bias->table_of_layer(l), cols);
+    const std::vector<double> table = bias->table(pe, bias->table_of_layer(l), rows, cols);
     for (int h = 0; h < c.n_head; ++h)
       for (int d = 0; d < cols; ++d)
-        out += fmt::format("{},{},{},{:.9g}\n", l, h, d, table[static_cast<size_t>(h) * cols + d]);
+        out += fmt::format("{},{},{},{:.9g}\n", l, h, d,
+                           table[(static_cast<size_t>(h) * rows + rows - 1) * cols + d]);
   }
   return out;
 }
 
 void check_bias_expression(const ModelConfig& c, int max_distance) {
   if (c.pe != PositionalEncoding::kBias) return;
-  PositionBias(c).table(nullptr, 0, max_distance + 1);
+  PositionBias(c).table(nullptr, 0, 1, max_distance + 1);
 }
 
 }  // namespace lenlab

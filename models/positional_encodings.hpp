@@ -16,19 +16,21 @@ enum class PositionalEncoding {
   kT5,       // Raffel et al.: a learned scalar per head and log-spaced distance bucket
   kKerple,   // Chi et al. 2022, the log variant: -r1_h·log(1 + r2_h·δ), r1, r2 > 0 learned
   kBias,     // a user's fixed bias b(d, h), an expression (--pe-bias)
+  kFire,     // Li et al. 2023: a learned MLP of log distance over log query position
 };
 
 struct PositionalEncodingInfo {
   PositionalEncoding pe;
   const char* name;
-  const char* help;      // one line: what it adds, after whom
-  const char* settings;  // the flags that configure it ("" when none)
+  const char* help;            // one line: what it adds, after whom
+  const char* settings;        // the flags that configure it ("" when none)
+  bool needs_setting = false;  // it cannot run without one of them (bias: its expression)
   // The model's hooks it uses:
-  bool absolute_table;  // learned rows added to the token embedding (wpe)
-  bool rotary;          // q and k rotated by position (RoPE's tables; --rope-scaling applies)
-  bool distance_bias;   // an additive bias b_h(δ) on the logits (ops::AttentionArgs::bias)
-  bool learned_bias;    // that bias has parameters, trained through its gradient
-  bool relative;        // it sees relative distances, so a distance cap applies
+  bool absolute_table = false;  // learned rows added to the token embedding (wpe)
+  bool rotary = false;          // q and k rotated by position (RoPE's tables; --rope-scaling)
+  bool distance_bias = false;   // an additive bias b_h(δ) on the logits (AttentionArgs::bias)
+  bool learned_bias = false;    // that bias has parameters, trained through its gradient
+  bool relative = false;        // it sees relative distances, so a distance cap applies
 };
 
 const std::vector<PositionalEncodingInfo>& positional_encodings();

@@ -20,6 +20,9 @@ inline ModelConfig small_config(PositionalEncoding pe) {
   c.t5_buckets = 4;
   c.t5_max_distance = 5;
   if (pe == PositionalEncoding::kBias) c.pe_bias = "-(h+1)/4*log(1+d)";
+  // FIRE: a narrow MLP, and a threshold the test sequences pass (queries past it use their own ψ).
+  c.fire_width = 4;
+  c.fire_threshold = 3.0;
   return c;
 }
 

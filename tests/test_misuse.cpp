@@ -241,7 +241,8 @@ const std::vector<Misuse>& table() {
         {train({"--n-local", "0"}), 2, "--n-local must be 'train'"},
         // The encodings' settings (models/positional_encodings.hpp): each with its encoding only,
         // and in range.
-        {train({"--pe", "sinusoid"}), 2, "'nope', 'learned', 'alibi', 'rope', 't5', 'kerple' or"},
+        {train({"--pe", "sinusoid"}), 2,
+         "'nope', 'learned', 'alibi', 'rope', 't5', 'kerple', 'fire' or 'bias'"},
         {train({"--pe-bias", "-d"}), 2, "--pe-bias '-d' is the bias of --pe bias"},
         {train({"--pe", "bias"}), 2, "--pe bias needs --pe-bias EXPR"},
         {train({"--pe", "bias", "--pe-bias", "-log(d)"}), 2, "distance d = 0, head h = 0"},

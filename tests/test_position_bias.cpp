@@ -67,35 +67,64 @@ TEST_CASE("t5 buckets equal T5's definition at every distance 0..10^4") {
 }
 
 TEST_CASE("the learned biases' gradients: chain() against finite differences of the table") {
-  for (PositionalEncoding pe : {PositionalEncoding::kT5, PositionalEncoding::kKerple}) {
+  for (PositionalEncoding pe :
+       {PositionalEncoding::kT5, PositionalEncoding::kKerple, PositionalEncoding::kFire}) {
     for (bool per_layer : {false, true}) {
       ModelConfig c = config_of(pe);
       c.t5_per_layer = per_layer;
-      if (pe == PositionalEncoding::kKerple && !per_layer) continue;  // kerple: always per layer
+      c.fire_width = 6;
+      c.fire_threshold = 9.5;  // queries 0..9 take L, 10.. their own position
+      if (pe != PositionalEncoding::kT5 && !per_layer) continue;  // the others: per layer only
       const PositionBias bias(c);
       REQUIRE(bias.learned());
       const int cols = 40;  // past t5's max_distance 20
+      const int rows = bias.by_query_position() ? 20 : 1;
       Rng rng(7);
       std::vector<double> pe_params = bias.initial_parameters();
       for (double& x : pe_params) x += 0.5 * rng.normal();
       const std::vector<double> dtable =
-          test::random_vector(static_cast<size_t>(c.n_head) * cols, rng);
+          test::random_vector(static_cast<size_t>(c.n_head) * rows * cols, rng);
       for (int t = 0; t < bias.n_tables(); ++t) {
         std::vector<double> analytic(pe_params.size(), 0.0);
-        bias.chain(pe_params.data(), t, cols, dtable.data(), analytic.data());
+        bias.chain(pe_params.data(), t, rows, cols, dtable.data(), analytic.data());
         test::check_gradient(
             positional_encoding_name(pe) + " table " + std::to_string(t), pe_params, analytic,
-            [&] { return test::dot(bias.table(pe_params.data(), t, cols), dtable); });
+            [&] { return test::dot(bias.table(pe_params.data(), t, rows, cols), dtable); });
       }
     }
   }
+}
+
+TEST_CASE(
+    "fire: below its threshold a bias of the distance alone, past it one of the position too") {
+  ModelConfig c = config_of(PositionalEncoding::kFire, 1, 2);
+  c.fire_width = 5;
+  c.fire_threshold = 8;
+  const PositionBias fire(c);
+  CHECK(fire.by_query_position());
+  Rng rng(3);
+  std::vector<double> p = fire.initial_parameters();
+  REQUIRE(p.size() == fire.n_parameters());
+  for (double& x : p) x += rng.normal();
+  const int rows = 30, cols = 30;
+  const std::vector<double> t = fire.table(p.data(), 0, rows, cols);
+  auto at = [&](int h, int r, int d) { return t[(static_cast<size_t>(h) * rows + r) * cols + d]; };
+  int moved = 0;
+  for (int h = 0; h < 2; ++h) {
+    for (int r = 0; r < rows; ++r) {
+      // x = ψ(δ)/ψ(max(L, r)): the same for every query up to L (≈ 8 after the noise: up to 5)
+      if (r <= 5) CHECK(at(h, r, 3) == at(h, 0, 3));
+      moved += at(h, r, 3) != at(h, 0, 3);
+    }
+  }
+  CHECK(moved > 0);  // past L the same distance reads differently
 }
 
 TEST_CASE("kerple starts positive and decreasing, spread over its heads, and t5 starts at zero") {
   const ModelConfig c = config_of(PositionalEncoding::kKerple, 1, 4);
   const PositionBias kerple(c);
   const std::vector<double> init = kerple.initial_parameters();
-  const std::vector<double> table = kerple.table(init.data(), 0, 10);
+  const std::vector<double> table = kerple.table(init.data(), 0, 1, 10);
   for (int h = 0; h < 4; ++h) {
     CHECK(table[static_cast<size_t>(h) * 10] == 0.0);  // log(1 + 0) = 0
     for (int d = 1; d < 10; ++d) CHECK(table[h * 10 + d] < table[h * 10 + d - 1]);
@@ -111,8 +140,8 @@ TEST_CASE("alibi's table is exactly −(m_h·δ) in the kernels' type, as before
   const PositionBias bias(c);
   CHECK(!bias.learned());
   const std::vector<double> slopes = cpu::alibi_slopes(6);
-  const std::vector<float> tf = bias.table_as<float>(nullptr, 0, 300);
-  const std::vector<double> td = bias.table_as<double>(nullptr, 0, 300);
+  const std::vector<float> tf = bias.table_as<float>(nullptr, 0, 1, 300);
+  const std::vector<double> td = bias.table_as<double>(nullptr, 0, 1, 300);
   for (int h = 0; h < 6; ++h)
     for (int d = 0; d < 300; ++d) {
       CHECK(tf[h * 300 + d] == -(static_cast<float>(slopes[h]) * static_cast<float>(d)));
@@ -123,7 +152,7 @@ TEST_CASE("alibi's table is exactly −(m_h·δ) in the kernels' type, as before
 TEST_CASE("a user's bias: the expression's values, and an error naming d and h where not finite") {
   ModelConfig c = config_of(PositionalEncoding::kBias, 1, 2);
   c.pe_bias = "-(h+1)/8*log(1+d)";
-  const std::vector<double> table = PositionBias(c).table(nullptr, 0, 5);
+  const std::vector<double> table = PositionBias(c).table(nullptr, 0, 1, 5);
   CHECK(table[4] == doctest::Approx(-std::log(5.0) / 8));
   CHECK(table[5 + 4] == doctest::Approx(-2 * std::log(5.0) / 8));
   c.pe_bias = "-log(d)";  // −∞ at d = 0

@@ -48,11 +48,11 @@ Batch with_token_readout(Batch b) {
 const std::vector<PositionalEncoding> kAllPe = {
     PositionalEncoding::kNope, PositionalEncoding::kLearned, PositionalEncoding::kAlibi,
     PositionalEncoding::kRope, PositionalEncoding::kT5,      PositionalEncoding::kKerple,
-    PositionalEncoding::kBias};
+    PositionalEncoding::kFire, PositionalEncoding::kBias};
 // The encodings of relative distance (a cap applies; outputs do not move with a shift).
 const std::vector<PositionalEncoding> kRelativePe = {
-    PositionalEncoding::kAlibi, PositionalEncoding::kRope, PositionalEncoding::kT5,
-    PositionalEncoding::kKerple, PositionalEncoding::kBias};
+    PositionalEncoding::kAlibi,  PositionalEncoding::kRope, PositionalEncoding::kT5,
+    PositionalEncoding::kKerple, PositionalEncoding::kFire, PositionalEncoding::kBias};
 
 // The batch's total loss (MSE on the scalar head + cross-entropy on the token head + the token
 // rows' pair loss) after a forward; with grad, also its gradients into the model's grads().
@@ -127,7 +127,8 @@ TEST_CASE("whole-model gradient matches finite differences for every positional 
 }
 
 TEST_CASE("learned biases: K models side by side give each model its own table and gradient") {
-  for (PositionalEncoding pe : {PositionalEncoding::kT5, PositionalEncoding::kKerple}) {
+  for (PositionalEncoding pe :
+       {PositionalEncoding::kT5, PositionalEncoding::kKerple, PositionalEncoding::kFire}) {
     const ModelConfig c = small_config(pe);
     const Batch batch = make_batch({{1, 0, 1}, {0, 1, 1, 0, 1, 1}});
     DModel pair(c, 2);
@@ -184,6 +185,17 @@ TEST_CASE(
        [](Batch& b) { b.attention.max_distance = 2; }},
       {"kerple, Λ-window (1 global, 2 local)", PositionalEncoding::kKerple,
        [](Batch& b) { b.attention.n_global = 1, b.attention.n_local = 2; }},
+      {"fire, distance cap 2 and a Λ-window", PositionalEncoding::kFire,
+       [](Batch& b) {
+         b.attention.max_distance = 2;
+         b.attention.n_global = 1, b.attention.n_local = 3;
+       }},
+      {"fire, randomized positions", PositionalEncoding::kFire,
+       [](Batch& b) {
+         for (int s = 0; s < b.n_seq(); ++s)
+           for (int t = b.offsets[s]; t < b.offsets[s + 1]; ++t)
+             b.positions[t] = 2 * (t - b.offsets[s]) + s;
+       }},
       {"kerple, randomized positions", PositionalEncoding::kKerple,
        [](Batch& b) {
          for (int s = 0; s < b.n_seq(); ++s)
@@ -382,8 +394,10 @@ TEST_CASE("a one-layer NoPE model's output ignores the order of the bits, RoPE's
 
 TEST_CASE(
     "the relative encodings see only relative positions: a sequence's output does not change "
-    "inside a larger batch, nor when all its positions shift by the same amount") {
+    "inside a larger batch, nor when all its positions shift by the same amount (FIRE: it reads "
+    "the query's position too, so a shift past its threshold moves it)") {
   for (PositionalEncoding pe : kRelativePe) {
+    CAPTURE(positional_encoding_name(pe));
     DModel model(small_config(pe));
     init_perturbed(model, 5);
     const std::vector<int> bits = {0, 1, 1, 0, 1};
@@ -392,7 +406,11 @@ TEST_CASE(
     CHECK(alone == doctest::Approx(packed).epsilon(1e-14));
     Batch shifted = make_batch({bits});
     for (int32_t& p : shifted.positions) p += 3;
-    CHECK(alone == doctest::Approx(outputs(model, shifted, false)[0]).epsilon(1e-12));
+    const double moved = outputs(model, shifted, false)[0];
+    if (pe == PositionalEncoding::kFire)
+      CHECK(alone != doctest::Approx(moved).epsilon(1e-9));
+    else
+      CHECK(alone == doctest::Approx(moved).epsilon(1e-12));
   }
 }
 
@@ -434,8 +452,8 @@ TEST_CASE("bad model shapes are refused with the bad value named") {
   c.scalar_head = false;
   CHECK_THROWS_WITH_AS(Transformer<float>{c}, doctest::Contains("needs a head"), UsageError);
   CHECK_THROWS_WITH_AS(parse_positional_encoding("sinusoid"),
-                       doctest::Contains("'nope', 'learned', 'alibi', 'rope', 't5', 'kerple' or "
-                                         "'bias'"),
+                       doctest::Contains("'nope', 'learned', 'alibi', 'rope', 't5', 'kerple', "
+                                         "'fire' or 'bias'"),
                        UsageError);
 }
 

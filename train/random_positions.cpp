@@ -19,8 +19,7 @@ void check_random_positions(int n_positions, const std::string& pe, TaskKind tas
         "--random-positions (random_positions) must be >= 0 (0: off), got {}", n_positions));
   if (pe == "nope")
     throw UsageError(fmt::format(
-        "--random-positions {}: NoPE has no positions to randomize; use it with --pe learned, "
-        "alibi or rope",
+        "--random-positions {}: NoPE has no positions to randomize; use it with any other --pe",
         n_positions));
   const int64_t longest = tokens_per_sequence(task, token, std::max(l_train, l_test));
   if (n_positions < longest)

@@ -141,6 +141,9 @@ ResolvedSpec resolve(const TrainSpec& s) {
   model.t5_buckets = s.t5_buckets;
   model.t5_max_distance = s.t5_max_distance;
   model.t5_per_layer = s.t5_per_layer == 1;
+  // FIRE's threshold L starts at the training window: below it, a query's distances are scaled by
+  // the window's ψ; past it, by its own position's (FIRE's progressive interpolation).
+  model.fire_threshold = static_cast<double>(tokens_per_sequence(task, token, s.l_train));
   model.rope_base = s.rope_base;
   // The longest sequence: BOS + l_test bits + EOS, or a token task's at l_test.
   model.max_positions = static_cast<int>(tokens_per_sequence(task, token, s.l_test));

@@ -44,18 +44,19 @@ Json page_options(int max_running) {
        {"label", "Λ-mask (LM-Infinite)"},
        {"settings", {{"n_local", "train"}, {"n_global", 1}}}},
       {{"name", "distance_cap"},
-       {"label", "distance cap (alibi, rope)"},
+       {"label", "distance cap (relative encodings)"},
        {"settings", {{"distance_cap", "train"}}}},
       {{"name", "temperature"},
        {"label", "attention temperature"},
        {"settings", {{"temperature", "auto-pmax"}}}},
   });
-  return {{"tasks", task_names()},
-          {"pes", positional_encoding_names()},
-          {"reparams", Reparam::builtin_names()},
-          {"defaults", defaults},
-          {"methods", methods},
-          {"max_running", max_running}};
+  // The encodings the page can train as they are: not one that needs a setting of its own
+  // (bias: an expression the page has no field for).
+  std::vector<std::string> pes;
+  for (const PositionalEncodingInfo& info : positional_encodings())
+    if (!info.needs_setting) pes.push_back(info.name);
+  return {{"tasks", task_names()}, {"pes", pes},         {"reparams", Reparam::builtin_names()},
+          {"defaults", defaults},  {"methods", methods}, {"max_running", max_running}};
 }
 
 namespace {

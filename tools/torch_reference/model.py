@@ -11,6 +11,9 @@ Conventions (models/parameters.hpp, models/cpu/*.hpp):
 - t5 adds a learned scalar per head and distance bucket (Hugging Face's
   T5Attention._relative_position_bucket, bidirectional=False), from pe.t5.bias [tables, buckets,
   H]; kerple adds -r1 log(1 + r2 (pos_i - pos_j)), r = softplus(pe.kerple.r1 / r2 [n_layer, H]);
+  fire adds MLP(psi(delta) / psi(max(L, pos_i))), psi(x) = log(1 + c x), c and L softplus'd, the
+  MLP 1 -> W (ReLU) -> H from pe.fire.w1 [1, n_layer W], b1, w2 [W, n_layer H] (no output bias),
+  and at pos_i = L the max is L (which then takes the gradient), as lenlab's;
 - heads read rows of the final residual stream through the final layer norm: the scalar head
   GELU(z W1 + b1) w2 + b2, the token head z W + b.
 
@@ -170,6 +173,18 @@ class Transformer:
             r1 = F.softplus(p["pe.kerple.r1"][l])[None, :, None, None]
             r2 = F.softplus(p["pe.kerple.r2"][l])[None, :, None, None]
             logits = logits - r1 * torch.log1p(r2 * delta[:, None].to(self.dtype))
+        if c.pe == "fire":
+            W = p["pe.fire.b1"].shape[1]
+            w1 = p["pe.fire.w1"][0, l * W:(l + 1) * W]
+            w2 = p["pe.fire.w2"][:, l * H:(l + 1) * H]
+            scale = F.softplus(p["pe.fire.c"][l])
+            threshold = F.softplus(p["pe.fire.threshold"][l])
+            query = batch.positions[:, :, None].to(self.dtype)  # [S, L, 1]
+            m = torch.where(threshold >= query, threshold, query)  # max(L, pos_i), L on a tie
+            x = torch.log1p(scale * delta.to(self.dtype)) / torch.log1p(scale * m)  # [S, L, L]
+            hidden = torch.relu(x[..., None] * w1 + p["pe.fire.b1"][l])  # [S, L, L, W]
+            bias = hidden @ w2  # [S, L, L, H]
+            logits = logits + bias.permute(0, 3, 1, 2)
         row = torch.arange(L)
         allowed = (row[None, :] <= row[:, None])[None] & batch.valid[:, None, :]  # [S, L, L]
         logits = logits.masked_fill(~allowed[:, None], float("-inf"))

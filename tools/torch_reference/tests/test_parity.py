@@ -62,6 +62,10 @@ CASES = [
                            "--t5-max-distance", "6", "--t5-per-layer", "1", "--n-symbols", "6",
                            "--l-train", "6", "--l-test", "6"]),
     ("length kerple", ["--task", "length", "--pe", "kerple", "--l-train", "8", "--l-test", "8"]),
+    # FIRE, with randomized positions so that queries pass its threshold (the training window).
+    ("markov fire randomized positions", ["--task", "markov", "--pe", "fire", "--n-symbols", "4",
+                                          "--l-train", "8", "--l-test", "8",
+                                          "--random-positions", "24"]),
 ]
 
 
