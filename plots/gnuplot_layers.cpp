@@ -198,6 +198,13 @@ std::string layer_figure_script(const FigureSummary& fig, LayerFigure which) {
       distance ? static_cast<double>(
                      tokens_per_sequence(parse_task(first.task), first.token, first.l_train) - 1)
                : first.l_train;
+  // The bias figure draws the lines whose encoding has a bias (the others have no curve).
+  const auto drawn = [&](size_t i) {
+    if (which != LayerFigure::kBias) return true;
+    for (const RunRecord* r : fig.lines[i].runs)
+      if (!r->position_bias.empty()) return true;
+    return false;
+  };
   std::string panels;
   for (size_t q = 0; q < qs.size(); ++q)
     for (int l = 0; l < L; ++l) {
@@ -209,14 +216,16 @@ std::string layer_figure_script(const FigureSummary& fig, LayerFigure which) {
           shade_from, shade_to);
       std::string plot = "plot ";
       for (size_t i = 0; i < fig.lines.size(); ++i)
-        plot += fmt::format(
-            "'{}.dat' index {} using 1:3:4 with filledcurves linecolor rgb '{}' notitle, ", base,
-            block_of(q, i, l, fig.lines.size(), L), line_colour(i));
+        if (drawn(i))
+          plot += fmt::format(
+              "'{}.dat' index {} using 1:3:4 with filledcurves linecolor rgb '{}' notitle, ", base,
+              block_of(q, i, l, fig.lines.size(), L), line_colour(i));
       for (size_t i = 0; i < fig.lines.size(); ++i)
-        plot += fmt::format(
-            "'{}.dat' index {} using 1:2 with lines linewidth 2 linecolor rgb '{}' title {}, ",
-            base, block_of(q, i, l, fig.lines.size(), L), line_colour(i),
-            gnuplot_quote(gnuplot_parts::line_title(spec, fig.lines[i])));
+        if (drawn(i))
+          plot += fmt::format(
+              "'{}.dat' index {} using 1:2 with lines linewidth 2 linecolor rgb '{}' title {}, ",
+              base, block_of(q, i, l, fig.lines.size(), L), line_colour(i),
+              gnuplot_quote(gnuplot_parts::line_title(spec, fig.lines[i])));
       plot += fmt::format("NaN with boxes fillcolor rgb '#e6e6e6' title '{}'\n",
                           distance ? "distances seen in training" : "training lengths");
       panels += plot;
