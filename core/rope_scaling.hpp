@@ -86,6 +86,14 @@ inline std::vector<std::string> rope_scaling_names() {
   return names;
 }
 
+// The extensions a user can ask for (--rope-scaling): every name but "none".
+inline std::vector<std::string> rope_extension_names() {
+  std::vector<std::string> names;
+  for (const auto& row : rope_scaling_detail::kRows)
+    if (row.kind != RopeScalingKind::kNone) names.emplace_back(row.name);
+  return names;
+}
+
 inline RopeScalingKind parse_rope_scaling(const std::string& name) {
   for (const auto& row : rope_scaling_detail::kRows)
     if (name == row.name) return row.kind;

@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
+#include "core/rope_scaling.hpp"
 #include "core/text_file.hpp"
 #include "lab/budget.hpp"
 #include "lab/cli_options.hpp"
@@ -58,7 +59,7 @@ void add_test_time_options(CLI::App& cmd, TestTimeAttention& t) {
                  "distance seen in training");
   cmd.add_option("--rope-scaling", t.rope_scaling,
                  "rope at test time: a context extension, " +
-                     join_choices({"pi", "ntk", "yarn", "dynamic-ntk"}) +
+                     join_choices(rope_extension_names()) +
                      " (position interpolation, NTK-aware base, YaRN's ramp and logit scale, NTK "
                      "by each length)");
   cmd.add_option("--rope-factor", t.rope_factor,

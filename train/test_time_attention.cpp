@@ -48,7 +48,7 @@ RopeScaling rope_scaling_of(const TestTimeAttention& t, int window, PositionalEn
       throw UsageError(fmt::format(
           "--rope-factor, --yarn-alpha and --yarn-beta set --rope-scaling, which is not given: "
           "give --rope-scaling {} or leave them at auto, {} and {}",
-          join_choices({"pi", "ntk", "yarn", "dynamic-ntk"}), defaults.yarn_alpha,
+          join_choices(rope_extension_names()), defaults.yarn_alpha,
           defaults.yarn_beta));
     return r;
   }
