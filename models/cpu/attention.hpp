@@ -223,15 +223,15 @@ void attention_forward(T* out, T* att, const T* qkv, int d, int n_head,
 }
 
 // dLoss/db from the logits' gradients ds (before the scale; laid out as the probabilities): for
-// each (model, head), Σ over sequences, queries and admitted keys in that order, into dbias. One
-// thread per (model, head): each owns its table, so the sums are the same whatever the threads.
+// each (model, head), Σ over sequences, queries and admitted keys in that order, into dbias. A
+// thread per (model, head), each owning its entries; K models that share one table (bias_stride 0)
+// add into the same entries, so there a thread takes a head and its models in order. Either way
+// the sums are the same whatever the threads.
 template <class T>
 void bias_backward(const T* ds, const ops::AttentionArgs<T>& a, ops::ProbLayout prob, ops::Seqs q,
                    int n_head, int K) {
   const int S = q.n_seq;
-#pragma omp parallel for schedule(static)
-  for (int kh = 0; kh < K * n_head; ++kh) {
-    const int k = kh / n_head, h = kh % n_head;
+  auto add_model_head = [&](int k, int h) {
     T* db = a.dbias + static_cast<size_t>(k) * a.bias_stride +
             static_cast<size_t>(h) * a.bias_rows * a.bias_cols;
     const int* off = q.offsets + static_cast<size_t>(k) * (S + 1);
@@ -250,6 +250,16 @@ void bias_backward(const T* ds, const ops::AttentionArgs<T>& a, ops::ProbLayout 
         }
       }
     }
+  };
+  const bool shared = a.bias_stride == 0 && K > 1;
+  const int work_items = shared ? n_head : K * n_head;
+#pragma omp parallel for schedule(static)
+  for (int u = 0; u < work_items; ++u) {
+    if (!shared) {
+      add_model_head(u / n_head, u % n_head);
+      continue;
+    }
+    for (int k = 0; k < K; ++k) add_model_head(k, u);
   }
 }
 
