@@ -58,8 +58,7 @@ void add_test_time_options(CLI::App& cmd, TestTimeAttention& t) {
                  "alibi, rope: relative distances beyond D count as D; 'train' = the largest "
                  "distance seen in training");
   cmd.add_option("--rope-scaling", t.rope_scaling,
-                 "rope at test time: a context extension, " +
-                     join_choices(rope_extension_names()) +
+                 "rope at test time: a context extension, " + join_choices(rope_extension_names()) +
                      " (position interpolation, NTK-aware base, YaRN's ramp and logit scale, NTK "
                      "by each length)");
   cmd.add_option("--rope-factor", t.rope_factor,
@@ -105,6 +104,16 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   add_setting(cmd, "--t5-per-layer", s.t5_per_layer,
               "t5: 1 = a bucket table per layer, 0 = one table shared by the layers (T5's)", 0);
   cmd.add_option("--rope-base", s.rope_base, "rope: the base of the angles' frequencies");
+  cmd.add_option("--train-rope-scaling", s.train_rope_scaling,
+                 "rope: train with a context extension too, pi, ntk or yarn with "
+                 "--train-rope-factor s (as fine-tuning with PI does); evaluated with the same");
+  cmd.add_option("--train-rope-factor", s.train_rope_factor,
+                 "With --train-rope-scaling: its factor s (yarn: the original context is the "
+                 "training window / s)");
+  add_setting(cmd, "--fire-width", s.fire_width, "fire: the MLP's hidden units", 1);
+  cmd.add_option("--fire-threshold", s.fire_threshold,
+                 "fire: its threshold L at the start, in tokens (learned from there); train = "
+                 "the training window");
   cmd.add_option("--reparam", s.reparam,
                  "Target map f (OutRep: train on f(y), report error on y): " +
                      join_choices(Reparam::builtin_names()) +

@@ -4,22 +4,15 @@
 
 #include <fmt/format.h>
 
-#include "tasks/token_tasks.hpp"
+#include "train/train_spec.hpp"
 
 namespace lenlab {
 
 std::string gpu_group_key(const TrainSpec& spec) {
-  // The task fixes the vocabulary and the heads; a learned table has as many rows as the longest
-  // test sequence has tokens.
-  const TaskKind task = parse_task(spec.task);
-  const TokenTaskSettings& token = spec.token;
-  const bool learned = spec.pe == "learned";
-  const bool heads = is_token_task(task);
-  const int vocab = heads ? token_vocab_size(task, token) : task_vocab_size(task);
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", spec.n_layer, spec.d_model, spec.n_head,
-                     spec.d_ff, spec.pe, heads ? "token" : "scalar", vocab,
-                     learned ? tokens_per_sequence(task, token, spec.l_test) : 0, spec.steps,
-                     spec.batch_size);
+  // One model: the same parameter layout and computation (shape, encoding and its settings,
+  // vocabulary, heads, a learned table's rows), in one precision, stepped in lockstep.
+  return fmt::format("{}|{}|{}|{}", model_config(spec).key(), spec.steps, spec.batch_size,
+                     spec.precision);
 }
 
 }  // namespace lenlab

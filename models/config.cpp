@@ -8,6 +8,24 @@
 
 namespace lenlab {
 
+std::string ModelConfig::key() const {
+  // An encoding's settings count for that encoding only (resolve() fills FIRE's threshold for
+  // every run, from the training window).
+  using PE = PositionalEncoding;
+  return fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", n_layer, d_model, n_head, d_ff,
+      positional_encoding_name(pe), vocab_size, scalar_head, token_head,
+      pe == PE::kLearned ? fmt::format("rows {}", max_positions) : "",
+      pe == PE::kRope ? fmt::format("base {} scaling {} {} {} {} {}", rope_base,
+                                    rope_scaling_name(rope_scaling.kind), rope_scaling.factor,
+                                    rope_scaling.original_length, rope_scaling.yarn_alpha,
+                                    rope_scaling.yarn_beta)
+                      : "",
+      pe == PE::kT5 ? fmt::format("{} {} {}", t5_buckets, t5_max_distance, t5_per_layer) : "",
+      pe == PE::kFire ? fmt::format("{} {}", fire_threshold, fire_width)
+                      : (pe == PE::kBias ? pe_bias : ""));
+}
+
 void ModelConfig::validate() const {
   auto positive = [](const char* what, int v) {
     if (v <= 0) throw UsageError(fmt::format("{} must be a positive integer, got {}", what, v));

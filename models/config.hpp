@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rope_scaling.hpp"
 #include "models/positional_encodings.hpp"
 
 namespace lenlab {
@@ -17,6 +18,9 @@ struct ModelConfig {
   // ever see; only used (and required > 0) for kLearned. Sized for l_test at training time.
   int max_positions = 0;
   double rope_base = 10000.0;
+  // rope: the context extension the model is trained with (core/rope_scaling.hpp; kNone: plain
+  // angles). A batch whose AttentionSpec names one (at test time) uses that instead.
+  RopeScaling rope_scaling;
   // t5 (models/position_bias.hpp): n_buckets buckets, half of them exact distances and the rest
   // log-spaced up to max_distance (farther distances share the last); one table shared by the
   // layers as in T5, or one per layer.
@@ -38,6 +42,10 @@ struct ModelConfig {
   bool token_head = false;
 
   int head_dim() const { return d_model / n_head; }
+  // Every field above as text (max_positions only for kLearned, the one encoding it sizes): two
+  // configs are one parameter layout and one computation exactly when their keys are equal (the
+  // GPU trains such runs as one batched model). A new field goes here too.
+  std::string key() const;
   // Throws UsageError naming the bad value: non-positive sizes, d_model not divisible by n_head,
   // odd head_dim with RoPE (it rotates pairs), learned PE without a table size, no head, t5's
   // buckets out of range, a bias expression that does not parse or given to another encoding.

@@ -143,9 +143,11 @@ void Model<B>::prepare(const PackedBatch<B>& in) {
   rope_in_attention_ = config_.pe == PositionalEncoding::kRope && in.attention.max_distance > 0;
   if (config_.pe == PositionalEncoding::kRope) {
     const int need = rope_in_attention_ ? in.attention.max_distance + 1 : in.max_position + 1;
-    // The batch's angles: plain, or a context extension's (core/rope_scaling.hpp)
-    const RopeAngles angles = rope_angles(in.attention.rope_at(in.max_position), config_.head_dim(),
-                                          config_.rope_base, in.max_position + 1);
+    // The batch's angles: plain, the extension the model trains with, or a test-time one
+    // (core/rope_scaling.hpp)
+    const RopeAngles angles =
+        rope_angles(in.attention.rope_at(in.max_position, config_.rope_scaling), config_.head_dim(),
+                    config_.rope_base, in.max_position + 1);
     if (rope_host_.ensure(need, angles.theta, angles.position_scale)) {
       B::upload(rope_cos_, rope_host_.cos.data(), rope_host_.cos.size());
       B::upload(rope_sin_, rope_host_.sin.data(), rope_host_.sin.size());

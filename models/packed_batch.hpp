@@ -103,8 +103,9 @@ struct PackedBatch {
         prob[k * S1 + s] = p[src];
       }
       prob_stride = std::max<size_t>(prob_stride, p.back());
-      // YaRN's logit multiplier, from the batch's factor (one for all its sequences, as its angles)
-      const double rope_scale = rope_logit_scale(attention.rope_at(max_position));
+      // YaRN's logit multiplier, from the batch's or the model's factor (one for all its
+      // sequences, as its angles)
+      const double rope_scale = rope_logit_scale(attention.rope_at(max_position, c.rope_scaling));
       for (int s = 0; s < n; ++s) {
         scale[k * n_seq + s] = static_cast<T>(b.attention.scale_for(b.seq_len(s)) * rope_scale);
         scaled = scaled || scale[k * n_seq + s] != T(1);

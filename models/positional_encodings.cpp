@@ -27,7 +27,7 @@ const std::vector<PositionalEncodingInfo>& positional_encodings() {
       {.pe = PE::kRope,
        .name = "rope",
        .help = "Su et al.: q and k rotated by position",
-       .settings = "--rope-base",
+       .settings = "--rope-base, --train-rope-scaling, --train-rope-factor",
        .rotary = true,
        .relative = true},
       {.pe = PE::kT5,
@@ -49,7 +49,7 @@ const std::vector<PositionalEncodingInfo>& positional_encodings() {
        .name = "fire",
        .help = "Li et al. 2023: a learned MLP of ψ(δ)/ψ(max(L, i)), ψ(x) = log(c·x + 1), c and L "
                "learned",
-       .settings = "",
+       .settings = "--fire-width, --fire-threshold",
        .distance_bias = true,
        .learned_bias = true,
        .relative = true},

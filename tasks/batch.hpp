@@ -32,8 +32,10 @@ struct AttentionSpec {
   RopeScaling rope;
   bool rope_auto = false;
 
-  // The scaling for a batch whose largest position is max_position.
-  RopeScaling rope_at(int max_position) const {
+  // The scaling for a batch whose largest position is max_position: this spec's (at test time),
+  // else `trained`, the one the model was trained with (ModelConfig::rope_scaling).
+  RopeScaling rope_at(int max_position, const RopeScaling& trained) const {
+    if (rope.kind == RopeScalingKind::kNone) return trained;
     RopeScaling r = rope;
     if (rope_auto && rope.original_length > 0)
       r.factor = std::max(1.0, static_cast<double>(max_position + 1) / rope.original_length);

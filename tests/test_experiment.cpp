@@ -112,7 +112,9 @@ TEST_CASE("the built-in paper config has every figure of the paper") {
   CHECK(c.find("3a")->line_spec(3, 1).l_train == 20);
 }
 
-TEST_CASE("on the GPU, runs train together exactly when they share a model shape") {
+TEST_CASE(
+    "on the GPU, runs train together exactly when they share a model shape, encoding and its "
+    "settings") {
   // What may differ inside a group: everything a model of fixed shape can be trained on.
   TrainSpec a;
   TrainSpec b = a;
@@ -136,6 +138,39 @@ TEST_CASE("on the GPU, runs train together exactly when they share a model shape
     change(c);
     CHECK(gpu_group_key(c) != gpu_group_key(a));
   }
+  // Within an encoding, its settings fix the computation (and FIRE's threshold starts at the
+  // training window), and so does the precision.
+  const std::vector<std::pair<std::function<void(TrainSpec&)>, std::function<void(TrainSpec&)>>>
+      settings = {
+          {[](TrainSpec& s) { s.pe = "rope"; }, [](TrainSpec& s) { s.rope_base = 500; }},
+          {[](TrainSpec& s) { s.pe = "t5"; }, [](TrainSpec& s) { s.t5_buckets = 16; }},
+          {[](TrainSpec& s) { s.pe = "t5"; }, [](TrainSpec& s) { s.t5_max_distance = 64; }},
+          {[](TrainSpec& s) { s.pe = "t5"; }, [](TrainSpec& s) { s.t5_per_layer = 1; }},
+          {[](TrainSpec& s) {
+             s.pe = "bias";
+             s.pe_bias = "-d";
+           },
+           [](TrainSpec& s) { s.pe_bias = "-2*d"; }},
+          {[](TrainSpec& s) { s.pe = "fire"; }, [](TrainSpec& s) { s.l_train = 20; }},
+          {[](TrainSpec& s) { s.pe = "fire"; }, [](TrainSpec& s) { s.fire_width = 16; }},
+          {[](TrainSpec& s) { s.pe = "fire"; }, [](TrainSpec& s) { s.fire_threshold = "30"; }},
+          {[](TrainSpec& s) { s.pe = "rope"; }, [](TrainSpec& s) { s.train_rope_scaling = "pi"; }},
+          {[](TrainSpec& s) {
+             s.pe = "rope";
+             s.train_rope_scaling = "yarn";
+           },
+           [](TrainSpec& s) { s.train_rope_factor = 2; }},
+          {[](TrainSpec&) {}, [](TrainSpec& s) { s.precision = "float64"; }}};
+  for (const auto& [encoding, change] : settings) {
+    TrainSpec c = a;
+    encoding(c);
+    TrainSpec d = c;
+    change(d);
+    CHECK(gpu_group_key(c) != gpu_group_key(d));
+  }
+  TrainSpec t5 = a, t5_other = b;  // what may differ still may: task, reparam, l_train, seed, ...
+  t5.pe = t5_other.pe = "t5";
+  CHECK(gpu_group_key(t5) == gpu_group_key(t5_other));
   // A learned table has l_test + 2 rows: other l_test, other layout.
   TrainSpec l1 = a, l2 = a;
   l1.pe = l2.pe = "learned";

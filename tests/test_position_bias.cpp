@@ -182,6 +182,29 @@ TEST_CASE("the table of encodings: every encoding has one row, one name and help
   CHECK(positional_encoding_help().find("t5") != std::string::npos);
 }
 
+TEST_CASE("FIRE's settings and a RoPE extension in training reach the model") {
+  TrainSpec s;  // length task, l_train 10: a 12-token window
+  s.pe = "fire";
+  CHECK(resolve(s).model.fire_threshold == 12.0);
+  CHECK(resolve(s).model.fire_width == 32);
+  s.fire_threshold = "30.5";
+  s.fire_width = 8;
+  CHECK(resolve(s).model.fire_threshold == 30.5);
+  CHECK(resolve(s).model.fire_width == 8);
+  s = TrainSpec{};
+  s.pe = "rope";
+  CHECK(resolve(s).model.rope_scaling.kind == RopeScalingKind::kNone);
+  s.train_rope_scaling = "yarn";
+  s.train_rope_factor = 2;
+  const RopeScaling r = resolve(s).model.rope_scaling;
+  CHECK(r.kind == RopeScalingKind::kYarn);
+  CHECK(r.factor == 2.0);
+  CHECK(r.original_length == 6);  // the window stretched 2× from 6 tokens
+  s.train_rope_scaling = "none";  // named plain: plain
+  s.train_rope_factor = 1;
+  CHECK(resolve(s).model.rope_scaling.kind == RopeScalingKind::kNone);
+}
+
 TEST_CASE("an encoding's settings are refused with another encoding, and bad values are named") {
   auto refused = [](TrainSpec s, const std::string& want) {
     CHECK_THROWS_WITH_AS(resolve(s), doctest::Contains(want.c_str()), UsageError);

@@ -476,6 +476,32 @@ TEST_CASE(
   CHECK(std::equal(pa.begin(), pa.end(), pt.begin()));
 }
 
+TEST_CASE("a RoPE model trained with an extension uses it where a batch names none") {
+  // A model whose config carries a scaling (trained with it) gives, on a plain batch, exactly what
+  // a plain model with the same weights gives on a batch that names that scaling: the same angle
+  // tables, and YaRN's logit scale, in the forward, the backward and inference.
+  const Batch plain = make_batch({{0, 1, 1, 0, 1, 1, 0, 0, 1}, {1, 0, 1}});
+  DModel reference(small_config(PositionalEncoding::kRope));
+  init_perturbed(reference, 8);
+  for (RopeScalingKind kind :
+       {RopeScalingKind::kPi, RopeScalingKind::kNtk, RopeScalingKind::kYarn}) {
+    CAPTURE(rope_scaling_name(kind));
+    const RopeScaling scaling{kind, 2.5, 4};
+    ModelConfig c = small_config(PositionalEncoding::kRope);
+    c.rope_scaling = scaling;
+    DModel trained(c);
+    init_perturbed(trained, 8);
+    Batch named = plain;
+    named.attention.rope = scaling;
+    for (bool infer : {false, true}) {
+      CHECK(outputs(trained, plain, infer) == outputs(reference, named, infer));
+      CHECK(outputs(trained, plain, infer) != outputs(reference, plain, infer));
+    }
+    CHECK(loss_of(trained, plain, true) == loss_of(reference, named, true));
+    CHECK(trained.gradients(0) == reference.gradients(0));
+  }
+}
+
 TEST_CASE("RoPE's context extensions: factor 1 is plain RoPE to the bit, PI halves positions") {
   DModel model(small_config(PositionalEncoding::kRope));
   init_perturbed(model, 8);

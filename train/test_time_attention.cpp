@@ -48,8 +48,7 @@ RopeScaling rope_scaling_of(const TestTimeAttention& t, int window, PositionalEn
       throw UsageError(fmt::format(
           "--rope-factor, --yarn-alpha and --yarn-beta set --rope-scaling, which is not given: "
           "give --rope-scaling {} or leave them at auto, {} and {}",
-          join_choices(rope_extension_names()), defaults.yarn_alpha,
-          defaults.yarn_beta));
+          join_choices(rope_extension_names()), defaults.yarn_alpha, defaults.yarn_beta));
     return r;
   }
   r.kind = parse_rope_scaling(t.rope_scaling);
@@ -145,6 +144,13 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
     a.max_distance = train_or_count(t.distance_cap, window - 1, "--distance-cap",
                                     "the largest distance in training");
   }
+  if (!t.rope_scaling.empty() && !trained.train_rope_scaling.empty() &&
+      parse_rope_scaling(trained.train_rope_scaling) != RopeScalingKind::kNone)
+    throw UsageError(fmt::format(
+        "--rope-scaling {}: this run is trained with --train-rope-scaling {} (factor {}) and "
+        "evaluated with it; a second extension on top of it is not supported: leave "
+        "--rope-scaling out",
+        t.rope_scaling, trained.train_rope_scaling, trained.train_rope_factor));
   a.rope = rope_scaling_of(t, window, pe);
   a.rope_auto = !t.rope_scaling.empty() && t.rope_factor == "auto" &&
                 a.rope.kind != RopeScalingKind::kDynamicNtk;

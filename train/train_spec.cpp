@@ -56,11 +56,108 @@ void check_encoding_settings(const TrainSpec& s, PositionalEncoding pe) {
         "--t5-per-layer must be 0 (one table shared by the layers, as T5) or 1 (one per layer), "
         "got {}",
         s.t5_per_layer));
-  if (pe != PositionalEncoding::kRope && s.rope_base != base.rope_base)
-    refuse("--rope-base", fmt::format("{}", s.rope_base), "rope");
+  if (pe != PositionalEncoding::kRope) {
+    if (s.rope_base != base.rope_base)
+      refuse("--rope-base", fmt::format("{}", s.rope_base), "rope");
+    if (!s.train_rope_scaling.empty()) refuse("--train-rope-scaling", s.train_rope_scaling, "rope");
+    if (s.train_rope_factor != base.train_rope_factor)
+      refuse("--train-rope-factor", fmt::format("{}", s.train_rope_factor), "rope");
+  }
+  if (pe != PositionalEncoding::kFire) {
+    if (s.fire_width != base.fire_width)
+      refuse("--fire-width", std::to_string(s.fire_width), "fire");
+    if (s.fire_threshold != base.fire_threshold)
+      refuse("--fire-threshold", s.fire_threshold, "fire");
+  }
+  check_range("--fire-width", s.fire_width, 1, 4096);
 }
 
 }  // namespace
+
+RopeScaling training_rope_scaling(const TrainSpec& s) {
+  RopeScaling r;
+  const TrainSpec base;
+  if (s.train_rope_scaling.empty()) {
+    if (s.train_rope_factor != base.train_rope_factor)
+      throw UsageError(
+          fmt::format("--train-rope-factor {} sets --train-rope-scaling, which is not given: give "
+                      "--train-rope-scaling pi, ntk or yarn, or leave the factor at {}",
+                      s.train_rope_factor, base.train_rope_factor));
+    return r;
+  }
+  r.kind = parse_rope_scaling(s.train_rope_scaling);
+  if (r.kind == RopeScalingKind::kNone) {
+    if (s.train_rope_factor != base.train_rope_factor)
+      throw UsageError(fmt::format(
+          "--train-rope-factor {} has no effect with --train-rope-scaling none (plain angles): "
+          "give pi, ntk or yarn, or leave the factor at {}",
+          s.train_rope_factor, base.train_rope_factor));
+    return r;
+  }
+  if (r.kind == RopeScalingKind::kDynamicNtk)
+    throw UsageError(
+        "--train-rope-scaling dynamic-ntk would change nothing in training: it rescales only "
+        "sequences longer than the training window; use it at test time (--rope-scaling "
+        "dynamic-ntk), or train with pi, ntk or yarn");
+  if (!(std::isfinite(s.train_rope_factor) && s.train_rope_factor > 0))
+    throw UsageError(
+        fmt::format("--train-rope-factor must be a finite number > 0 (the extension's s), got {}",
+                    s.train_rope_factor));
+  r.factor = s.train_rope_factor;
+  // The context the extension stretches s times to the training window (YaRN's L_orig), as when
+  // a model pretrained on window/s tokens is fine-tuned on the window.
+  const double window =
+      static_cast<double>(tokens_per_sequence(parse_task(s.task), s.token, s.l_train));
+  r.original_length = std::max(1, static_cast<int>(std::lround(window / r.factor)));
+  rope_angles(r, 2, 10000.0, static_cast<int>(window));  // the kind's own checks
+  return r;
+}
+
+double fire_threshold_of(const TrainSpec& s) {
+  const int64_t window = tokens_per_sequence(parse_task(s.task), s.token, s.l_train);
+  if (s.fire_threshold == "train") return static_cast<double>(window);
+  char* end = nullptr;
+  const double L = std::strtod(s.fire_threshold.c_str(), &end);
+  if (s.fire_threshold.empty() || end != s.fire_threshold.c_str() + s.fire_threshold.size() ||
+      !std::isfinite(L) || L < 1)
+    throw UsageError(fmt::format(
+        "--fire-threshold must be 'train' (the training window: {} tokens for this run) or a "
+        "number of tokens >= 1 (FIRE's L at the start; it is learned from there), got '{}'",
+        window, s.fire_threshold));
+  return L;
+}
+
+ModelConfig model_config(const TrainSpec& s) {
+  const TaskKind task = parse_task(s.task);
+  const TokenTaskSettings& token = s.token;
+  ModelConfig model;
+  model.pe = parse_positional_encoding(s.pe);
+  model.n_layer = s.n_layer;
+  model.d_model = s.d_model;
+  model.n_head = s.n_head;
+  model.d_ff = s.d_ff;
+  model.pe_bias = s.pe_bias;
+  model.t5_buckets = s.t5_buckets;
+  model.t5_max_distance = s.t5_max_distance;
+  model.t5_per_layer = s.t5_per_layer == 1;
+  // FIRE's threshold L at the start, the training window unless given: below it, a query's
+  // distances are scaled by L's ψ; past it, by its own position's (progressive interpolation).
+  model.fire_threshold = fire_threshold_of(s);
+  model.fire_width = s.fire_width;
+  model.rope_base = s.rope_base;
+  model.rope_scaling = training_rope_scaling(s);
+  // The longest sequence: BOS + l_test bits + EOS, or a token task's at l_test.
+  model.max_positions = static_cast<int>(tokens_per_sequence(task, token, s.l_test));
+  if (s.random_positions > 0) model.max_positions = s.random_positions;  // ids 0..N−1
+  if (is_token_task(task)) {
+    model.vocab_size = token_vocab_size(task, token);
+    model.scalar_head = false;
+    model.token_head = true;
+  } else {
+    model.vocab_size = task_vocab_size(task);
+  }
+  return model;
+}
 
 ResolvedSpec resolve(const TrainSpec& s) {
   const TaskKind task = parse_task(s.task);
@@ -132,29 +229,8 @@ ResolvedSpec resolve(const TrainSpec& s) {
   if (s.precision != "float32" && s.precision != "float64")
     throw UsageError(fmt::format("unknown --precision '{}'; valid choices: {}", s.precision,
                                  join_choices({"float32", "float64"})));
-  model.n_layer = s.n_layer;
-  model.d_model = s.d_model;
-  model.n_head = s.n_head;
-  model.d_ff = s.d_ff;
   check_encoding_settings(s, model.pe);
-  model.pe_bias = s.pe_bias;
-  model.t5_buckets = s.t5_buckets;
-  model.t5_max_distance = s.t5_max_distance;
-  model.t5_per_layer = s.t5_per_layer == 1;
-  // FIRE's threshold L starts at the training window: below it, a query's distances are scaled by
-  // the window's ψ; past it, by its own position's (FIRE's progressive interpolation).
-  model.fire_threshold = static_cast<double>(tokens_per_sequence(task, token, s.l_train));
-  model.rope_base = s.rope_base;
-  // The longest sequence: BOS + l_test bits + EOS, or a token task's at l_test.
-  model.max_positions = static_cast<int>(tokens_per_sequence(task, token, s.l_test));
-  if (s.random_positions > 0) model.max_positions = s.random_positions;  // ids 0..N−1
-  if (is_token_task(task)) {
-    model.vocab_size = token_vocab_size(task, token);
-    model.scalar_head = false;
-    model.token_head = true;
-  } else {
-    model.vocab_size = task_vocab_size(task);
-  }
+  model = model_config(s);
   model.validate();
   check_bias_expression(model, model.max_positions - 1);  // every distance the run meets
   Reparam reparam = Reparam::make(s.reparam, s.reparam_inverse, s.reparam_shift);
@@ -205,21 +281,40 @@ std::vector<int> test_lengths(const TrainSpec& spec) {
 }
 
 nlohmann::ordered_json to_json(const TrainSpec& spec) {
-  static const std::set<std::string> late_keys = {"pe_bias",          "t5_buckets",
-                                                  "t5_max_distance",  "t5_per_layer",
-                                                  "rope_base",        "lengths",
-                                                  "n_symbols",        "key_length",
-                                                  "markov_order",     "markov_concentration",
-                                                  "markov_seed",      "depths",
-                                                  "vcl_offset",       "vcl_alpha",
-                                                  "random_positions", "misalign_alpha",
-                                                  "misalign_extra",   "misalign_kind",
-                                                  "misalign_control", "n_local",
-                                                  "n_global",         "distance_cap",
-                                                  "temperature",      "temperature_min",
-                                                  "temperature_step", "attention_stats",
-                                                  "rope_scaling",     "rope_factor",
-                                                  "yarn_alpha",       "yarn_beta",
+  static const std::set<std::string> late_keys = {"pe_bias",
+                                                  "t5_buckets",
+                                                  "t5_max_distance",
+                                                  "t5_per_layer",
+                                                  "rope_base",
+                                                  "lengths",
+                                                  "train_rope_scaling",
+                                                  "train_rope_factor",
+                                                  "fire_width",
+                                                  "fire_threshold",
+                                                  "n_symbols",
+                                                  "key_length",
+                                                  "markov_order",
+                                                  "markov_concentration",
+                                                  "markov_seed",
+                                                  "depths",
+                                                  "vcl_offset",
+                                                  "vcl_alpha",
+                                                  "random_positions",
+                                                  "misalign_alpha",
+                                                  "misalign_extra",
+                                                  "misalign_kind",
+                                                  "misalign_control",
+                                                  "n_local",
+                                                  "n_global",
+                                                  "distance_cap",
+                                                  "temperature",
+                                                  "temperature_min",
+                                                  "temperature_step",
+                                                  "attention_stats",
+                                                  "rope_scaling",
+                                                  "rope_factor",
+                                                  "yarn_alpha",
+                                                  "yarn_beta",
                                                   "precision"};
   static const nlohmann::ordered_json defaults = [] {
     nlohmann::ordered_json d;

@@ -28,6 +28,13 @@ struct TrainSpec {
   int t5_max_distance = 128;   // t5
   int t5_per_layer = 0;        // t5: 1 = a table per layer, 0 = one shared (T5's)
   double rope_base = 10000.0;  // rope
+  // rope: a context extension in training too (core/rope_scaling.hpp): pi, ntk or yarn with its
+  // factor s, as when a model is fine-tuned with PI; evaluated with the same unless
+  // test_attention.rope_scaling replaces it. "" = plain.
+  std::string train_rope_scaling;
+  double train_rope_factor = 1.0;
+  int fire_width = 32;                   // fire: the MLP's hidden units
+  std::string fire_threshold = "train";  // fire: L at the start, in tokens; train = the window
   std::string reparam = "identity";
   std::string reparam_inverse;  // empty: closed form for built-ins, numerical for expressions
   double reparam_shift = 0.0;   // train on f(y + c)
@@ -83,6 +90,16 @@ struct ResolvedSpec {
 
 // Throws UsageError naming the first bad value and the valid choices (or range).
 ResolvedSpec resolve(const TrainSpec& spec);
+// The model a spec trains (ResolvedSpec::model before its checks): its shape, encoding and
+// encoding settings, vocabulary and heads. Throws UsageError on an unknown task or encoding only.
+ModelConfig model_config(const TrainSpec& spec);
+// The RoPE extension a run trains with (--train-rope-scaling, --train-rope-factor; kNone when not
+// given), its original length the training window / s. UsageError for dynamic-ntk, a factor that
+// is not finite and > 0, or a factor without a kind.
+RopeScaling training_rope_scaling(const TrainSpec& spec);
+// FIRE's threshold L at the start: the training window in tokens ("train"), or the number given
+// (UsageError unless finite and >= 1).
+double fire_threshold_of(const TrainSpec& spec);
 
 // Tokens of one sequence of `length` of the task (BOS and EOS included for the scalar tasks).
 int64_t tokens_per_sequence(TaskKind task, const TokenTaskSettings& token, int length);
@@ -104,6 +121,10 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("t5_max_distance", s.t5_max_distance);
   visit("t5_per_layer", s.t5_per_layer);
   visit("rope_base", s.rope_base);
+  visit("train_rope_scaling", s.train_rope_scaling);
+  visit("train_rope_factor", s.train_rope_factor);
+  visit("fire_width", s.fire_width);
+  visit("fire_threshold", s.fire_threshold);
   visit("reparam", s.reparam);
   visit("reparam_inverse", s.reparam_inverse);
   visit("reparam_shift", s.reparam_shift);
