@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/named_registry.hpp"
 #include "models/cpu/attention.hpp"
 #include "models/parameters.hpp"
 
@@ -83,7 +84,17 @@ PositionBias::PositionBias(const ModelConfig& c) : config_(c) {
       n_tables_ = c.n_layer;
       break;
     case PositionalEncoding::kBias:
-      expression_ = std::make_unique<Expression>(c.pe_bias, std::vector<std::string>{"d", "h"});
+      if (const std::string name = host_function_name(c.pe_bias); !name.empty()) {
+        custom_ = find_custom_position_bias(name);
+        if (!custom_)
+          throw UsageError(fmt::format(
+              "--pe-bias '{}': no Python position bias named '{}' is registered in this process; "
+              "it is given as pe_bias=f in the Python module (lenlab.train, and lenlab.load to "
+              "evaluate a run trained with one)",
+              c.pe_bias, name));
+      } else {
+        expression_ = std::make_unique<Expression>(c.pe_bias, std::vector<std::string>{"d", "h"});
+      }
       break;
     default:
       throw std::logic_error("PositionBias: the encoding has no bias");
@@ -129,6 +140,21 @@ std::vector<double> PositionBias::initial_parameters() const {
 std::vector<double> PositionBias::table(const double* pe, int t, int rows, int cols) const {
   const int H = config_.n_head;
   std::vector<double> out(static_cast<size_t>(H) * rows * cols);
+  if (custom_) {  // one call per head over every distance 0..cols−1 (one row)
+    std::vector<double> distances(static_cast<size_t>(cols));
+    for (int d = 0; d < cols; ++d) distances[static_cast<size_t>(d)] = d;
+    for (int h = 0; h < H; ++h) {
+      double* b = out.data() + static_cast<size_t>(h) * cols;
+      custom_->f(distances.data(), distances.size(), h, b);
+      for (int d = 0; d < cols; ++d)
+        if (!std::isfinite(b[d]))
+          throw UsageError(fmt::format(
+              "the Python position bias '{}' is {} at distance d = {}, head h = {}; the bias must "
+              "be finite at every distance a run meets (0 up to the longest test sequence)",
+              custom_->name, b[d], d, h));
+    }
+    return out;
+  }
   if (config_.pe == PositionalEncoding::kFire) {  // rows: query positions
     const FireLayer f(config_, pe, t);
     const double c = f.c_value(), L = f.threshold_value();

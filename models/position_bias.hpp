@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "models/config.hpp"
+#include "models/custom_position_bias.hpp"
 #include "reparam/expression.hpp"
 
 namespace lenlab {
@@ -56,7 +57,7 @@ class PositionBias {
 
   // Table t [n_head, rows, cols] (b_h(r, δ) for r = 0..rows−1, δ = 0..cols−1; rows = 1 unless
   // by_query_position()) from the parameter block pe (null when fixed). Throws UsageError naming d
-  // and h where a user's expression is not finite.
+  // and h where a user's bias is not finite.
   std::vector<double> table(const double* pe, int t, int rows, int cols) const;
   // The same in T: ALiBi's entries are −(m_h·δ) multiplied in T, as the kernels once computed them.
   template <class T>
@@ -78,8 +79,9 @@ class PositionBias {
   ModelConfig config_;
   bool learned_ = false;
   int n_tables_ = 1;
-  std::vector<double> slopes_;              // alibi
-  std::unique_ptr<Expression> expression_;  // bias: b(d, h)
+  std::vector<double> slopes_;                        // alibi
+  std::unique_ptr<Expression> expression_;            // bias: b(d, h) as an expression
+  std::shared_ptr<const CustomPositionBias> custom_;  // bias: b(d, h) as a Python function
 };
 
 // position_bias.csv: layer, head, distance, bias — every layer's b_h(δ) (a shared table repeated
@@ -89,8 +91,9 @@ class PositionBias {
 std::string position_bias_csv_text(const ModelConfig& c, const std::vector<double>& params,
                                    int max_distance);
 
-// Checks a user's bias expression (--pe-bias) for a finite value at every distance 0..max_distance
-// and head; throws UsageError naming the first d and h that give a non-finite one.
+// Checks a user's bias (--pe-bias: an expression, or a Python function "python:NAME") for a finite
+// value at every distance 0..max_distance and head; throws UsageError naming the first d and h that
+// give a non-finite one, or a Python function that is not registered.
 void check_bias_expression(const ModelConfig& c, int max_distance);
 
 }  // namespace lenlab

@@ -27,6 +27,7 @@
 #include "lab/eval_run.hpp"
 #include "lab/experiment.hpp"
 #include "lab/run_train.hpp"
+#include "models/custom_position_bias.hpp"
 #include "models/safetensors.hpp"
 #include "reparam/custom_reparam.hpp"
 #include "results/figure_spec.hpp"
@@ -38,11 +39,11 @@ using namespace lenlab;
 
 namespace {
 
-// A Python function f over NumPy arrays as a CustomReparam::ArrayFunction. Called from the engine
-// without the GIL (and possibly from several threads): takes the GIL, calls f on a float64 array,
-// copies the result out. A Python error is kept (the first one) and the engine unwound with a
-// ReparamRaised; without_gil then raises the kept error as itself (a Python exception object
-// cannot be carried through the engine, which runs without the GIL).
+// A Python function over NumPy arrays (a reparam's f or inverse, a pe_bias function), called from
+// the engine without the GIL (and possibly from several threads): call_python takes the GIL,
+// calls it on a float64 array, copies the result out. A Python error is kept (the first one) and
+// the engine unwound with a ReparamRaised; without_gil then raises the kept error as itself (a
+// Python exception object cannot be carried through the engine, which runs without the GIL).
 struct PythonFunction {
   py::object f;  // touched only with the GIL
   std::string role;
@@ -60,7 +61,7 @@ PyObject* usage_error_type = PyExc_ValueError;  // lenlab.UsageError, once the m
 
 // Unwinds the engine after a reparam function raised (its error is in pending_error).
 struct ReparamRaised : std::runtime_error {
-  ReparamRaised() : std::runtime_error("a Python reparam function raised") {}
+  ReparamRaised() : std::runtime_error("a Python function (reparam or pe_bias) raised") {}
 };
 
 std::mutex error_mutex;
@@ -68,45 +69,52 @@ std::mutex error_mutex;
 std::atomic<bool> reparam_failed{false};
 std::optional<py::error_already_set> pending_error;  // guarded by error_mutex and the GIL
 
+// Calls a Python function through `call(x)` on x = a float64 array of `in`'s n values, with the
+// GIL, and copies its n results into out. A Python error (or a result of the wrong size) is kept
+// and the engine unwound, as the struct above says.
+template <class Call>
+void call_python(const PythonFunction& fn, const double* in, double* out, size_t n, Call&& call) {
+  py::gil_scoped_acquire gil;
+  try {
+    py::array_t<double> x(static_cast<py::ssize_t>(n), in);
+    // NaN is how f says "undefined here" (the domain check probes past the targets): NumPy's
+    // warnings about it would only be noise.
+    py::object quiet = py::module_::import("numpy").attr("errstate")(
+        py::arg("invalid") = "ignore", py::arg("divide") = "ignore", py::arg("over") = "ignore");
+    quiet.attr("__enter__")();
+    py::object result;
+    try {
+      result = call(x);
+    } catch (...) {
+      quiet.attr("__exit__")(py::none(), py::none(), py::none());
+      throw;
+    }
+    quiet.attr("__exit__")(py::none(), py::none(), py::none());
+    py::array_t<double, py::array::c_style | py::array::forcecast> y = result;
+    if (static_cast<size_t>(y.size()) != n)
+      throw UsageError("the " + fn.role + " returned " + std::to_string(y.size()) + " values for " +
+                       std::to_string(n) + " inputs; it must be vectorized (one output per input)");
+    const double* data = y.data();
+    for (size_t i = 0; i < n; ++i) out[i] = data[i];
+    return;
+  } catch (py::error_already_set& e) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (!pending_error) pending_error.emplace(std::move(e));
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(error_mutex);
+    if (!pending_error) {
+      PyErr_SetString(dynamic_cast<const UsageError*>(&e) ? usage_error_type : PyExc_ValueError,
+                      e.what());
+      pending_error.emplace();
+    }
+  }
+  reparam_failed = true;
+  throw ReparamRaised();
+}
+
 CustomReparam::ArrayFunction array_function(std::shared_ptr<PythonFunction> fn) {
   return [fn](const double* in, double* out, size_t n) {
-    py::gil_scoped_acquire gil;
-    try {
-      py::array_t<double> x(static_cast<py::ssize_t>(n), in);
-      // NaN is how f says "undefined here" (the domain check probes past the targets): NumPy's
-      // warnings about it would only be noise.
-      py::object quiet = py::module_::import("numpy").attr("errstate")(
-          py::arg("invalid") = "ignore", py::arg("divide") = "ignore", py::arg("over") = "ignore");
-      quiet.attr("__enter__")();
-      py::object result;
-      try {
-        result = fn->f(x);
-      } catch (...) {
-        quiet.attr("__exit__")(py::none(), py::none(), py::none());
-        throw;
-      }
-      quiet.attr("__exit__")(py::none(), py::none(), py::none());
-      py::array_t<double, py::array::c_style | py::array::forcecast> y = result;
-      if (static_cast<size_t>(y.size()) != n)
-        throw UsageError("the reparam's " + fn->role + " returned " + std::to_string(y.size()) +
-                         " values for " + std::to_string(n) +
-                         " inputs; it must be vectorized (one output per input)");
-      const double* data = y.data();
-      for (size_t i = 0; i < n; ++i) out[i] = data[i];
-      return;
-    } catch (py::error_already_set& e) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!pending_error) pending_error.emplace(std::move(e));
-    } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(error_mutex);
-      if (!pending_error) {
-        PyErr_SetString(dynamic_cast<const UsageError*>(&e) ? usage_error_type : PyExc_ValueError,
-                        e.what());
-        pending_error.emplace();
-      }
-    }
-    reparam_failed = true;
-    throw ReparamRaised();
+    call_python(*fn, in, out, n, [&](py::array_t<double>& x) { return fn->f(x); });
   };
 }
 
@@ -129,11 +137,22 @@ void clear_reparam_error() {
 void register_reparam(const std::string& name, py::object f, py::object inverse) {
   auto r = std::make_shared<CustomReparam>();
   r->name = name;
-  r->f = array_function(std::make_shared<PythonFunction>(PythonFunction{f, "f"}));
+  r->f = array_function(std::make_shared<PythonFunction>(PythonFunction{f, "reparam's f"}));
   if (!inverse.is_none())
-    r->inverse =
-        array_function(std::make_shared<PythonFunction>(PythonFunction{inverse, "inverse"}));
+    r->inverse = array_function(
+        std::make_shared<PythonFunction>(PythonFunction{inverse, "reparam's inverse"}));
   register_custom_reparam(std::move(r));
+}
+
+// pe_bias=b: b(d, h) over a float64 array of distances d and a head index h (an int).
+void register_position_bias(const std::string& name, py::object b) {
+  auto bias = std::make_shared<CustomPositionBias>();
+  bias->name = name;
+  auto fn = std::make_shared<PythonFunction>(PythonFunction{b, "pe_bias function"});
+  bias->f = [fn](const double* d, size_t n, int head, double* out) {
+    call_python(*fn, d, out, n, [&](py::array_t<double>& x) { return fn->f(x, head); });
+  };
+  register_custom_position_bias(std::move(bias));
 }
 
 // The engine's progress hook: counts work, and about ten times a second takes the GIL to report
@@ -282,6 +301,7 @@ PYBIND11_MODULE(_lenlab, m) {
   usage_error_type = py::register_exception<UsageError>(m, "UsageError", PyExc_ValueError).ptr();
   m.def("register_reparam", &register_reparam, py::arg("name"), py::arg("f"),
         py::arg("inverse") = py::none());
+  m.def("register_position_bias", &register_position_bias, py::arg("name"), py::arg("b"));
   m.def("train", &train, py::arg("settings_json"), py::arg("out"), py::arg("overwrite"),
         py::arg("device"), py::arg("progress"), py::arg("command_line"));
   m.def("evaluate", &evaluate_run, py::arg("run_dir"), py::arg("out"), py::arg("lengths"),

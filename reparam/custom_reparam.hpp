@@ -9,9 +9,11 @@
 #include <memory>
 #include <string>
 
+#include "core/named_registry.hpp"
+
 namespace lenlab {
 
-inline constexpr const char* kCustomReparamPrefix = "python:";
+inline constexpr const char* kCustomReparamPrefix = kHostFunctionPrefix;
 
 struct CustomReparam {
   std::string name;  // letters, digits and '_'

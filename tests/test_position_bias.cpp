@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "models/cpu/attention.hpp"
+#include "models/custom_position_bias.hpp"
 #include "models/position_bias.hpp"
 #include "tests/gradcheck.hpp"
 #include "train/train_spec.hpp"
@@ -167,6 +168,42 @@ TEST_CASE("a user's bias: the expression's values, and an error naming d and h w
                        UsageError);
   c.pe_bias = "-x*d";
   CHECK_THROWS_AS(PositionBias{c}, UsageError);
+}
+
+TEST_CASE("a user's bias as a host function (python:NAME): its values per head, checked like one") {
+  auto log_decay = std::make_shared<CustomPositionBias>();
+  log_decay->name = "log_decay";
+  std::vector<int> heads;  // one call per head, over every distance
+  log_decay->f = [&heads](const double* d, size_t n, int h, double* out) {
+    heads.push_back(h);
+    for (size_t i = 0; i < n; ++i) out[i] = -(h + 1) / 8.0 * std::log(1 + d[i]);
+  };
+  register_custom_position_bias(log_decay);
+  ModelConfig c = config_of(PositionalEncoding::kBias, 1, 2);
+  c.pe_bias = "python:log_decay";
+  const std::vector<double> table = PositionBias(c).table(nullptr, 0, 1, 5);
+  c.pe_bias = "-(h+1)/8*log(1+d)";
+  CHECK(table == PositionBias(c).table(nullptr, 0, 1, 5));
+  CHECK(heads == std::vector<int>{0, 1});
+  auto pole = std::make_shared<CustomPositionBias>();
+  pole->name = "pole";
+  pole->f = [](const double* d, size_t n, int h, double* out) {
+    for (size_t i = 0; i < n; ++i) out[i] = h == 1 && d[i] == 3 ? NAN : 0.0;
+  };
+  register_custom_position_bias(pole);
+  c.pe_bias = "python:pole";
+  CHECK_NOTHROW(check_bias_expression(c, 2));
+  CHECK_THROWS_WITH_AS(check_bias_expression(c, 3),
+                       doctest::Contains("'pole' is nan at distance d = 3, head h = 1"),
+                       UsageError);
+  c.pe_bias = "python:missing";
+  CHECK_THROWS_WITH_AS(PositionBias{c},
+                       doctest::Contains("no Python position bias named 'missing'"), UsageError);
+  auto unnamed = std::make_shared<CustomPositionBias>(*pole);
+  unnamed->name = "<lambda>";
+  CHECK_THROWS_WITH_AS(register_custom_position_bias(unnamed),
+                       doctest::Contains("pe_bias name '<lambda>' must be 1 to 64 letters"),
+                       UsageError);
 }
 
 TEST_CASE("the table of encodings: every encoding has one row, one name and help") {

@@ -12,8 +12,10 @@ of `lenlab train`: the same folder, files and numbers for the same settings and 
 
 Settings are the config keys of docs/ (l_train, steps, batch_size, ...). A reparameterization is a
 built-in or expression string, as on the CLI, or Python functions over NumPy arrays:
-`reparam=(f, f_inv)` (f_inv optional: inverted numerically). Bad settings raise
-`lenlab.UsageError` with the CLI's message.
+`reparam=(f, f_inv)` (f_inv optional: inverted numerically). So is a fixed positional bias
+(pe="bias"): an expression in d and h, or a Python function `pe_bias=b` with b(d, h) over a NumPy
+array of distances d and one head index h. Bad settings raise `lenlab.UsageError` with the CLI's
+message.
 """
 
 from __future__ import annotations
@@ -113,12 +115,60 @@ def _fingerprint(reparam) -> str:
     return ";".join("error" if v is None else ",".join(f"{x:.12g}" for x in v) for v in parts)
 
 
-_FINGERPRINT_FILE = "python_reparam.txt"  # in a run's folder: _fingerprint of its functions
+_FINGERPRINT_FILE = "python_reparam.txt"  # a run's _functions_fingerprint (named before pe_bias)
 
 
-def _same_functions(run_dir: Path, reparam) -> bool:
+# ---- a positional bias as a Python function -------------------------------------------------------
+
+
+def _pe_bias_setting(pe_bias, pe_bias_name):
+    """The settings' "pe_bias" value: an expression (a str) as is; a Python function b(d, h)
+    registered as python:NAME."""
+    if pe_bias is None or isinstance(pe_bias, str):
+        if pe_bias_name is not None:
+            raise UsageError("pe_bias_name names a Python pe_bias function; pe_bias is "
+                             f"{pe_bias!r}: drop pe_bias_name")
+        return pe_bias
+    if not callable(pe_bias):
+        raise UsageError("pe_bias must be an expression in d and h (a str) or a function b(d, h) "
+                         f"of a NumPy array of distances and a head index; got {pe_bias!r}")
+    name = pe_bias_name or getattr(pe_bias, "__name__", "")
+    _lenlab.register_position_bias(name, pe_bias)
+    return "python:" + name
+
+
+_BIAS_PROBES = np.arange(64, dtype=np.float64)  # distances where a pe_bias function is probed
+
+
+def _bias_fingerprint(pe_bias, n_head: int) -> str:
+    """What a Python pe_bias function computes: b(d, h) at d = 0..63 for every head."""
+    if pe_bias is None or isinstance(pe_bias, str):
+        return ""
+    rows = [_values(lambda d, h=h: pe_bias(d, h), _BIAS_PROBES) for h in range(n_head)]
+    return "pe_bias:" + ";".join("error" if v is None else ",".join(f"{x:.12g}" for x in v)
+                                 for v in rows)
+
+
+def _functions_fingerprint(reparam, pe_bias, n_head: int) -> str:
+    """The fingerprint file's text: the reparam's (as before pe_bias functions existed), then the
+    pe_bias function's on its own line when there is one."""
+    bias = _bias_fingerprint(pe_bias, n_head)
+    return _fingerprint(reparam) + ("\n" + bias if bias else "")
+
+
+def _same_functions(run_dir: Path, reparam, pe_bias=None, n_head: int = 4) -> bool:
     path = run_dir / _FINGERPRINT_FILE
-    return path.is_file() and path.read_text() == _fingerprint(reparam)
+    return path.is_file() and path.read_text() == _functions_fingerprint(reparam, pe_bias, n_head)
+
+
+def _recorded_fingerprints(run_dir: Path):
+    """(the reparam's, the pe_bias function's) fingerprints a run recorded, "" where it had none;
+    None when it recorded no file (it was trained without Python functions, or by the CLI)."""
+    path = run_dir / _FINGERPRINT_FILE
+    if not path.is_file():
+        return None
+    lines = path.read_text().split("\n")
+    return lines[0], (lines[1] if len(lines) > 1 else "")
 
 
 # ---- progress --------------------------------------------------------------------------------
@@ -274,27 +324,34 @@ def _command_line(what: str, settings: dict) -> str:
 
 
 def train(*, out=None, overwrite: bool = False, device: str = "auto", progress: bool = True,
-          reparam="identity", reparam_name: str | None = None, **settings) -> Run:
+          reparam="identity", reparam_name: str | None = None, pe_bias=None,
+          pe_bias_name: str | None = None, **settings) -> Run:
     """Train and evaluate one run, as `lenlab train` does, and return it.
 
     settings: config keys (task, pe, l_train, l_test, steps, batch_size, seed, ...). reparam: a
     built-in or an expression, or Python functions over NumPy arrays, f or (f, f_inv); their name
-    (reparam_name, else the function's) is recorded as reparam "python:NAME". out: the run's folder
+    (reparam_name, else the function's) is recorded as reparam "python:NAME". pe_bias (with
+    pe="bias"): an expression in d and h, or a Python function b(d, h) of a NumPy array of
+    distances and a head index, recorded as "python:NAME" likewise. out: the run's folder
     (default: runs/<run id> under the current directory, and a completed run already there is
     returned as it is; any other existing folder is refused unless overwrite). A run that
     diverges returns with status "diverged". Ctrl-C stops it (KeyboardInterrupt), keeping its
     folder as a killed run ("running")."""
     settings = dict(settings)
     settings["reparam"] = _reparam_setting(reparam, reparam_name)
+    bias_setting = _pe_bias_setting(pe_bias, pe_bias_name)
+    if bias_setting is not None:
+        settings["pe_bias"] = bias_setting
+    n_head = int(settings.get("n_head", 4))
     text = json.dumps(settings)
-    python_functions = not isinstance(reparam, str)
+    python_functions = not isinstance(reparam, str) or callable(pe_bias)
     if out is None:
         # runs/<run id>: the id hashes every setting, so a completed run there is this very run
         # (a notebook cell run again loads it instead of training it twice) -- for Python
         # functions only when they compute what they computed then; else it is trained again.
         out = Path("runs") / _lenlab.run_id(text)
         if (out / "manifest.json").is_file() and Run(out).status == "completed":
-            if not python_functions or _same_functions(out, reparam):
+            if not python_functions or _same_functions(out, reparam, pe_bias, n_head):
                 if not overwrite:
                     return Run(out)
             else:
@@ -306,25 +363,38 @@ def train(*, out=None, overwrite: bool = False, device: str = "auto", progress: 
     finally:
         bar.close()
     if python_functions:
-        (Path(out) / _FINGERPRINT_FILE).write_text(_fingerprint(reparam))
+        (Path(out) / _FINGERPRINT_FILE).write_text(
+            _functions_fingerprint(reparam, pe_bias, n_head))
     return Run(out)
 
 
-def load(run_dir, reparam=None, reparam_name: str | None = None) -> Run:
-    """A run's folder. A run trained with Python reparam functions needs them again to be
-    evaluated: pass the same reparam (and reparam_name, if it had one)."""
+def load(run_dir, reparam=None, reparam_name: str | None = None, pe_bias=None,
+         pe_bias_name: str | None = None) -> Run:
+    """A run's folder. A run trained with Python functions (a reparam, a pe_bias) needs them again
+    to be evaluated: pass the same ones (and reparam_name or pe_bias_name, if they had one)."""
     run = Run(run_dir)
+    recorded = _recorded_fingerprints(run.dir)
     if reparam is not None:
         setting = _reparam_setting(reparam, reparam_name)
         if setting != run.config.get("reparam", "identity"):
             raise UsageError(f"{run.dir} was trained with reparam "
                              f"{run.config.get('reparam', 'identity')!r}, not {setting!r}")
-        recorded = run.dir / _FINGERPRINT_FILE
-        if not isinstance(reparam, str) and recorded.is_file() and \
-                not _same_functions(run.dir, reparam):
+        if not isinstance(reparam, str) and recorded is not None and \
+                recorded[0] != _fingerprint(reparam):
             raise UsageError(f"{run.dir} was trained with other functions named {setting!r}: "
                              "they differ from the ones given at some y; pass the ones it was "
                              "trained with")
+    if pe_bias is not None:
+        setting = _pe_bias_setting(pe_bias, pe_bias_name)
+        if setting != run.config.get("pe_bias", ""):
+            raise UsageError(f"{run.dir} was trained with pe_bias "
+                             f"{run.config.get('pe_bias', '')!r}, not {setting!r}")
+        n_head = int(run.config.get("n_head", 4))
+        if callable(pe_bias) and recorded is not None and \
+                recorded[1] != _bias_fingerprint(pe_bias, n_head):
+            raise UsageError(f"{run.dir} was trained with another pe_bias function named "
+                             f"{setting!r}: it differs from the one given at some distance or "
+                             "head; pass the one it was trained with")
     return run
 
 

@@ -274,3 +274,64 @@ def test_ctrl_c_stops_a_reproduction(tmp_path):
                 "progress=False)", lambda: len(list(runs.glob("*/manifest.json"))) >= 2)
     statuses = [json.loads(m.read_text())["status"] for m in runs.glob("*/manifest.json")]
     assert statuses == ["running", "running"]
+
+
+BIAS = dict(TINY, pe="bias")
+
+
+def test_a_python_pe_bias_is_the_expression_it_computes(tmp_path):
+    def slope(d, h):  # ALiBi-like, as a NumPy function of the distances and the head index
+        return -(h + 1) / 4 * np.log1p(d)
+
+    py = lenlab.train(out=tmp_path / "py", progress=False, pe_bias=slope, **BIAS)
+    expr = lenlab.train(out=tmp_path / "expr", progress=False, pe_bias="-(h+1)/4*log(1+d)",
+                        **BIAS)
+    assert py.config["pe_bias"] == "python:slope"
+    assert py.status == expr.status == "completed"
+    np.testing.assert_allclose(py.loss["loss"], expr.loss["loss"], rtol=1e-5)
+    np.testing.assert_allclose(py.results["mse"], expr.results["mse"], rtol=1e-4)
+    bias = lenlab.load(tmp_path / "py").dir / "position_bias.csv"
+    assert bias.read_text() == (tmp_path / "expr" / "position_bias.csv").read_text()
+
+
+def test_a_python_pe_bias_is_checked_and_its_errors_surface(tmp_path):
+    def blows_up(d, h):
+        return -1.0 / (d - 5)
+
+    with pytest.raises(lenlab.UsageError, match=r"'blows_up' is -?inf at distance d = 5, head h = 0"):
+        lenlab.train(out=tmp_path / "a", progress=False, pe_bias=blows_up, **BIAS)
+
+    def raises(d, h):
+        raise ZeroDivisionError("the bias broke")
+
+    with pytest.raises(ZeroDivisionError, match="the bias broke"):
+        lenlab.train(out=tmp_path / "b", progress=False, pe_bias=raises, **BIAS)
+
+    def scalar(d, h):
+        return 0.0
+
+    with pytest.raises(lenlab.UsageError, match="pe_bias function returned 1 values"):
+        lenlab.train(out=tmp_path / "c", progress=False, pe_bias=scalar, **BIAS)
+    with pytest.raises(lenlab.UsageError, match="pe_bias name '<lambda>'"):
+        lenlab.train(out=tmp_path / "d", progress=False, pe_bias=lambda d, h: -d, **BIAS)
+    with pytest.raises(lenlab.UsageError, match="pe_bias must be an expression"):
+        lenlab.train(out=tmp_path / "e", progress=False, pe_bias=3, **BIAS)
+
+
+def test_a_python_pe_bias_run_needs_its_function_to_be_evaluated(tmp_path):
+    def near(d, h):
+        return -0.5 * d
+
+    run = lenlab.train(out=tmp_path / "run", progress=False, pe_bias=near, **BIAS)
+    r = subprocess.run([LENLAB, "eval", str(run.dir), "--out", str(tmp_path / "e")],
+                       capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "no Python position bias named 'near' is registered" in r.stderr
+    again = lenlab.load(run.dir, pe_bias=near)
+    assert again.eval(lengths="3", samples=8).results["length"].tolist() == [3.0]
+
+    def near(d, h):  # noqa: F811 -- same name, another function
+        return -0.25 * d
+
+    with pytest.raises(lenlab.UsageError, match="another pe_bias function named 'python:near'"):
+        lenlab.load(run.dir, pe_bias=near)
