@@ -70,18 +70,28 @@ std::unique_ptr<PositionBias> PositionBias::make(const ModelConfig& c) {
   return std::make_unique<PositionBias>(c);
 }
 
+int PositionBias::tables_of(const ModelConfig& c) {
+  switch (c.pe) {
+    case PositionalEncoding::kT5:
+      return c.t5_per_layer ? c.n_layer : 1;
+    case PositionalEncoding::kKerple:
+    case PositionalEncoding::kFire:
+      return c.n_layer;
+    default:
+      return 1;
+  }
+}
+
 PositionBias::PositionBias(const ModelConfig& c) : config_(c) {
   learned_ = positional_encoding_info(c.pe).learned_bias;
+  n_tables_ = tables_of(c);
   switch (c.pe) {
     case PositionalEncoding::kAlibi:
       slopes_ = cpu::alibi_slopes(c.n_head);
       break;
     case PositionalEncoding::kT5:
-      n_tables_ = c.t5_per_layer ? c.n_layer : 1;
-      break;
     case PositionalEncoding::kKerple:
     case PositionalEncoding::kFire:
-      n_tables_ = c.n_layer;
       break;
     case PositionalEncoding::kBias:
       if (const std::string name = host_function_name(c.pe_bias); !name.empty()) {

@@ -48,6 +48,8 @@ class PositionBias {
   // The table's rows: the query's position (FIRE), or one row for every query.
   bool by_query_position() const { return config_.pe == PositionalEncoding::kFire; }
   int n_tables() const { return n_tables_; }
+  // Tables of config c's encoding: one per layer (kerple, fire, t5 per layer) or one shared.
+  static int tables_of(const ModelConfig& c);
   int table_of_layer(int l) const { return n_tables_ == 1 ? 0 : l; }
   // Elements of the encoding's parameter block (0 when fixed).
   size_t n_parameters() const;

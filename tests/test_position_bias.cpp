@@ -15,6 +15,7 @@
 #include "models/custom_position_bias.hpp"
 #include "models/position_bias.hpp"
 #include "tests/gradcheck.hpp"
+#include "train/run_cost.hpp"
 #include "train/train_spec.hpp"
 
 using namespace lenlab;
@@ -279,4 +280,33 @@ TEST_CASE("an encoding's settings are refused with another encoding, and bad val
   refused(s, "distance d = 30");
   s.l_test = 20;
   CHECK_NOTHROW(resolve(s));
+}
+
+TEST_CASE("the memory estimate counts the bias tables: FIRE's grow with the length squared") {
+  const auto part = [](const std::string& pe, int l_test, const std::string& name) {
+    TrainSpec s;
+    s.pe = pe;
+    s.l_test = l_test;
+    if (pe == "bias") s.pe_bias = "-d";
+    const RunCost cost = estimate_run_cost(s, resolve(s).model);
+    for (const CostPart& p : cost.memory_parts)
+      if (p.what == name) return p.amount;
+    return 0.0;
+  };
+  for (const char* pe : {"nope", "learned", "rope"}) {
+    CAPTURE(pe);
+    CHECK(part(pe, 100, "position bias tables") == 0);
+  }
+  for (const char* pe : {"alibi", "t5", "kerple", "bias"}) {
+    CAPTURE(pe);
+    const double ratio =
+        part(pe, 400, "position bias tables") / part(pe, 200, "position bias tables");
+    CHECK(ratio == doctest::Approx(402.0 / 202.0));  // distances 0..L−1, L = l_test + 2 tokens
+  }
+  const double fire =
+      part("fire", 400, "position bias tables") / part("fire", 200, "position bias tables");
+  CHECK(fire == doctest::Approx((402.0 * 402.0) / (202.0 * 202.0)));
+  CHECK(part("fire", 1000, "position bias tables") > 100e6);  // 2 layers × 4 heads × 1002²
+  CHECK(part("kerple", 100, "position bias gradients") > 0);
+  CHECK(part("alibi", 100, "position bias gradients") == 0);  // fixed: no gradient
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/position_bias.hpp"
 #include "train/lengths.hpp"
 #include "train/test_time_attention.hpp"
 
@@ -181,6 +182,28 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
                             ? spec.eval_samples
                             : std::min<double>(spec.eval_samples, std::ldexp(1.0, longest));
   const double rows = std::max(kEvalRows, L_test);
+  // A bias encoding's tables [n_head, rows, distances] (models/position_bias.hpp) at the longest
+  // test sequence: every table in the backend's memory and in a host copy in T, one at a time
+  // computed in double and in T on the way; FIRE has a row per query position, so its tables grow
+  // with the length squared. A learned bias also keeps their gradients (device and host) in
+  // training, at l_train. (FIRE, l_test 1000: 112 MB here; the process measured 75 MB above
+  // ALiBi's.)
+  const PositionalEncodingInfo& encoding = positional_encoding_info(c.pe);
+  if (encoding.distance_bias) {
+    const double n_tables = PositionBias::tables_of(c);
+    const auto one_table = [&](double L) {  // elements
+      return H * (c.pe == PositionalEncoding::kFire ? L : 1.0) * L;
+    };
+    parts.push_back({"position bias tables",
+                     one_table(L_test) * (n_tables * 2 * kFloat + 8 + kFloat),
+                     fmt::format("--pe {}, {}, --n-head {}", positional_encoding_name(c.pe),
+                                 length_flags, c.n_head)});
+    if (encoding.learned_bias)
+      parts.push_back(
+          {"position bias gradients", one_table(L_train) * n_tables * 2 * kFloat,
+           fmt::format("--pe {}, --l-train {}", positional_encoding_name(c.pe), spec.l_train),
+           true});
+  }
   parts.push_back({"evaluation",
                    n_test * (L_test * 2 * 4 + 64) +
                        rows * (10 * d + 3 * d * rope + 2 * f + 4) * kFloat +
