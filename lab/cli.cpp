@@ -125,6 +125,10 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
                  "Train on f(y + c): makes log and invsqrt defined at target 0 (sum, mean tasks)");
   add_setting(cmd, "--l-train", s.l_train,
               "Longest training length (lengths uniform in 1..l-train)", 1);
+  add_setting(cmd, "--l-train-min", s.l_train_min,
+              "Shortest training length (lengths uniform in l-train-min..l-train; = l-train: one "
+              "length, paper 004's setting); 0 = the task's shortest",
+              0);
   add_setting(cmd, "--l-test", s.l_test, "Evaluate at every length 1..l-test", 1);
   cmd.add_option("--lengths", s.lengths,
                  "Evaluate at these lengths only, e.g. 1..50,64,128 or 64..1024:64 (--l-test "

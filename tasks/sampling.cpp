@@ -73,8 +73,11 @@ bool eval_enumerates(int length, int n_samples) {
   return length >= 1 && length < 63 && (uint64_t{1} << length) <= static_cast<uint64_t>(n_samples);
 }
 
-Batch sample_train_batch(TaskKind task, int l_train, int n_seq, Rng& rng) {
+Batch sample_train_batch(TaskKind task, int l_train, int n_seq, Rng& rng, int l_min) {
   check_length(l_train, "training length");
+  if (l_min < 1 || l_min > l_train)
+    throw UsageError(
+        fmt::format("the shortest training length must be in 1..{}, got {}", l_train, l_min));
   if (n_seq < 1) throw UsageError(fmt::format("sequences per batch must be >= 1 (got {})", n_seq));
   check_batch_size(int64_t{n_seq} * (int64_t{l_train} + 2), n_seq, l_train);
   Batch batch;
@@ -84,7 +87,7 @@ Batch sample_train_batch(TaskKind task, int l_train, int n_seq, Rng& rng) {
   batch.offsets.push_back(0);
   std::vector<int32_t> bits, tokens;
   for (int s = 0; s < n_seq; ++s) {
-    const int length = static_cast<int>(rng.uniform_int(1, l_train));
+    const int length = static_cast<int>(rng.uniform_int(l_min, l_train));
     draw_bits(task, length, rng, bits);
     append_task_sequence(task, bits, batch, tokens);
   }

@@ -31,7 +31,9 @@ enum class TaskKind {
   kMarkov
 };
 
-inline bool is_token_task(TaskKind task) { return task >= TaskKind::kPasskey; }
+inline bool is_token_task(TaskKind task) {
+  return task >= TaskKind::kPasskey;
+}
 
 // "mean", "length", "sum", "mean-uniform", "passkey", "recall", "copy", "reverse", "parity" or
 // "markov"; anything else throws UsageError listing the choices.
@@ -55,9 +57,9 @@ double task_target(TaskKind task, int length, int n_ones);
 // that a target reparameterization is finite and monotone where it will be applied.
 std::vector<double> task_target_values(TaskKind task, int l_min, int l_max);
 
-// Training batch: n_seq fresh sequences, each of length uniform in 1..l_train, drawn from rng.
-// weights is left empty (equal weights).
-Batch sample_train_batch(TaskKind task, int l_train, int n_seq, Rng& rng);
+// Training batch: n_seq fresh sequences, each of length uniform in l_min..l_train, drawn from rng
+// (the same draws as 1..l_train when l_min is 1). weights is left empty (equal weights).
+Batch sample_train_batch(TaskKind task, int l_train, int n_seq, Rng& rng, int l_min = 1);
 
 // Evaluation set for one length, fixed by (task, length, n_samples, eval_seed) so that runs are
 // comparable:

@@ -234,7 +234,7 @@ void check_depth(double depth) {
 }
 
 Batch token_train_batch(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
-                        int l_train, int n_seq, Rng& rng) {
+                        int l_train, int n_seq, Rng& rng, int l_min) {
   require_token_task(task, "token_train_batch");
   if (l_train < 1) {
     throw UsageError(fmt::format("training length must be >= 1 (got {})", l_train));
@@ -244,6 +244,12 @@ Batch token_train_batch(TaskKind task, const TokenTaskSettings& settings, const 
   if (task == TaskKind::kPasskey) {
     l_lo = settings.key_length + 1;
     l_hi = std::max(l_lo, l_train);
+  }
+  if (l_min > 0) {
+    if (l_min < l_lo || l_min > l_hi)
+      throw UsageError(
+          fmt::format("the shortest training length must be in {}..{}, got {}", l_lo, l_hi, l_min));
+    l_lo = l_min;
   }
   check_token_task(task, settings, l_lo, l_hi);
   require_chain(task, settings, chain);

@@ -63,11 +63,12 @@ void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_mi
 void check_depth(double depth);
 
 // n_seq fresh sequences from rng. Lengths are uniform in 1..l_train, except passkey's: uniform in
-// (k+1)..max(k+1, l_train), k = key_length, with the key at a uniformly random depth. `chain` is
+// (k+1)..max(k+1, l_train), k = key_length, with the key at a uniformly random depth; l_min > 0
+// raises the shortest (UsageError below the task's shortest or above l_train). `chain` is
 // required for markov (built from the settings; std::logic_error if missing or not matching) and
 // ignored otherwise.
 Batch token_train_batch(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
-                        int l_train, int n_seq, Rng& rng);
+                        int l_train, int n_seq, Rng& rng, int l_min = 0);
 
 // n_samples sequences of exactly `length`, drawn from Rng::stream(eval_seed, length): the same
 // arguments give the same batch. Passkey: depth in [0, 1] puts the key block at

@@ -48,6 +48,7 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--fire-width", "32"},
                                                                   {"--fire-threshold", "train"},
                                                                   {"--l-train", "10"},
+                                                                  {"--l-train-min", "0"},
                                                                   {"--l-test", "50"},
                                                                   {"--lengths", ""},
                                                                   {"--steps", "2000"},

@@ -259,6 +259,15 @@ const std::vector<Misuse>& table() {
         {train({"--rope-base", "500"}), 2, "--rope-base 500 applies to --pe rope only"},
         {train({"--pe", "rope", "--rope-base", "1"}), 2, "--rope-base must be a finite number > 1"},
         {train({"--pe", "rope", "--rope-base", "nan"}), 2, "--rope-base"},
+        // Training lengths
+        {train({"--l-train-min", "4"}), 2,
+         "--l-train-min must be from 1 (the shortest sequence) to --l-train 3"},
+        {train({"--l-train-min", "-1"}), 2, "--l-train-min"},
+        {train({"--task", "passkey", "--key-length", "2", "--l-train", "6", "--l-test", "8",
+                "--l-train-min", "2"}),
+         2, "--l-train-min must be from 3 (a passkey of 2 symbols and one more)"},
+        {train({"--task", "markov", "--misalign-alpha", "0.1", "--l-train-min", "2"}), 2,
+         "the misalignment regularizer's views are --l-train 3 symbols each"},
         // RoPE's context extensions in training
         {train({"--train-rope-scaling", "pi"}), 2,
          "--train-rope-scaling pi applies to --pe rope only"},

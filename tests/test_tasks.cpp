@@ -146,6 +146,25 @@ TEST_CASE("training lengths are uniform in 1..l_train") {
   for (int s = 0; s < one.n_seq(); ++s) CHECK(one.seq_len(s) == 3);
 }
 
+TEST_CASE(
+    "training lengths from --l-train-min: 1 draws what 1..l_train draws, l_train one length") {
+  Rng a(7), b(7);
+  const Batch all = sample_train_batch(TaskKind::kSum, 12, 300, a);
+  const Batch from_one = sample_train_batch(TaskKind::kSum, 12, 300, b, 1);
+  CHECK(all.tokens == from_one.tokens);
+  CHECK(all.targets == from_one.targets);
+  Rng c(8);
+  const Batch fixed = sample_train_batch(TaskKind::kLength, 12, 300, c, 12);
+  for (int s = 0; s < fixed.n_seq(); ++s) CHECK(fixed.seq_len(s) == 14);
+  const Batch upper = sample_train_batch(TaskKind::kLength, 12, 3000, c, 9);
+  std::vector<int> seen(13, 0);
+  for (int s = 0; s < upper.n_seq(); ++s) ++seen[upper.seq_len(s) - 2];
+  CHECK(std::accumulate(seen.begin(), seen.begin() + 9, 0) == 0);
+  for (int l = 9; l <= 12; ++l) CHECK(seen[l] > 600);  // 750 expected each
+  CHECK_THROWS_AS(sample_train_batch(TaskKind::kLength, 12, 3, c, 13), UsageError);
+  CHECK_THROWS_AS(sample_train_batch(TaskKind::kLength, 12, 3, c, 0), UsageError);
+}
+
 TEST_CASE("bits are fair coins, at every position") {
   for (const TaskKind task : {TaskKind::kMean, TaskKind::kSum, TaskKind::kLength}) {
     CAPTURE(task_name(task));

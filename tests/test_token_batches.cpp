@@ -54,6 +54,17 @@ TEST_CASE("token train batches: lengths, weights, and dependence on the rng only
     CHECK(*lengths.begin() == lo);
     CHECK(*lengths.rbegin() == 9);
     CHECK(lengths.size() == static_cast<size_t>(9 - lo + 1));
+    // --l-train-min: its own shortest draws what the default draws; l_train: one length (the
+    // same number of tokens in every sequence).
+    Rng r4(42);
+    CHECK(token_train_batch(task, s, &chain, 9, 64, r4, lo).tokens == a.tokens);
+    Rng r5(42);
+    const Batch one = token_train_batch(task, s, &chain, 9, 64, r5, 9);
+    for (int sq = 0; sq < one.n_seq(); ++sq) CHECK(one.seq_len(sq) == one.seq_len(0));
+    Rng r6(42);
+    if (task == TaskKind::kPasskey)
+      CHECK_THROWS_AS(token_train_batch(task, s, &chain, 9, 64, r6, 4), UsageError);
+    CHECK_THROWS_AS(token_train_batch(task, s, &chain, 9, 64, r6, 10), UsageError);
   }
   // Passkey with l_train below k + 1 trains at length k + 1 only.
   Rng r(1);

@@ -105,8 +105,9 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   const double rope = c.pe == PositionalEncoding::kRope ? 1 : 0;
 
   // ---- work
-  // Training lengths are uniform in 1..l_train; the last block runs past q·k·v at the rows the
-  // heads read (models/model_train.hpp), as in evaluation.
+  // Training lengths are uniform in [lo, hi] (training_lengths: 1..l_train unless --l-train-min);
+  // the last block runs past q·k·v at the rows the heads read (models/model_train.hpp), as in
+  // evaluation.
   // The misalignment regularizer's batch (and its control's) instead holds two views of l_train
   // symbols per sequence (train/misalign_regularizer.hpp), every row read.
   double mean_flops = 0, mean_attention = 0;
@@ -115,13 +116,14 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
     mean_flops = 2 * forward_flops(c, L, layers - 1, L);
     mean_attention = 2 * attention_flops(c, L, layers - 1, L);
   } else {
-    for (int l = 1; l <= spec.l_train; ++l) {
+    const int lo = std::clamp(spec.l_train_min, 1, std::max(spec.l_train, 1));
+    for (int l = lo; l <= spec.l_train; ++l) {
       const double rows = answer_rows(cost.task, cost.token, l);
       mean_flops += forward_flops(c, tokens(l), layers - 1, rows);
       mean_attention += attention_flops(c, tokens(l), layers - 1, rows);
     }
-    mean_flops /= spec.l_train;
-    mean_attention /= spec.l_train;
+    mean_flops /= spec.l_train - lo + 1;
+    mean_attention /= spec.l_train - lo + 1;
   }
   cost.train_step_flops = 3 * spec.batch_size * mean_flops;
   cost.train_flops = cost.train_step_flops * spec.steps;

@@ -113,6 +113,12 @@ RopeScaling training_rope_scaling(const TrainSpec& s) {
   return r;
 }
 
+LengthRange training_lengths(const TrainSpec& s) {
+  const TaskKind task = parse_task(s.task);
+  const int shortest = task == TaskKind::kPasskey ? s.token.key_length + 1 : 1;
+  return {s.l_train_min > 0 ? s.l_train_min : shortest, std::max(shortest, s.l_train)};
+}
+
 double fire_threshold_of(const TrainSpec& s) {
   const int64_t window = tokens_per_sequence(parse_task(s.task), s.token, s.l_train);
   if (s.fire_threshold == "train") return static_cast<double>(window);
@@ -177,6 +183,23 @@ ResolvedSpec resolve(const TrainSpec& s) {
   check_range("--batch", s.batch_size, 1, kMaxLength);
   check_range("--eval-samples", s.eval_samples, 1, kMaxLength);
   const TokenTaskSettings& token = s.token;
+  if (s.l_train_min != 0) {
+    const int shortest = task == TaskKind::kPasskey ? token.key_length + 1 : 1;
+    if (s.l_train_min < shortest || s.l_train_min > s.l_train)
+      throw UsageError(fmt::format(
+          "--l-train-min must be from {} ({}) to --l-train {} (training lengths are uniform "
+          "between them; equal to --l-train: one length), or 0 for {}; got {}",
+          shortest,
+          task == TaskKind::kPasskey
+              ? fmt::format("a passkey of {} symbols and one more", token.key_length)
+              : std::string("the shortest sequence"),
+          s.l_train, shortest, s.l_train_min));
+    if (s.misalign.views())
+      throw UsageError(fmt::format(
+          "--l-train-min {}: the misalignment regularizer's views are --l-train {} symbols each, "
+          "not lengths drawn from a range; leave --l-train-min out",
+          s.l_train_min, s.l_train));
+  }
   std::vector<double> depths = {kNoDepth};
   if (is_token_task(task)) {
     if (s.reparam != "identity" || !s.reparam_inverse.empty() || s.reparam_shift != 0.0)
@@ -187,9 +210,8 @@ ResolvedSpec resolve(const TrainSpec& s) {
           join_choices(scalar_task_names()), s.task));
     // The training lengths (passkey: key_length+1 .. max(key_length+1, l_train)), then the test
     // lengths.
-    const bool passkey = task == TaskKind::kPasskey;
-    const int train_lo = passkey ? token.key_length + 1 : 1;
-    check_token_task(task, token, std::max(train_lo, 1), std::max(train_lo, s.l_train));
+    const LengthRange train = training_lengths(s);
+    check_token_task(task, token, std::max(train.lo, 1), train.hi);
     try {
       check_token_task(task, token, lengths.front(), lengths.back());
     } catch (const UsageError& e) {
@@ -198,7 +220,8 @@ ResolvedSpec resolve(const TrainSpec& s) {
                                                      : fmt::format("--lengths {}", s.lengths),
                                    e.what()));
     }
-    if (passkey) depths = parse_depths(s.depths.empty() ? kDefaultDepths : s.depths, "--depths");
+    if (task == TaskKind::kPasskey)
+      depths = parse_depths(s.depths.empty() ? kDefaultDepths : s.depths, "--depths");
   }
   if (!s.depths.empty()) parse_depths(s.depths, "--depths");  // checked even when unused
   check_vcl(s.vcl, task, token, s.l_train);
@@ -245,7 +268,8 @@ ResolvedSpec resolve(const TrainSpec& s) {
             std::move(lengths),
             std::move(chain),
             std::move(depths),
-            s.precision == "float64"};
+            s.precision == "float64",
+            training_lengths(s)};
   }
   // f is applied to training targets and inverted on test outputs: check it on all of them. The
   // mean tasks' targets k/l number about l_test²/2 (l_test 30000: 450 million); past
@@ -261,7 +285,8 @@ ResolvedSpec resolve(const TrainSpec& s) {
           std::move(lengths),
           nullptr,
           std::move(depths),
-          s.precision == "float64"};
+          s.precision == "float64",
+          training_lengths(s)};
 }
 
 int64_t tokens_per_sequence(TaskKind task, const TokenTaskSettings& token, int length) {
@@ -287,6 +312,7 @@ nlohmann::ordered_json to_json(const TrainSpec& spec) {
                                                   "t5_per_layer",
                                                   "rope_base",
                                                   "lengths",
+                                                  "l_train_min",
                                                   "train_rope_scaling",
                                                   "train_rope_factor",
                                                   "fire_width",

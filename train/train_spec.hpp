@@ -39,6 +39,9 @@ struct TrainSpec {
   std::string reparam_inverse;  // empty: closed form for built-ins, numerical for expressions
   double reparam_shift = 0.0;   // train on f(y + c)
   int l_train = 10;
+  // Training lengths are uniform in [l_train_min, l_train]; 0: from the task's shortest (1;
+  // passkey: key_length + 1). l_train_min = l_train trains at one length M (paper 004's setting).
+  int l_train_min = 0;
   int l_test = 50;
   // Test lengths (train/lengths.hpp), all within 1..l_test; empty: every length 1..l_test. Given
   // without l_test (a flag or config key), l_test becomes its largest length.
@@ -76,6 +79,11 @@ struct TrainSpec {
 };
 
 // The spec with names parsed and cross-checked.
+// Training lengths [lo, hi], uniform (passkey's hi is at least its lo).
+struct LengthRange {
+  int lo = 1, hi = 1;
+};
+
 struct ResolvedSpec {
   TaskKind task;
   ModelConfig model;
@@ -85,7 +93,8 @@ struct ResolvedSpec {
   // every other task has one "depth", kNoDepth.
   std::shared_ptr<const MarkovChain> chain;
   std::vector<double> depths = {kNoDepth};
-  bool float64 = false;  // precision "float64"
+  bool float64 = false;       // precision "float64"
+  LengthRange train_lengths;  // training_lengths(spec)
 };
 
 // Throws UsageError naming the first bad value and the valid choices (or range).
@@ -97,6 +106,8 @@ ModelConfig model_config(const TrainSpec& spec);
 // given), its original length the training window / s. UsageError for dynamic-ntk, a factor that
 // is not finite and > 0, or a factor without a kind.
 RopeScaling training_rope_scaling(const TrainSpec& spec);
+// The training lengths of a spec: [l_train_min or the task's shortest, l_train].
+LengthRange training_lengths(const TrainSpec& spec);
 // FIRE's threshold L at the start: the training window in tokens ("train"), or the number given
 // (UsageError unless finite and >= 1).
 double fire_threshold_of(const TrainSpec& spec);
@@ -129,6 +140,7 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("reparam_inverse", s.reparam_inverse);
   visit("reparam_shift", s.reparam_shift);
   visit("l_train", s.l_train);
+  visit("l_train_min", s.l_train_min);
   visit("l_test", s.l_test);
   visit("lengths", s.lengths);
   visit("n_symbols", s.token.n_symbols);

@@ -59,9 +59,10 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
                                           j.spec->misalign, data_rng[k]);
       else if (is_token_task(r.task))
         batches[k] = token_train_batch(r.task, j.spec->token, r.chain.get(), j.spec->l_train,
-                                       batch_size, data_rng[k]);
+                                       batch_size, data_rng[k], r.train_lengths.lo);
       else
-        batches[k] = sample_train_batch(r.task, j.spec->l_train, batch_size, data_rng[k]);
+        batches[k] = sample_train_batch(r.task, j.spec->l_train, batch_size, data_rng[k],
+                                        r.train_lengths.lo);
       apply_vcl(batches[k], j.spec->vcl);
       if (j.spec->random_positions > 0)
         randomize_positions(batches[k], j.spec->random_positions, data_rng[k]);
