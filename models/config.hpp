@@ -42,9 +42,10 @@ struct ModelConfig {
   bool token_head = false;
 
   int head_dim() const { return d_model / n_head; }
-  // Every field above as text (max_positions only for kLearned, the one encoding it sizes): two
-  // configs are one parameter layout and one computation exactly when their keys are equal (the
-  // GPU trains such runs as one batched model). A new field goes here too.
+  // The fields above as text, an encoding's settings only for that encoding (max_positions only
+  // for kLearned, the one it sizes): two configs are one parameter layout and one computation
+  // exactly when their keys are equal (the GPU trains such runs as one batched model). A new
+  // field goes here too.
   std::string key() const;
   // Throws UsageError naming the bad value: non-positive sizes, d_model not divisible by n_head,
   // odd head_dim with RoPE (it rotates pairs), learned PE without a table size, no head, t5's
