@@ -23,14 +23,15 @@ struct PositionalEncodingInfo {
   PositionalEncoding pe;
   const char* name;
   const char* help;            // one line: what it adds, after whom
-  const char* settings;        // the flags that configure it ("" when none)
+  const char* settings = "";   // the flags that configure it ("" when none)
   bool needs_setting = false;  // it cannot run without one of them (bias: its expression)
   // The model's hooks it uses:
   bool absolute_table = false;  // learned rows added to the token embedding (wpe)
   bool rotary = false;          // q and k rotated by position (RoPE's tables; --rope-scaling)
   bool distance_bias = false;   // an additive bias b_h(δ) on the logits (AttentionArgs::bias)
   bool learned_bias = false;    // that bias has parameters, trained through its gradient
-  bool relative = false;        // it sees relative distances, so a distance cap applies
+  // It sees relative distances (rotations or a bias by δ), so a distance cap applies.
+  bool relative() const { return rotary || distance_bias; }
 };
 
 const std::vector<PositionalEncodingInfo>& positional_encodings();

@@ -134,7 +134,7 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
         t.n_global));
   }
   if (!t.distance_cap.empty()) {
-    if (!positional_encoding_info(pe).relative)
+    if (!positional_encoding_info(pe).relative())
       throw UsageError(fmt::format(
           "--distance-cap {}: the run's positional encoding is {}, which has {}; a distance cap "
           "applies to the encodings of relative distance",
