@@ -16,6 +16,7 @@
 #include "models/cpu/linear.hpp"
 #include "models/cpu/loss.hpp"
 #include "models/cpu/optimizer.hpp"
+#include "models/cpu/prefix_noise.hpp"
 #include "models/cpu/rope.hpp"
 
 // Every operation a backend provides, by name; each backend forwards all of them.
@@ -23,10 +24,11 @@
   X(linear_forward)                                                                              \
   X(linear_backward)                                                                             \
   X(layernorm_forward) X(layernorm_backward) X(gelu_forward) X(gelu_backward) X(add_inplace)     \
-      X(embedding_forward) X(embedding_backward) X(gather_rows_forward) X(gather_rows_backward)  \
-          X(rope_forward) X(rope_backward) X(attention_forward) X(attention_backward)            \
-              X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(pair_alignment_loss) X(grad_norm) \
-                  X(adamw_step)
+      X(embedding_forward) X(embedding_backward) X(prefix_noise_forward)                         \
+          X(prefix_noise_backward) X(gather_rows_forward) X(gather_rows_backward)                \
+              X(rope_forward) X(rope_backward) X(attention_forward) X(attention_backward)        \
+                  X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(pair_alignment_loss)    \
+                      X(grad_norm) X(adamw_step)
 
 namespace lenlab {
 

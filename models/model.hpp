@@ -88,6 +88,7 @@ class Model {
   // fch, out); a layer's slot has max(N, Q) rows.
   struct Activations {
     Buffer<T> encoded;                  // [K, N, d] embedding output = layer 0's input
+    Buffer<T> embedded;                 // [K, N, d] before VCL's random prefix (with one only)
     Buffer<T> ln1, ln1_mean, ln1_rstd;  // [L, K, N, d], [L, K, N], [L, K, N]
     Buffer<T> qkv, qkv_rope;            // [L, K, N, 3d] (rotated copy: RoPE only)
     Buffer<T> att;                      // [L, K·prob_stride] softmax probabilities
@@ -102,6 +103,7 @@ class Model {
   struct ActivationGrads {
     Buffer<T> dresid, dln, datty, dqkv, dqkv_rope, dfch, dfch_gelu;  // [K, max(N, Q), ·]
     Buffer<T> dresid_q, datty_q;  // [K, Q, d] the last layer's, at the read rows
+    Buffer<T> dembedded;          // [K, N, d] before VCL's random prefix (with one only)
     Buffer<T> scratch;            // [K·prob_stride] the CUDA attention backward's workspace
   };
   // The inference forward's scratch, one layer's worth, reused by every layer.

@@ -25,7 +25,16 @@ void Model<B>::forward(const PackedBatch<B>& in) {
   B::reserve(a.x_q, K * Qr * d);
   B::reserve(a.atty_all, K * N * d);
 
-  B::embedding_forward(a.encoded.data(), in.tokens.data(), w_.wte, w_.wpe, d, in.seqs(), models());
+  if (in.has_noise) {  // VCL's random prefix: Gaussian rows in place of the first embeddings
+    B::reserve(a.embedded, K * N * d);
+    B::embedding_forward(a.embedded.data(), in.tokens.data(), w_.wte, w_.wpe, d, in.seqs(),
+                         models());
+    B::prefix_noise_forward(a.encoded.data(), a.embedded.data(), in.noise.data(),
+                            in.noise_codes.data(), d, in.seqs(), models());
+  } else {
+    B::embedding_forward(a.encoded.data(), in.tokens.data(), w_.wte, w_.wpe, d, in.seqs(),
+                         models());
+  }
   const T* x = a.encoded.data();
   for (int l = 0; l < c.n_layer; ++l) {
     BlockTensors t;
@@ -139,6 +148,7 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
     // layer, at the read rows: the others' p are 0)
     ops::AttentionArgs<T> args = attention_args(in, l);
     args.row_read = last ? in.query_mask.data() : nullptr;
+    if (in.has_detached) args.row_detached = in.detached.data();  // VCL's detached prefix
     if (learned_bias) args.dbias = dbias_tables_.data() + bias_->table_of_layer(l) * bias_per_table;
     B::fill_zero(g.dqkv.data(), K * N * 3 * d);
     if (rope_first) {
@@ -158,9 +168,17 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
     B::layernorm_backward(g.dresid.data(), G.ln1_g, G.ln1_b, g.dln.data(), x, L.ln1_g,
                           a.ln1_mean.data() + l * N1, a.ln1_rstd.data() + l * N1, N, d, m);
   }
-  // encoded = wte[token] + wpe[position]
-  B::embedding_backward(g_.wte, g_.wpe, g.dresid.data(), in.tokens.data(), c.vocab_size,
-                        c.max_positions, d, seqs, m);
+  // encoded = wte[token] + wpe[position] (then VCL's random prefix, if any)
+  const T* dembedded = g.dresid.data();
+  if (in.has_noise) {
+    B::reserve(g.dembedded, K * N * d);
+    B::fill_zero(g.dembedded.data(), K * N * d);
+    B::prefix_noise_backward(g.dembedded.data(), g.dresid.data(), a.embedded.data(),
+                             in.noise.data(), in.noise_codes.data(), d, seqs, m);
+    dembedded = g.dembedded.data();
+  }
+  B::embedding_backward(g_.wte, g_.wpe, dembedded, in.tokens.data(), c.vocab_size, c.max_positions,
+                        d, seqs, m);
   // b = the encoding's table of its parameters
   if (learned_bias) chain_bias_gradients();
 }

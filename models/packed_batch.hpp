@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/rng.hpp"
 #include "models/config.hpp"
 #include "models/cpu/attention.hpp"
 #include "models/ops/args.hpp"
@@ -50,6 +51,12 @@ struct PackedBatch {
   Buffer<int> query_rows;                       // [K, R + R']
   Buffer<int> scalar_in_query, token_in_query;  // [K, R], [K, R']
   Buffer<int> query_mask;                       // [K, N] 1 at a query row, else 0
+  // VCL's prefix kinds (train/vcl.hpp), when some batch has them: detached [K, N] (1: keys and
+  // values pass no gradient); noise_codes [K, N] (ops::PrefixNoiseCode) with noise [K, N, d], the
+  // standard-normal draws of the kNoiseRow rows (0 elsewhere), drawn from each batch's noise_seed.
+  bool has_detached = false, has_noise = false;
+  Buffer<int> detached, noise_codes;
+  Buffer<T> noise;
 
   ops::Seqs seqs() const { return {offsets.data(), positions.data(), n_seq, rows}; }
   ops::ProbLayout prob() const { return {prob_offsets.data(), prob_stride}; }
@@ -151,9 +158,41 @@ struct PackedBatch {
     B::upload(scalar_in_query, sq.data(), sq.size());
     B::upload(token_in_query, tq.data(), tq.size());
     B::upload(query_mask, qmask.data(), qmask.size());
+    pack_prefix(batches, c);
   }
 
  private:
+  void pack_prefix(const std::vector<const Batch*>& batches, const ModelConfig& c) {
+    has_detached = has_noise = false;
+    for (const Batch* b : batches) {
+      has_detached = has_detached || !b->detached.empty();
+      has_noise = has_noise || !b->prefix_noise.empty();
+    }
+    const size_t K = n_models, N = rows, d = c.d_model;
+    if (has_detached) {
+      std::vector<int> flags(K * N, 0);
+      for (size_t k = 0; k < K; ++k)
+        std::copy(batches[k]->detached.begin(), batches[k]->detached.end(), flags.begin() + k * N);
+      B::upload(detached, flags.data(), flags.size());
+    }
+    if (has_noise) {
+      std::vector<int> codes(K * N, ops::kPassRow);
+      std::vector<T> draws(K * N * d, T(0));
+      for (size_t k = 0; k < K; ++k) {
+        const Batch& b = *batches[k];
+        Rng rng(b.noise_seed);
+        for (size_t r = 0; r < b.prefix_noise.size(); ++r) {
+          codes[k * N + r] = b.prefix_noise[r];
+          if (b.prefix_noise[r] == ops::kNoiseRow)
+            for (size_t i = 0; i < d; ++i)
+              draws[(k * N + r) * d + i] = static_cast<T>(rng.normal());
+        }
+      }
+      B::upload(noise_codes, codes.data(), codes.size());
+      B::upload(noise, draws.data(), draws.size());
+    }
+  }
+
   static void check(const Batch& b, const ModelConfig& c) {
     const int n = b.n_tokens();
     const bool offsets_ok =
@@ -196,6 +235,12 @@ struct PackedBatch {
           throw std::invalid_argument("a pair names a token readout row the batch lacks");
         if (paired[r]++) throw std::invalid_argument("a token readout row is in two pairs");
       }
+    for (const auto* rows : {&b.detached, &b.prefix_noise})
+      if (!rows->empty() && static_cast<int>(rows->size()) != n)
+        throw std::invalid_argument("a batch's prefix rows differ in length from its tokens");
+    for (int code : b.prefix_noise)
+      if (code != ops::kPassRow && code != ops::kNoiseRow && code != ops::kStatsRow)
+        throw std::invalid_argument(fmt::format("prefix noise code {} is not 0, 1 or 2", code));
     if (b.n_read() > 0 && !c.scalar_head)
       throw std::invalid_argument("the batch reads the scalar head, which the model lacks");
     if (b.token.size() > 0 && !c.token_head)

@@ -89,6 +89,10 @@ struct Batch {
   std::vector<double> weights;     // [R] or empty
   TokenReadout token;              // the token head's readout (empty: no token loss)
   AttentionSpec attention;
+  // VCL's prefix kinds (train/vcl.hpp), each [n_tokens] or empty (none):
+  std::vector<int32_t> detached;      // 1: the row's keys and values pass no gradient
+  std::vector<int32_t> prefix_noise;  // each row's ops::PrefixNoiseCode (models/ops/args.hpp)
+  uint64_t noise_seed = 0;            // the Gaussian draws of the kNoiseRow rows, per batch
 
   int n_seq() const { return offsets.empty() ? 0 : static_cast<int>(offsets.size()) - 1; }
   int n_tokens() const { return static_cast<int>(tokens.size()); }

@@ -24,14 +24,15 @@
   X(gelu)                                                                                  \
   X(add_inplace)                                                                           \
   X(embedding)                                                                             \
+  X(prefix_noise)                                                                          \
   X(gather_rows) X(rope) X(attention) X(attention_infer) X(mse_loss) X(cross_entropy_loss) \
       X(pair_alignment_loss) X(grad_norm) X(adamw_step)
 
 namespace lenlab::test {
 
 using Case = std::variant<LinearCase, LayerNormCase, GeluCase, AddCase, EmbeddingCase,
-                          GatherRowsCase, RopeCase, AttentionCase, MseCase, CrossEntropyCase,
-                          PairAlignmentCase, GradNormCase, AdamWCase>;
+                          PrefixNoiseCase, GatherRowsCase, RopeCase, AttentionCase, MseCase,
+                          CrossEntropyCase, PairAlignmentCase, GradNormCase, AdamWCase>;
 
 inline const std::vector<Case>& backend_cases() {
   using Rope = AttentionCase::Rope;
@@ -69,6 +70,10 @@ inline const std::vector<Case>& backend_cases() {
       EmbeddingCase{.packing = three, .d = 6, .learned = false, .gap = 2},
       EmbeddingCase{.packing = longer, .d = 16, .vocab = 11, .tol = big, .fd = false},
 
+      PrefixNoiseCase{.packing = one},
+      PrefixNoiseCase{.packing = three, .d = 7},
+      PrefixNoiseCase{.packing = longer, .d = 16, .tol = big, .fd = false},
+
       GatherRowsCase{.N = 6, .d = 4, .rows = {{4, 0, 4, -1, 5}}},
       GatherRowsCase{.N = 5, .d = 3, .rows = {{1, 1, -1}, {0, 4, 2}, {-1, -1, 3}}},
 
@@ -88,6 +93,11 @@ inline const std::vector<Case>& backend_cases() {
       AttentionCase{.packing = three, .n_local = 6, .tol = attn},  // reaches every key
       AttentionCase{.packing = three, .alibi = true, .mask_rows = true, .tol = attn},
       AttentionCase{.packing = three, .rope = Rope::kInAttention, .mask_rows = true, .tol = attn},
+      // VCL's detached prefix: keys and values that pass no gradient (with rows not read too)
+      AttentionCase{.packing = one, .alibi = true, .detach = true, .tol = attn},
+      AttentionCase{.packing = three, .rope = Rope::kInAttention, .mask_rows = true,
+                    .detach = true, .tol = attn},
+      AttentionCase{.packing = three, .rope = Rope::kBefore, .detach = true, .tol = attn},
       AttentionCase{.packing = three, .alibi = true, .max_distance = 2, .tol = attn},
       AttentionCase{.packing = three_plain,
                     .alibi = true,

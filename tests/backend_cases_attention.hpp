@@ -37,6 +37,10 @@ struct AttentionCase {
   // Training only: AttentionArgs::row_read with every third row (row % 3 == 1) not read, whose
   // outputs and probabilities must be 0, the others as without the mask.
   bool mask_rows = false;
+  // AttentionArgs::row_detached at every fourth row (row % 4 == 0), with the output gradient 0 at
+  // half of them (row % 8 == 0: the skipped query work). The function checked by finite
+  // differences reads those rows' keys and values from a frozen copy, so their gradient is 0.
+  bool detach = false;
   std::vector<std::vector<int>>
       query_rows{};  // infer: [K][Q] rows asked for (−1: padding); empty: every row
   Tolerance tol{};
@@ -52,9 +56,11 @@ struct AttentionCase {
                max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
                kRope[static_cast<int>(rope)],
                infer ? (query_rows.empty() ? " every row" : " query rows") : "",
-               mask_rows ? " rows not read" : "", " ", packing.name());
+               mask_rows ? " rows not read" : "", detach ? " detached rows" : "", " ",
+               packing.name());
   }
   static bool read(size_t row) { return row % 3 != 1; }
+  static bool detached(size_t row) { return row % 4 == 0; }
   int Q(const Packed& pk) const {
     return query_rows.empty() ? pk.N : static_cast<int>(query_rows.front().size());
   }
@@ -67,6 +73,7 @@ struct AttentionCase {
     h.ints["offsets"] = pk.offsets;
     h.ints["positions"] = pk.positions;
     for (size_t r = 0; r < KN; ++r) h.ints["row_read"].push_back(read(r) ? 1 : 0);
+    for (size_t r = 0; r < KN; ++r) h.ints["row_detached"].push_back(detached(r) ? 1 : 0);
     for (const auto& r : query_rows)
       h.ints["query_rows"].insert(h.ints["query_rows"].end(), r.begin(), r.end());
     cpu::RopeTable<double> table;  // by position (rope_forward) or by distance: δ ≤ a position
@@ -86,6 +93,9 @@ struct AttentionCase {
     for (int i = 0; i < pk.K * pk.S; ++i) scale.push_back(0.5 + rng.uniform());
     h.real["qkv"] = randn(KN * 3 * d, rng);
     h.real["dout"] = randn(KN * d, rng);
+    if (detach)
+      for (size_t r = 0; r < KN; r += 8) std::fill_n(h.real["dout"].begin() + r * d, d, 0.0);
+    h.real["qkv_frozen"] = h.real["qkv"];
     h.real["dqkv0"] = randn(KN * 3 * d, rng);
     if (!infer) {
       h.grads = {{"qkv", "dqkv", "dqkv0"}};
@@ -120,7 +130,14 @@ struct AttentionCase {
     auto bias_table = D::put(bias_host.empty() ? std::vector<double>{0.0} : bias_host);
     auto dbias = D::put(h.r("dbias0").empty() ? std::vector<double>{0.0} : h.r("dbias0"));
     auto cos = D::put(h.r("cos")), sin = D::put(h.r("sin"));
-    auto qkv = D::put(h.r("qkv")), dout = D::put(h.r("dout")), dqkv = D::put(h.r("dqkv0"));
+    // Detached rows' keys and values from the frozen copy (the same numbers, not perturbed).
+    std::vector<double> qkv_host = h.r("qkv");
+    for (size_t r = 0; detach && r < static_cast<size_t>(K) * N; ++r)
+      if (detached(r))
+        std::copy_n(h.r("qkv_frozen").begin() + r * 3 * d + d, 2 * d,
+                    qkv_host.begin() + r * 3 * d + d);
+    auto qkv = D::put(qkv_host), dout = D::put(h.r("dout")), dqkv = D::put(h.r("dqkv0"));
+    auto row_detached = D::ints(h.i("row_detached"));
     // Each model's probability blocks, and a stride with room to spare.
     std::vector<int64_t> blocks;
     std::vector<size_t> used;  // [K] elements of each model's blocks
@@ -148,6 +165,7 @@ struct AttentionCase {
     a.n_local = n_local;
     a.max_distance = max_distance;
     if (mask_rows) a.row_read = row_read.data();
+    if (detach) a.row_detached = row_detached.data();
     if (rope == Rope::kInAttention) {
       a.rope_cos = cos.data();
       a.rope_sin = sin.data();

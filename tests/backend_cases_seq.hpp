@@ -80,6 +80,91 @@ struct EmbeddingCase {
   }
 };
 
+// VCL's random prefix (models/cpu/prefix_noise.hpp): out [K, N, d] from x and noise [K, N, d] and
+// row codes [K, N]. In a sequence of L rows: row 0 passes, rows 1 .. L/2 − 1 are noise and the
+// rest give the statistics; a 2-row sequence is noise only (no stats rows: it passes whole).
+struct PrefixNoiseCase {
+  Packing packing{};
+  int d = 5;
+  Tolerance tol{};
+  bool fd = true;
+
+  std::string op() const { return "prefix_noise"; }
+  std::string name() const { return cat("prefix_noise d=", d, " ", packing.name()); }
+  static std::vector<int> codes(const Packed& pk) {
+    std::vector<int> c(static_cast<size_t>(pk.K) * pk.N, ops::kPassRow);
+    for (int k = 0; k < pk.K; ++k)
+      for (int s = 0; s < pk.S; ++s) {
+        const int first = pk.model_offsets(k)[s], L = pk.model_offsets(k)[s + 1] - first;
+        for (int i = 0; i < L; ++i)
+          c[static_cast<size_t>(k) * pk.N + first + i] =
+              L == 2 ? ops::kNoiseRow
+                     : (i == 0 ? ops::kPassRow : (i < L / 2 ? ops::kNoiseRow : ops::kStatsRow));
+      }
+    return c;
+  }
+  Host make() const {
+    Rng rng(seed_of(name()));
+    const Packed pk = pack(packing);
+    const size_t KN = static_cast<size_t>(pk.K) * pk.N;
+    Host h;
+    h.ints["offsets"] = pk.offsets;
+    h.ints["positions"] = pk.positions;
+    h.ints["codes"] = codes(pk);
+    h.real["x"] = randn(KN * d, rng);
+    h.real["noise"] = randn(KN * d, rng);
+    h.real["dout"] = randn(KN * d, rng);
+    h.real["dx0"] = randn(KN * d, rng);
+    h.grads = {{"x", "dx", "dx0"}};
+    h.loss = {{"out", "dout"}};
+    return h.finish();
+  }
+  template <class B>
+  Outputs run(const Host& h) const {
+    using D = On<B>;
+    const Packed pk = pack(packing);
+    const size_t KN = static_cast<size_t>(pk.K) * pk.N;
+    auto off = D::ints(h.i("offsets")), pos = D::ints(h.i("positions"));
+    auto codes = D::ints(h.i("codes"));
+    auto x = D::put(h.r("x")), noise = D::put(h.r("noise")), dout = D::put(h.r("dout"));
+    auto dx = D::put(h.r("dx0"));
+    auto out = D::unset(KN * d);
+    const ops::Seqs q{off.data(), pos.data(), pk.S, pk.N};
+    const ops::Models m{pk.K, 0};
+    B::prefix_noise_forward(out.data(), x.data(), noise.data(), codes.data(), d, q, m);
+    B::prefix_noise_backward(dx.data(), dout.data(), x.data(), noise.data(), codes.data(), d, q, m);
+    return {{{"out", D::get(out, KN * d)}, {"dx", D::get(dx, KN * d)}}};
+  }
+  // The reference against the definition: μ and σ per (sequence, feature) in two passes.
+  void check(const Host& h, const Outputs& o, const Where& w) const {
+    const Packed pk = pack(packing);
+    expect_padding(w.backend + " " + name() + " out", pk, o.get("out"), d);
+    expect_padding(w.backend + " " + name() + " dx", pk, o.get("dx"), d, &h.r("dx0"));
+    if (!w.reference) return;
+    const std::vector<int>& c = h.i("codes");
+    const std::vector<double>&x = h.r("x"), &noise = h.r("noise");
+    std::vector<double> out(x.size(), 0.0);
+    for (int k = 0; k < pk.K; ++k)
+      for (int s = 0; s < pk.S; ++s) {
+        const size_t r0 = static_cast<size_t>(k) * pk.N + pk.model_offsets(k)[s];
+        const size_t r1 = static_cast<size_t>(k) * pk.N + pk.model_offsets(k)[s + 1];
+        for (int f = 0; f < d; ++f) {
+          std::vector<double> stats;
+          for (size_t r = r0; r < r1; ++r)
+            if (c[r] == ops::kStatsRow) stats.push_back(x[r * d + f]);
+          double mean = 0, var = 0;
+          for (double v : stats) mean += v / static_cast<double>(stats.size());
+          for (double v : stats) var += (v - mean) * (v - mean) / static_cast<double>(stats.size());
+          for (size_t r = r0; r < r1; ++r)
+            out[r * d + f] = !stats.empty() && c[r] == ops::kNoiseRow
+                                 ? mean + std::sqrt(var + ops::kPrefixNoiseEps) * noise[r * d + f]
+                                 : x[r * d + f];
+        }
+      }
+    expect_close(name() + " out, by the formula", o.get("out"), out, 1e-12, 1e-12);
+  }
+};
+
 // out [K, R, d] = rows `rows` [K, R] of x [K, N, d] (−1: a padding row, 0).
 struct GatherRowsCase {
   int N = 6, d = 4;

@@ -4,7 +4,10 @@
 // causality and position properties.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "gradcheck.hpp"
@@ -124,6 +127,76 @@ TEST_CASE("whole-model gradient matches finite differences for every positional 
   ModelConfig per_layer = small_config(PositionalEncoding::kT5);
   per_layer.t5_per_layer = true;
   check_model_gradient("model t5, a bucket table per layer", per_layer, batch);
+}
+
+namespace {
+
+ModelConfig with_token_head(ModelConfig c) {
+  c.token_head = true;
+  return c;
+}
+
+// VCL's prefix (train/vcl.hpp) of `batch` at offset 3: rows 0..2 of each sequence have loss weight
+// 0 (α = 0); random marks rows 1..2 as noise and the rest as its statistics.
+Batch vcl_prefix_batch(const std::string& kind) {
+  Batch b = with_token_readout(make_batch({{1, 0, 1, 1}, {0, 1, 1, 0, 1, 0, 0}, {1, 1, 0}}));
+  constexpr int kOffset = 3;
+  for (int r = 0; r < b.token.size(); ++r) {
+    const int s = b.token.rows[r] < b.offsets[1] ? 0 : b.token.rows[r] < b.offsets[2] ? 1 : 2;
+    if (b.token.rows[r] - b.offsets[s] < kOffset) b.token.weights[r] = 0.0;
+  }
+  std::vector<int32_t>& rows = kind == "detach" ? b.detached : b.prefix_noise;
+  if (kind == "mask") return b;
+  rows.assign(b.n_tokens(), 0);
+  for (int s = 0; s < b.n_seq(); ++s)
+    for (int i = 0; i < b.seq_len(s); ++i)
+      rows[b.offsets[s] + i] = kind == "detach" ? (i < kOffset ? 1 : 0)
+                               : i == 0         ? int{ops::kPassRow}
+                               : i < kOffset    ? int{ops::kNoiseRow}
+                                                : int{ops::kStatsRow};
+  b.noise_seed = 11;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("VCL's random prefix: whole-model gradient matches finite differences") {
+  const Batch batch = vcl_prefix_batch("random");
+  for (PositionalEncoding pe : {PositionalEncoding::kNope, PositionalEncoding::kLearned,
+                                PositionalEncoding::kRope, PositionalEncoding::kAlibi})
+    check_model_gradient("model " + positional_encoding_name(pe) + ", random prefix",
+                         with_token_head(small_config(pe)), batch);
+  // The noise changes the loss (the rows after the prefix read it).
+  DModel model(with_token_head(small_config(PositionalEncoding::kNope)));
+  init_perturbed(model, 4);
+  CHECK(loss_of(model, batch, false) != loss_of(model, vcl_prefix_batch("mask"), false));
+}
+
+TEST_CASE("VCL's detached prefix: mask's loss to the bit, and no gradient reaches a prefix row") {
+  for (PositionalEncoding pe : {PositionalEncoding::kLearned, PositionalEncoding::kFire}) {
+    INFO(positional_encoding_name(pe));
+    const ModelConfig c = with_token_head(small_config(pe));
+    DModel model(c);
+    init_perturbed(model, 5);
+    const double mask_loss = loss_of(model, vcl_prefix_batch("mask"), true);
+    const std::vector<double> mask = model.gradients(0);
+    const double detach_loss = loss_of(model, vcl_prefix_batch("detach"), true);
+    const std::vector<double> detach = model.gradients(0);
+    CHECK(detach_loss == mask_loss);
+    int differ = 0;
+    for (size_t i = 0; i < mask.size(); ++i) differ += mask[i] != detach[i];
+    CHECK(differ > 0);
+    if (pe != PositionalEncoding::kLearned) continue;
+    // Positions 0..2 sit in prefix rows only: under detach no gradient reaches them, while mask
+    // trains them through the later rows' attention.
+    const size_t wpe = model.weights().wpe - model.params();
+    double mask_prefix = 0;
+    for (size_t i = wpe; i < wpe + 3 * static_cast<size_t>(c.d_model); ++i) {
+      CHECK(detach[i] == 0.0);
+      mask_prefix += std::abs(mask[i]);
+    }
+    CHECK(mask_prefix > 0.0);
+  }
 }
 
 TEST_CASE("learned biases: K models side by side give each model its own table and gradient") {

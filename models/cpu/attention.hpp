@@ -274,13 +274,15 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
   const int hd = d / n_head, C3 = 3 * d, S = q.n_seq, half = hd / 2;
 #pragma omp parallel
   {
-    std::vector<T> dp;  // dL/dp_ij for one query row
+    std::vector<T> dp;                 // dL/dp_ij for one query row
+    std::vector<T> discard(hd, T(0));  // where a detached key's gradient goes
 #pragma omp for schedule(dynamic, 4)
     for (int ksh = 0; ksh < m.count * S * n_head; ++ksh) {
       const int k = ksh / (S * n_head), s = (ksh / n_head) % S, h = ksh % n_head;
       const detail::SeqHead<T> sh = detail::seq_head(qkv, q, a, k, s, h, d, n_head);
       const int L = sh.L;
       const size_t row0 = static_cast<size_t>(k) * q.rows + q.offsets[k * (S + 1) + s];
+      auto detached = [&](int j) { return a.row_detached && a.row_detached[row0 + j]; };
       const T* P =
           att + k * prob.stride + prob.offsets[k * (S + 1) + s] + static_cast<size_t>(h) * L * L;
       T* g = dqkv + row0 * C3 + h * hd;  // the sequence's first row, this head's columns
@@ -291,6 +293,9 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
         if (a.row_read && !a.row_read[row0 + i]) continue;  // p_i = 0: no gradient
         const T* p = P + static_cast<size_t>(i) * L;
         const T* dout_i = dout + (row0 + i) * d + h * hd;
+        // A detached row with do_i = 0 adds 0 to its dq and (detached) nothing to dk, dv.
+        if (detached(i) && std::all_of(dout_i, dout_i + hd, [](T x) { return x == T(0); }))
+          continue;
         T* dq = g + static_cast<size_t>(i) * C3;
         // o_i = Σ_j p_ij v_j  =>  dp_ij = do_i·v_j,  dv_j += p_ij do_i
         T dot_pdp = 0;
@@ -298,10 +303,9 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
           const T* v = sh.v(j);
           T* dv = g + static_cast<size_t>(j) * C3 + 2 * d;
           T acc = 0;
-          for (int c = 0; c < hd; ++c) {
-            acc += dout_i[c] * v[c];
-            dv[c] += p[j] * dout_i[c];
-          }
+          for (int c = 0; c < hd; ++c) acc += dout_i[c] * v[c];
+          if (!detached(j))
+            for (int c = 0; c < hd; ++c) dv[c] += p[j] * dout_i[c];
           dp[j] = acc;
           dot_pdp += p[j] * acc;
         }
@@ -314,7 +318,9 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
           if (DS) DS[static_cast<size_t>(i) * L + j] = ds_logit;
           const T ds = ds_logit * sh.scale;
           const T* kj = sh.k(j);
-          T* dk = g + static_cast<size_t>(j) * C3 + d;
+          // A detached key's gradient goes nowhere: a scratch row takes it (the same arithmetic
+          // for dq either way).
+          T* dk = detached(j) ? discard.data() : g + static_cast<size_t>(j) * C3 + d;
           if (a.rope_cos) {  // s_ij = scale·rotated_dot(q_i, k_j, δ_ij) + bias
             if (!a.admits(i, j)) continue;
             const size_t row = static_cast<size_t>(detail::distance(sh, a, i, j)) * half;

@@ -153,7 +153,13 @@ __global__ void attention_backward_kernel(float* dqkv, float* scratch, const flo
     const float* p = P + static_cast<size_t>(i) * L;
     const float* dO = dbase + static_cast<size_t>(i) * d;
     float* ds = DS + static_cast<size_t>(i) * L;
-    if (a.row_read && !a.row_read[sh.row0 + i]) {  // p_i = 0: ds_i = 0
+    bool skip = a.row_read && !a.row_read[sh.row0 + i];            // p_i = 0: ds_i = 0
+    if (!skip && a.row_detached && a.row_detached[sh.row0 + i]) {  // and do_i = 0: ds_i = 0
+      bool nonzero = false;
+      for (int c = lane; c < hd; c += 32) nonzero = nonzero || dO[c] != 0.0f;
+      skip = !__any_sync(0xffffffffu, nonzero);
+    }
+    if (skip) {
       for (int j = lane; j <= i; j += 32) ds[j] = 0;
       continue;
     }
@@ -181,9 +187,11 @@ __global__ void attention_backward_kernel(float* dqkv, float* scratch, const flo
     const int t = e / hd, c = e % hd;
     float* g = dqkv + (sh.row0 + t) * C3 + h * hd + c;
     float dq = g[0], dk = g[d], dv = g[2 * d];  // added onto, in the CPU's order of keys / queries
+    // A detached row's key and value pass no gradient: its dk, dv stay as they were.
+    const bool keep_kv = !(a.row_detached && a.row_detached[sh.row0 + t]);
     if (!a.rope_cos) {
       for (int j = 0; j <= t; ++j) dq += DS[static_cast<size_t>(t) * L + j] * sh.k(j)[c];
-      for (int i = t; i < L; ++i) dk += DS[static_cast<size_t>(i) * L + t] * sh.q(i)[c];
+      for (int i = t; i < L && keep_kv; ++i) dk += DS[static_cast<size_t>(i) * L + t] * sh.q(i)[c];
     } else if (c / 2 < half) {  // an odd head_dim's last channel is not rotated: no gradient
       const int m = c / 2, c0 = 2 * m;
       const bool odd = c % 2 == 1;
@@ -195,7 +203,7 @@ __global__ void attention_backward_kernel(float* dqkv, float* scratch, const flo
         const float k0 = sh.k(j)[c0], k1 = sh.k(j)[c0 + 1];
         dq += ds * (odd ? cs * k1 - sn * k0 : cs * k0 + sn * k1);
       }
-      for (int i = t; i < L; ++i) {  // s_it = scale·rotated_dot(q_i, k_t, δ_it)
+      for (int i = t; i < L && keep_kv; ++i) {  // s_it = scale·rotated_dot(q_i, k_t, δ_it)
         if (!a.admits(i, t)) continue;
         const size_t row = static_cast<size_t>(distance(sh, a, i, t)) * half + m;
         const float cs = a.rope_cos[row], sn = a.rope_sin[row];
@@ -204,7 +212,7 @@ __global__ void attention_backward_kernel(float* dqkv, float* scratch, const flo
         dk += ds * (odd ? cs * q1 + sn * q0 : cs * q0 - sn * q1);
       }
     }
-    for (int i = t; i < L; ++i)
+    for (int i = t; i < L && keep_kv; ++i)
       dv += P[static_cast<size_t>(i) * L + t] * dbase[static_cast<size_t>(i) * d + c];
     g[0] = dq;
     g[d] = dk;

@@ -55,6 +55,14 @@ void gather_rows_forward(float* out, const float* inp, const int* rows, int R, i
 void gather_rows_backward(float* dinp, const float* dout, const int* rows, int R, int N, int d,
                           Models m = {});
 
+// ---- VCL's random prefix (models/cpu/prefix_noise.hpp) ---- out [K, N, d] from x, noise
+// [K, N, d] and row codes [K, N] (ops::PrefixNoiseCode); padding rows 0.
+void prefix_noise_forward(float* out, const float* x, const float* noise, const int* codes, int d,
+                          Seqs q, Models m = {});
+// Adds dLoss/dx into dx [K, N, d] (through the stats rows' μ and σ too).
+void prefix_noise_backward(float* dx, const float* dout, const float* x, const float* noise,
+                           const int* codes, int d, Seqs q, Models m = {});
+
 // ---- RoPE ---- cos, sin [positions, hd/2] (cpu::RopeTable<float>'s, uploaded), covering the
 // largest position. out [K, N, 3d] = qkv with q and k rotated by the row's position, v copied.
 void rope_forward(float* out, const float* inp, const float* cos, const float* sin, int d,

@@ -84,6 +84,10 @@ struct AttentionArgs {
   // layer's, past the heads' rows). Such a row gets output 0, probabilities 0 and no gradient
   // work. Null: every row is read.
   const int* row_read = nullptr;
+  // Backward only: [K, N], 1 at the rows whose keys and values are constants to the rest (VCL's
+  // detached prefix, train/vcl.hpp): no gradient reaches them through any query, and a detached
+  // row whose output gradient is all 0 skips its query work too. Null: none.
+  const int* row_detached = nullptr;
   // Inference only (attention_infer): [K, Q, n_head, 2], each query row's attention entropy in
   // nats and its largest probability, per head (the attention diagnostics and the temperature
   // search of docs/methods.md); padding rows 0. Null: not computed.
@@ -102,6 +106,11 @@ struct AttentionArgs {
     return j <= i && (n_local <= 0 || j < n_global || i - j < n_local);
   }
 };
+
+// VCL's random prefix (models/cpu/prefix_noise.hpp): what each row is, [K, N].
+enum PrefixNoiseCode : int { kPassRow = 0, kNoiseRow = 1, kStatsRow = 2 };
+// Keeps σ finite and its derivative bounded when the stats rows agree (one row, say).
+inline constexpr double kPrefixNoiseEps = 1e-12;
 
 // One model's AdamW step settings (models/optimizer.hpp), filled on the host every step, in
 // double; each backend rounds them to its scalar type where it applies them.
