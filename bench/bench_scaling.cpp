@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
       "--dry-run does)\n",
       steps, eval_samples);
   std::vector<PlannedRun> runs;
-  for (const Point& p : grid()) runs.push_back({p.setting, p.spec});
+  for (const Point& p : grid()) runs.push_back({p.setting, p.spec, ""});
   const std::map<SpeedShape, CpuSpeed> speeds = cpu_speeds(runs);  // as --dry-run measures them
   for (const auto& [shape, s] : speeds)
     fmt::print(

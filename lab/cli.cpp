@@ -149,6 +149,15 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
               "pass only (virtual-context learning; 0: off)");
   cmd.add_option("--vcl-alpha", s.vcl.alpha,
                  "With --vcl-offset: train on alpha*plain + (1-alpha)*VCL loss");
+  cmd.add_option("--vcl-prefix", s.vcl.prefix,
+                 "With --vcl-offset, what the tokens before it are: mask (loss weights only), "
+                 "detach (keys and values pass no gradient) or random (Gaussian embeddings with "
+                 "the later tokens' mean and variance)");
+  cmd.add_option("--init-from", s.init_from,
+                 "Fine-tune: start from the weights of the completed run in this folder (same "
+                 "shape, encoding and vocabulary; a learned position table grows), with this run's "
+                 "own steps, learning rate and lengths. Config files may name a figure of the "
+                 "same sweep instead: init_from = \"figure:NAME\"");
   add_setting(cmd, "--random-positions", s.random_positions,
               "Positions of every sequence a sorted random subset of 0..N-1, in training and "
               "testing (randomized positions; learned, alibi, rope; 0: off)");

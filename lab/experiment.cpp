@@ -144,6 +144,14 @@ int run_experiment(const ExperimentOptions& options) {
         fmt::format("--run-index {} is out of range: this experiment has {} runs "
                     "(0..{})",
                     o.run_index, runs.size(), runs.size() - 1));
+  if (!o.emit_slurm.empty())
+    for (const PlannedRun& r : runs)
+      if (!r.parent.empty())
+        throw UsageError(fmt::format(
+            "--emit-slurm: run {} fine-tunes run {} of the same plan (init_from = \"{}\"), but a "
+            "SLURM job array starts its tasks at once; train the parents' figures first (their "
+            "own --emit-slurm), then the fine-tunes",
+            r.id, r.parent, r.spec.init_from));
   if (o.emit_slurm.empty()) {  // SLURM tasks choose their device on their own node
     const ResolvedDevice device = resolve_device(o.device);
     const std::vector<PlannedRun> todo = o.run_index >= 0

@@ -65,10 +65,21 @@ std::vector<std::string> select_figures(const ExperimentConfig& config,
 struct PlannedRun {
   std::string id;
   TrainSpec spec;
+  // Fine-tuning another run of the plan (init_from = "figure:NAME"): that run's id, which the
+  // sweep trains first; its folder is the runs folder's <parent>. Empty: none, or a folder given
+  // by path (spec.init_from).
+  std::string parent;
 };
 
+// init_from = "figure:NAME" in a config: fine-tune the run of figure NAME with this run's seed, on
+// NAME's line that matches this run (the line whose setting of NAME's `vary` this run shares; a
+// figure of one line: that line).
+inline constexpr const char* kInitFromFigure = "figure:";
+
 // The runs of the selected figures (all when `figures` is empty) and seeds, without duplicates,
-// in a deterministic order. Unknown figure names are a UsageError listing the valid ones.
+// in a deterministic order, each parent (init_from) before its fine-tunes, whether or not its
+// figure is selected. Unknown figure names are a UsageError listing the valid ones, as are a
+// parent figure without a matching line and a chain of fine-tunes that loops.
 std::vector<PlannedRun> plan_runs(const ExperimentConfig& config,
                                   const std::vector<std::string>& figures,
                                   const std::vector<uint64_t>& seeds);

@@ -7,10 +7,12 @@
 #include <ctime>
 #include <optional>
 #include <ostream>
+#include <system_error>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
+#include "lab/init_from.hpp"
 #include "models/checkpoint.hpp"
 #include "models/position_bias.hpp"
 #include "results/run_record.hpp"
@@ -106,6 +108,16 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
       "results.csv", "positions.csv",     "attention.csv", "attention_distance.csv",
       "loss.csv",    "model.safetensors", "manifest.json", "position_bias.csv"};
   check_saved_paths(options, own);
+  std::optional<ParentRun> parent;  // --init-from: read before anything here is removed
+  if (!spec.init_from.empty()) {
+    std::error_code ec;
+    if (fs::equivalent(spec.init_from, options.out, ec))
+      throw UsageError(fmt::format(
+          "--init-from {} is this run's own --out: fine-tuning would replace the weights it "
+          "starts from; give the fine-tuned run another --out",
+          spec.init_from));
+    parent = load_parent(spec);
+  }
   ensure_writable_directory(options.out);
   remove_stale_temporaries(options.out);  // left by a run killed while writing
   for (const std::string& stale : own) fs::remove(options.out / stale);
@@ -118,6 +130,10 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
   manifest_["status"] = "running";
   manifest_["device"] = device;
   manifest_["config"] = to_json(spec);
+  if (parent)  // config holds its id (init_parent); here also where it was and what it was
+    manifest_["init_from"] = {{"path", absolute_path(parent->dir)},
+                              {"run_id", parent->id},
+                              {"config", to_json(parent->spec)}};
   manifest_["derived"] = {
       {"n_parameters", n_parameters},
       {"learned_position_rows",

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "lab/gpu_runs.hpp"
+#include "lab/init_from.hpp"
 #include "lab/run_folder.hpp"
 #include "models/model.hpp"
 #include "train/evaluate.hpp"
@@ -56,7 +57,17 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   const int M = static_cast<int>(trainer_of.size());
   const ModelConfig& config = resolved[0].model;
   Model<B> model(config, M);
-  for (int m = 0; m < M; ++m) model.init(m, jobs[trainer_of[m]].spec.seed);
+  for (int m = 0; m < M; ++m) {
+    const TrainSpec& spec = jobs[trainer_of[m]].spec;
+    model.init(m, spec.seed);
+    if (spec.init_from.empty()) continue;
+    // Fine-tuning: the parent's weights over the fresh ones (lab/init_from.hpp)
+    const auto fresh = model.parameters(m);
+    const std::vector<double> start =
+        parent_weights(load_parent(spec), config, std::vector<double>(fresh.begin(), fresh.end()));
+    const std::vector<typename B::Scalar> as_t(start.begin(), start.end());
+    model.set_parameters(m, as_t.data());
+  }
   std::vector<std::unique_ptr<RunFolder>> folders;
   for (int k = 0; k < K; ++k) {
     folders.push_back(std::make_unique<RunFolder>(jobs[k].spec, resolved[k], jobs[k].options,

@@ -6,12 +6,15 @@
 #include "lab/device.hpp"
 #include "lab/dry_run.hpp"
 #include "lab/gpu_runs.hpp"
+#include "lab/init_from.hpp"
 #include "lab/run_group_impl.hpp"
 #include "models/backend.hpp"
 
 namespace lenlab {
 
-int run_train(const TrainSpec& spec, const RunOptions& options) {
+int run_train(const TrainSpec& given, const RunOptions& options) {
+  // --init-from: the parent checked and named by id, before anything else is looked at
+  const TrainSpec spec = with_parent_id(given);
   const ResolvedSpec resolved = resolve(spec);  // bad input is a UsageError before anything else
   const ResolvedDevice device = resolve_device(options.device, resolved.float64);
   // Work that cannot fit the machine (or the time budget) is refused before anything is written;
@@ -20,7 +23,7 @@ int run_train(const TrainSpec& spec, const RunOptions& options) {
   if (options.log && estimate.seconds >= kAnnounceSeconds)
     *options.log
         << "estimated: "
-        << (device.cuda ? estimate : with_measured_time(estimate, {{"", spec}}, 1, 1)).summary()
+        << (device.cuda ? estimate : with_measured_time(estimate, {{"", spec, ""}}, 1, 1)).summary()
         << "\n";
 #if LENLAB_WITH_CUDA
   if (device.cuda) return run_train_gpu_group({{spec, options}}).front();

@@ -51,6 +51,18 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
     total_flops += estimate_run_cost(run.spec, resolve(run.spec).model).flops();
   }
 
+  // Fine-tunes wait for their parents: generation 0 has no parent left to train, generation g + 1
+  // fine-tunes a run of generation g (plan_runs puts parents first, so one pass finds them).
+  std::map<std::string, int> generation_of;
+  int generations = 1;
+  for (const PlannedRun* run : todo) {
+    const auto parent = generation_of.find(run->parent);
+    const int g = run->parent.empty() || parent == generation_of.end() ? 0 : parent->second + 1;
+    generation_of[run->id] = g;
+    generations = std::max(generations, g + 1);
+  }
+  auto generation = [&](const PlannedRun* run) { return generation_of.at(run->id); };
+
   // float64 runs (--precision) train on the CPU: a sweep holding any does not use the GPU.
   const bool float64 = std::any_of(todo.begin(), todo.end(), [](const PlannedRun* run) {
     return run->spec.precision == "float64";  // resolved above
@@ -61,7 +73,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
   if (device.cuda) {
     std::map<std::string, size_t> group_of;
     for (const PlannedRun* run : todo) {
-      const std::string key = gpu_group_key(run->spec);
+      const std::string key = std::to_string(generation(run)) + " " + gpu_group_key(run->spec);
       auto it = group_of.find(key);
       if (it == group_of.end() || items[it->second].size() >= kMaxModelsPerGroup) {
         group_of[key] = items.size();
@@ -70,10 +82,13 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
       }
       items[it->second].push_back(run);
     }
-    // The largest groups first: with several workers, the longest work starts at once.
-    std::stable_sort(items.begin(), items.end(),
-                     [](const auto& a, const auto& b) { return a.size() > b.size(); });
-  } else {  // runs that differ only in their test-time attention: one training
+    // The largest groups of a generation first: with several workers, the longest work starts at
+    // once.
+    std::stable_sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
+      const int ga = generation(a[0]), gb = generation(b[0]);
+      return ga != gb ? ga < gb : a.size() > b.size();
+    });
+  } else {  // runs that differ only in their test-time attention: one training (one parent)
     std::map<std::string, size_t> item_of;
     for (const PlannedRun* run : todo) {
       const auto [it, fresh] = item_of.emplace(training_spec_text(run->spec), items.size());
@@ -81,6 +96,13 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
       items[it->second].push_back(run);
     }
   }
+
+  std::stable_sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
+    return generation(a[0]) < generation(b[0]);
+  });
+  // Items of each generation not yet finished; an item of generation g starts once g − 1 has none.
+  std::vector<std::atomic<int>> unfinished(generations);
+  for (const auto& item : items) ++unfinished[generation(item[0])];
 
   std::atomic<double> flops_done{0};
   std::atomic<size_t> next{0};
@@ -92,8 +114,14 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
     while (!stop) {
       const size_t i = next++;
       if (i >= items.size()) return;
+      const int g = generation(items[i][0]);
+      while (g > 0 && unfinished[g - 1] > 0 && !stop)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (stop) return;
       std::vector<GroupJob> group;
       for (const PlannedRun* run : items[i]) {
+        TrainSpec spec = run->spec;
+        if (!run->parent.empty()) spec.init_from = (runs_dir / run->parent).string();
         RunOptions ro;
         ro.out = runs_dir / run->id;
         ro.overwrite = true;  // a folder left by a killed run holds a "running" manifest
@@ -103,7 +131,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
           if (interrupted) throw Interrupted();  // on_tick threw: unwind this run
         };
         ro.device = device.cuda ? "cuda" : "cpu";
-        group.push_back({run->spec, ro});
+        group.push_back({spec, ro});
       }
       try {
         std::vector<int> codes;
@@ -115,6 +143,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
           diverged += code == kExitDiverged;
           ++finished;
         }
+        --unfinished[g];
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();

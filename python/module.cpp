@@ -26,6 +26,7 @@
 #include "core/error.hpp"
 #include "lab/eval_run.hpp"
 #include "lab/experiment.hpp"
+#include "lab/init_from.hpp"
 #include "lab/run_train.hpp"
 #include "models/custom_position_bias.hpp"
 #include "models/safetensors.hpp"
@@ -269,7 +270,7 @@ int reproduce(const std::string& config_text, const std::string& config_source,
 
 // The folder name a sweep gives these settings (results/figure_spec.hpp).
 std::string run_id_of(const std::string& settings_json) {
-  return run_id(spec_of(settings_json));
+  return run_id(with_parent_id(spec_of(settings_json)));  // init_from: the parent by its id
 }
 
 // The paper's config, as `lenlab reproduce` without --config runs it.

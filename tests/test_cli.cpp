@@ -78,6 +78,8 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--depths", ""},
                                                                   {"--vcl-offset", "0"},
                                                                   {"--vcl-alpha", "0"},
+                                                                  {"--vcl-prefix", "mask"},
+                                                                  {"--init-from", ""},
                                                                   {"--random-positions", "0"},
                                                                   {"--misalign-alpha", "0"},
                                                                   {"--misalign-extra", "0:0.5"},

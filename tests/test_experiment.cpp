@@ -471,7 +471,7 @@ TEST_CASE("every config shipped in configs/ plans, resolves and dry-runs") {
 TEST_CASE("--dry-run: each model shape is predicted from its own measured rates") {
   DryRunInput in;
   in.config_source = "widths.toml";
-  PlannedRun narrow{"narrow", TrainSpec{}}, wide{"wide", TrainSpec{}};
+  PlannedRun narrow{"narrow", TrainSpec{}, ""}, wide{"wide", TrainSpec{}, ""};
   narrow.spec.d_model = 32;
   narrow.spec.d_ff = 128;
   in.todo = {narrow, wide};
@@ -501,7 +501,7 @@ TEST_CASE("--dry-run: each model shape is predicted from its own measured rates"
 TEST_CASE("a sweep's predicted times: shared training counted once, runs on the free worker") {
   TrainSpec base;
   base.steps = 100;
-  PlannedRun a{"a", base}, b{"b", base}, c{"c", base};
+  PlannedRun a{"a", base, ""}, b{"b", base, ""}, c{"c", base, ""};
   b.spec.test_attention.temperature =
       "2";  // differs only in test-time attention: shares a's training
   c.spec.task = "sum";

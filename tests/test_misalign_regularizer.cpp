@@ -191,7 +191,7 @@ TEST_CASE("misalignment regularizer: VCL composes with it and never weights a pa
   const MarkovChain chain(t.n_symbols, t.markov_order, t.markov_concentration, t.markov_seed);
   Rng rng(2);
   Batch b = misalign_train_batch(t, chain, 8, 6, {0.2, "0:0.5"}, rng);
-  apply_vcl(b, {3, 0.0});
+  apply_vcl(b, {3, 0.0}, rng);
   double total = 0;
   for (int r = 0; r < b.token.size(); ++r) {
     if (b.token.labels[r] < 0) CHECK(b.token.weights[r] == 0.0);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <type_traits>
@@ -325,6 +327,8 @@ nlohmann::ordered_json to_json(const TrainSpec& spec) {
                                                   "depths",
                                                   "vcl_offset",
                                                   "vcl_alpha",
+                                                  "vcl_prefix",
+                                                  "init_parent",
                                                   "random_positions",
                                                   "misalign_alpha",
                                                   "misalign_extra",
@@ -350,6 +354,7 @@ nlohmann::ordered_json to_json(const TrainSpec& spec) {
   }();
   nlohmann::ordered_json j;
   visit_spec_fields(spec, [&](const char* key, const auto& value) {
+    if (std::string_view(key) == "init_from") return;  // the parent by id: init_parent
     if (late_keys.count(key) && defaults.at(key) == nlohmann::ordered_json(value))
       return;  // see the header
     j[key] = value;

@@ -52,6 +52,11 @@ struct TrainSpec {
   std::string depths;
   // Training-side methods (docs/methods.md): virtual-context learning (train/vcl.hpp).
   VclSettings vcl;
+  // Fine-tuning (lab/init_from.hpp): the folder of a completed run whose weights this run starts
+  // from ("": a fresh model), and that run's id, which the lab sets from its manifest. Ids and
+  // manifests name the parent by id, never by path: to_json leaves init_from out.
+  std::string init_from;
+  std::string init_parent;
   // Randomized positions (train/random_positions.hpp): > 0, every sequence's positions are a
   // sorted random subset of 0..random_positions−1, in training and testing; 0: off.
   int random_positions = 0;
@@ -151,6 +156,9 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("depths", s.depths);
   visit("vcl_offset", s.vcl.offset);
   visit("vcl_alpha", s.vcl.alpha);
+  visit("vcl_prefix", s.vcl.prefix);
+  visit("init_from", s.init_from);
+  visit("init_parent", s.init_parent);
   visit("random_positions", s.random_positions);
   visit("misalign_alpha", s.misalign.alpha);
   visit("misalign_extra", s.misalign.extra);
@@ -192,10 +200,9 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
 // (UsageError on a bad list).
 std::vector<int> test_lengths(const TrainSpec& spec);
 
-// Flat {key: value} in visit_spec_fields order. Settings added after the first results were
-// published (lengths, the token tasks' settings, depths, the methods') are left out while at their
-// defaults, so
-// that earlier runs keep their ids and manifests.
+// Flat {key: value} in visit_spec_fields order, init_from (a path) left out. Settings added after
+// the first results were published (lengths, the token tasks' settings, depths, the methods') are
+// left out while at their defaults, so that earlier runs keep their ids and manifests.
 nlohmann::ordered_json to_json(const TrainSpec& spec);
 // The inverse of to_json; every key must be known and of the right type (UsageError naming it,
 // prefixed with `where`, e.g. a file name). Missing keys keep `base`'s values.

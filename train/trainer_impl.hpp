@@ -63,7 +63,7 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
       else
         batches[k] = sample_train_batch(r.task, j.spec->l_train, batch_size, data_rng[k],
                                         r.train_lengths.lo);
-      apply_vcl(batches[k], j.spec->vcl);
+      apply_vcl(batches[k], j.spec->vcl, data_rng[k]);
       if (j.spec->random_positions > 0)
         randomize_positions(batches[k], j.spec->random_positions, data_rng[k]);
       lr[k] = scheduled_lr(j.spec->optimizer, step, steps);

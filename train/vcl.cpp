@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "models/ops/args.hpp"
 
 namespace lenlab {
 
@@ -18,7 +20,40 @@ std::vector<std::string> token_tasks() {
   return names;
 }
 
+// Batch::detached or Batch::prefix_noise for the prefix rows 0 .. offset − 1 of each sequence.
+void mark_prefix(Batch& batch, const VclSettings& vcl, Rng& rng) {
+  const VclPrefix prefix = parse_vcl_prefix(vcl.prefix);
+  if (prefix == VclPrefix::kMask) return;
+  const int n = batch.n_tokens();
+  std::vector<int32_t>& rows = prefix == VclPrefix::kDetach ? batch.detached : batch.prefix_noise;
+  rows.assign(n, 0);
+  for (int s = 0; s < batch.n_seq(); ++s) {
+    const int first = batch.offsets[s], L = batch.seq_len(s);
+    if (prefix == VclPrefix::kDetach) {
+      for (int i = 0; i < std::min(vcl.offset, L); ++i) rows[first + i] = 1;
+      continue;
+    }
+    if (L <= vcl.offset) continue;  // no row to take statistics from: the tokens stay
+    for (int i = 1; i < vcl.offset; ++i) rows[first + i] = ops::kNoiseRow;
+    for (int i = vcl.offset; i < L; ++i) rows[first + i] = ops::kStatsRow;
+  }
+  if (prefix == VclPrefix::kRandom) batch.noise_seed = rng.next_u64();
+}
+
 }  // namespace
+
+const std::vector<std::string>& vcl_prefix_names() {
+  static const std::vector<std::string> names = {"mask", "detach", "random"};
+  return names;
+}
+
+VclPrefix parse_vcl_prefix(const std::string& name) {
+  const auto& names = vcl_prefix_names();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return static_cast<VclPrefix>(i);
+  throw UsageError(fmt::format("--vcl-prefix (vcl_prefix) '{}' is not a prefix kind; choose {}",
+                               name, join_choices(names)));
+}
 
 void check_vcl(const VclSettings& vcl, TaskKind task, const TokenTaskSettings& token, int l_train) {
   if (vcl.offset < 0)
@@ -27,7 +62,19 @@ void check_vcl(const VclSettings& vcl, TaskKind task, const TokenTaskSettings& t
   if (!(vcl.alpha >= 0.0 && vcl.alpha <= 1.0))
     throw UsageError(fmt::format(
         "--vcl-alpha (vcl_alpha) must be in [0, 1] (the plain loss's weight), got {}", vcl.alpha));
+  const VclPrefix prefix = parse_vcl_prefix(vcl.prefix);
+  if (!is_token_task(task) && prefix == VclPrefix::kRandom)
+    throw UsageError(fmt::format(
+        "--vcl-prefix random: task '{}' reads one output per sequence from its 0/1 symbols; "
+        "Gaussian embeddings in place of its first symbols would change the quantity it "
+        "predicts. The random prefix applies to the token tasks ({})",
+        task_name(task), join_choices(token_tasks())));
   if (vcl.offset == 0) {
+    if (prefix != VclPrefix::kMask)
+      throw UsageError(fmt::format(
+          "--vcl-prefix {} needs --vcl-offset (vcl_offset): the prefix is the tokens before the "
+          "offset; give an offset > 0, or leave --vcl-prefix at mask",
+          vcl.prefix));
     if (vcl.alpha != 0.0)
       throw UsageError(fmt::format(
           "--vcl-alpha {} has no effect without --vcl-offset (vcl_offset): give an offset > 0, "
@@ -49,8 +96,9 @@ void check_vcl(const VclSettings& vcl, TaskKind task, const TokenTaskSettings& t
         vcl.offset, l_train, last, last));
 }
 
-void apply_vcl(Batch& batch, const VclSettings& vcl) {
+void apply_vcl(Batch& batch, const VclSettings& vcl, Rng& rng) {
   if (vcl.offset == 0) return;  // every row counts: the plain weights
+  mark_prefix(batch, vcl, rng);
   const std::vector<int32_t> first = token_readout_offsets(batch);
   const int S = batch.n_seq();
   // Readout r of sequence s counts when it predicts a token past the offset; a row without a label

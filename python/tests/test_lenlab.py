@@ -46,6 +46,23 @@ def test_same_seed_same_numbers_as_the_cli(tmp_path):
     assert py.parameters["wte"].shape[1] == TINY["d_model"]
 
 
+def test_fine_tuning_from_python_is_the_clis_and_names_the_parent_by_id(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # out=None: runs/<run id> here
+    parent = lenlab.train(progress=False, **TINY)
+    tuned = dict(TINY, steps=20, l_train=6, lr=3e-4)
+    py = lenlab.train(out=tmp_path / "py", progress=False, init_from=str(parent.dir), **tuned)
+    cli = cli_train(tmp_path / "cli", init_from=str(parent.dir), **tuned)
+    assert (tmp_path / "py" / "loss.csv").read_text() == (tmp_path / "cli" / "loss.csv").read_text()
+    assert py.config == cli.config
+    assert py.config["init_parent"] == parent.dir.name == py.manifest["init_from"]["run_id"]
+    assert "init_from" not in py.config
+    # The default folder's name is the id, which holds the parent's id.
+    assert lenlab.train(progress=False, init_from=str(parent.dir), **tuned).dir.name != \
+        lenlab.train(progress=False, **tuned).dir.name
+    with pytest.raises(lenlab.UsageError, match="no such folder"):
+        lenlab.train(out=tmp_path / "x", progress=False, init_from=str(tmp_path / "absent"), **TINY)
+
+
 def test_a_python_function_equal_to_a_builtin_gives_the_builtins_run(tmp_path):
     builtin = lenlab.train(out=tmp_path / "builtin", progress=False, reparam="sqrt", **TINY)
 
