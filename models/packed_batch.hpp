@@ -14,6 +14,7 @@
 #include "models/config.hpp"
 #include "models/cpu/attention.hpp"
 #include "models/ops/args.hpp"
+#include "models/ops/prefix_noise.hpp"
 #include "tasks/batch.hpp"
 
 namespace lenlab {

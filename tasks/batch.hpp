@@ -89,10 +89,12 @@ struct Batch {
   std::vector<double> weights;     // [R] or empty
   TokenReadout token;              // the token head's readout (empty: no token loss)
   AttentionSpec attention;
-  // VCL's prefix kinds (train/vcl.hpp), each [n_tokens] or empty (none):
-  std::vector<int32_t> detached;      // 1: the row's keys and values pass no gradient
-  std::vector<int32_t> prefix_noise;  // each row's ops::PrefixNoiseCode (models/ops/args.hpp)
-  uint64_t noise_seed = 0;            // the Gaussian draws of the kNoiseRow rows, per batch
+  // VCL's prefix kinds (train/vcl.hpp), each [n_tokens] or empty (none): detached, 1 at a row
+  // whose keys and values pass no gradient; prefix_noise, each row's ops::PrefixNoiseCode
+  // (models/ops/prefix_noise.hpp), its kNoiseRow rows' Gaussian draws seeded by noise_seed.
+  std::vector<int32_t> detached;
+  std::vector<int32_t> prefix_noise;
+  uint64_t noise_seed = 0;
 
   int n_seq() const { return offsets.empty() ? 0 : static_cast<int>(offsets.size()) - 1; }
   int n_tokens() const { return static_cast<int>(tokens.size()); }

@@ -70,8 +70,9 @@ inline const std::vector<Case>& backend_cases() {
       EmbeddingCase{.packing = three, .d = 6, .learned = false, .gap = 2},
       EmbeddingCase{.packing = longer, .d = 16, .vocab = 11, .tol = big, .fd = false},
 
-      PrefixNoiseCase{.packing = one},
-      PrefixNoiseCase{.packing = three, .d = 7},
+      // Its backward divides by σ of a few rows: float's error reaches ~2e-5 of the largest dx.
+      PrefixNoiseCase{.packing = one, .tol = big},
+      PrefixNoiseCase{.packing = three, .d = 7, .tol = big},
       PrefixNoiseCase{.packing = longer, .d = 16, .tol = big, .fd = false},
 
       GatherRowsCase{.N = 6, .d = 4, .rows = {{4, 0, 4, -1, 5}}},

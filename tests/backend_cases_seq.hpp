@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/cpu/rope.hpp"
+#include "models/ops/prefix_noise.hpp"
 #include "tests/backend_cases_base.hpp"
 
 namespace lenlab::test {
@@ -80,9 +81,11 @@ struct EmbeddingCase {
   }
 };
 
-// VCL's random prefix (models/cpu/prefix_noise.hpp): out [K, N, d] from x and noise [K, N, d] and
+// VCL's random prefix (models/ops/prefix_noise.hpp): out [K, N, d] from x and noise [K, N, d] and
 // row codes [K, N]. In a sequence of L rows: row 0 passes, rows 1 .. L/2 − 1 are noise and the
-// rest give the statistics; a 2-row sequence is noise only (no stats rows: it passes whole).
+// rest give the statistics; a 2-row sequence is noise only. A sequence's noise follows the other
+// sequences' statistics: a model with one sequence that has stats rows (packing `three`'s third)
+// passes whole.
 struct PrefixNoiseCase {
   Packing packing{};
   int d = 5;
@@ -135,7 +138,8 @@ struct PrefixNoiseCase {
     B::prefix_noise_backward(dx.data(), dout.data(), x.data(), noise.data(), codes.data(), d, q, m);
     return {{{"out", D::get(out, KN * d)}, {"dx", D::get(dx, KN * d)}}};
   }
-  // The reference against the definition: μ and σ per (sequence, feature) in two passes.
+  // The reference against the definition: per (sequence, feature), μ and σ of the model's other
+  // sequences' stats rows, in two passes.
   void check(const Host& h, const Outputs& o, const Where& w) const {
     const Packed pk = pack(packing);
     expect_padding(w.backend + " " + name() + " out", pk, o.get("out"), d);
@@ -144,23 +148,28 @@ struct PrefixNoiseCase {
     const std::vector<int>& c = h.i("codes");
     const std::vector<double>&x = h.r("x"), &noise = h.r("noise");
     std::vector<double> out(x.size(), 0.0);
+    size_t replaced = 0;
     for (int k = 0; k < pk.K; ++k)
       for (int s = 0; s < pk.S; ++s) {
         const size_t r0 = static_cast<size_t>(k) * pk.N + pk.model_offsets(k)[s];
         const size_t r1 = static_cast<size_t>(k) * pk.N + pk.model_offsets(k)[s + 1];
         for (int f = 0; f < d; ++f) {
-          std::vector<double> stats;
-          for (size_t r = r0; r < r1; ++r)
-            if (c[r] == ops::kStatsRow) stats.push_back(x[r * d + f]);
+          std::vector<double> stats;  // the other sequences' stats rows
+          for (size_t r = static_cast<size_t>(k) * pk.N;
+               r < static_cast<size_t>(k) * pk.N + pk.used(k); ++r)
+            if ((r < r0 || r >= r1) && c[r] == ops::kStatsRow) stats.push_back(x[r * d + f]);
           double mean = 0, var = 0;
           for (double v : stats) mean += v / static_cast<double>(stats.size());
           for (double v : stats) var += (v - mean) * (v - mean) / static_cast<double>(stats.size());
-          for (size_t r = r0; r < r1; ++r)
-            out[r * d + f] = !stats.empty() && c[r] == ops::kNoiseRow
-                                 ? mean + std::sqrt(var + ops::kPrefixNoiseEps) * noise[r * d + f]
-                                 : x[r * d + f];
+          for (size_t r = r0; r < r1; ++r) {
+            const bool noisy = !stats.empty() && c[r] == ops::kNoiseRow;
+            replaced += noisy;
+            out[r * d + f] = noisy ? mean + std::sqrt(var + ops::kPrefixNoiseEps) * noise[r * d + f]
+                                   : x[r * d + f];
+          }
         }
       }
+    CHECK(replaced > 0);
     expect_close(name() + " out, by the formula", o.get("out"), out, 1e-12, 1e-12);
   }
 };

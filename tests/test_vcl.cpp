@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "models/ops/args.hpp"
+#include "models/ops/prefix_noise.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/train_spec.hpp"
 #include "train/vcl.hpp"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "models/ops/args.hpp"
+#include "models/ops/prefix_noise.hpp"
 
 namespace lenlab {
 
@@ -33,7 +33,7 @@ void mark_prefix(Batch& batch, const VclSettings& vcl, Rng& rng) {
       for (int i = 0; i < std::min(vcl.offset, L); ++i) rows[first + i] = 1;
       continue;
     }
-    if (L <= vcl.offset) continue;  // no row to take statistics from: the tokens stay
+    if (L <= vcl.offset) continue;  // nothing of it counts in L_VCL: its tokens stay
     for (int i = 1; i < vcl.offset; ++i) rows[first + i] = ops::kNoiseRow;
     for (int i = vcl.offset; i < L; ++i) rows[first + i] = ops::kStatsRow;
   }

@@ -17,9 +17,10 @@
 //    reaches a prefix row from a later one (Batch::detached). With α = 0 nothing reaches them at
 //    all, and the backward skips their query work. The loss value is mask's.
 //  * random: the prefix tokens' embeddings (BOS's excepted, the start marker) are Gaussian draws
-//    with the per-feature mean and variance of the sequence's rows offset .. end, the ones L_VCL
-//    counts (Batch::prefix_noise; models/cpu/prefix_noise.hpp, gradients through μ and σ).
-//    A sequence no longer than the prefix keeps its tokens.
+//    with the per-feature mean and variance of the rows offset .. end, the ones L_VCL counts, of
+//    the batch's OTHER sequences (a sequence's own would tell it the tokens it is to predict:
+//    models/ops/prefix_noise.hpp; gradients through μ and σ). A sequence no longer than the
+//    prefix keeps its tokens.
 // Each combines with α as eq. 25: the weights are mask's in all three.
 #include <compare>
 #include <string>

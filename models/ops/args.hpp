@@ -107,11 +107,6 @@ struct AttentionArgs {
   }
 };
 
-// VCL's random prefix (models/cpu/prefix_noise.hpp): what each row is, [K, N].
-enum PrefixNoiseCode : int { kPassRow = 0, kNoiseRow = 1, kStatsRow = 2 };
-// Keeps σ finite and its derivative bounded when the stats rows agree (one row, say).
-inline constexpr double kPrefixNoiseEps = 1e-12;
-
 // One model's AdamW step settings (models/optimizer.hpp), filled on the host every step, in
 // double; each backend rounds them to its scalar type where it applies them.
 struct AdamWStep {
