@@ -82,12 +82,9 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
       }
       items[it->second].push_back(run);
     }
-    // The largest groups of a generation first: with several workers, the longest work starts at
-    // once.
-    std::stable_sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
-      const int ga = generation(a[0]), gb = generation(b[0]);
-      return ga != gb ? ga < gb : a.size() > b.size();
-    });
+    // The largest groups first: with several workers, the longest work starts at once.
+    std::stable_sort(items.begin(), items.end(),
+                     [](const auto& a, const auto& b) { return a.size() > b.size(); });
   } else {  // runs that differ only in their test-time attention: one training (one parent)
     std::map<std::string, size_t> item_of;
     for (const PlannedRun* run : todo) {
@@ -97,6 +94,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
     }
   }
 
+  // Generation by generation (the order above kept within each).
   std::stable_sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
     return generation(a[0]) < generation(b[0]);
   });

@@ -315,6 +315,8 @@ TEST_CASE(
       {"markov", "markov", [](TrainSpec&) {}},
       {"markov-misalign", "markov", [](TrainSpec& s) { s.misalign.alpha = 0.3; }},
       {"markov-vcl", "markov", [](TrainSpec& s) { s.vcl.offset = 3; }},
+      {"markov-vcl-detach", "markov", [](TrainSpec& s) { s.vcl = {3, 0.0, "detach"}; }},
+      {"markov-vcl-random", "markov", [](TrainSpec& s) { s.vcl = {3, 0.5, "random"}; }},
       {"copy-randpos", "copy", [](TrainSpec& s) { s.random_positions = 40; }},
   };
   for (const Row& row : rows) {
