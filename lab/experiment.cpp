@@ -249,14 +249,27 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
   if (!selection.value("figure_seeds", true)) use_only_experiment_seeds(config);  // --seeds N
 
   std::map<std::string, RunRecord> records;
-  for (const PlannedRun& r : plan_runs(config, figures, seeds))
+  // A line's run by its settings as the figure states them (init_from as written, no parent id):
+  // the plan's id, which holds a fine-tune's parent.
+  auto line_key = [](TrainSpec s) {
+    s.init_parent.clear();
+    return canonical_spec_text(s) + "\n" + s.init_from;
+  };
+  std::map<std::string, std::string> planned_id;
+  for (const PlannedRun& r : plan_runs(config, figures, seeds)) {
+    planned_id.emplace(line_key(r.spec), r.id);
     if (auto rec = load_run(dir / "runs" / r.id)) records.emplace(r.id, std::move(*rec));
+  }
+  const auto id_of = [&](const TrainSpec& s) {
+    const auto it = planned_id.find(line_key(s));
+    return it == planned_id.end() ? run_id(s) : it->second;
+  };
 
   std::vector<FigureSummary> summaries;
   std::string all_rows;
   bool drawn = true;
   for (const std::string& name : figures) {
-    const FigureSummary fig = summarize_figure(*config.find(name), seeds, records);
+    const FigureSummary fig = summarize_figure(*config.find(name), seeds, records, id_of);
     const std::string csv = figure_csv(fig);
     write_file_atomic(dir / ("fig" + name + ".csv"), csv);
     all_rows += all_rows.empty() ? csv : csv.substr(csv.find('\n') + 1);

@@ -257,7 +257,8 @@ double temperature_curve_at(const TemperatureCurve& c, double tau) {
 }
 
 FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint64_t>& seeds,
-                               const std::map<std::string, RunRecord>& runs) {
+                               const std::map<std::string, RunRecord>& runs,
+                               const std::function<std::string(const TrainSpec&)>& id_of) {
   if (figure.metric.empty())
     throw std::invalid_argument("summarize_figure: figure '" + figure.name + "' has no metric");
   if (figure.plot == "misalignment" && figure.at_length < 1)
@@ -272,7 +273,8 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
     const std::vector<uint64_t> line_seeds = figure.line_seeds(i, seeds);
     line.spec = figure.line_spec(i, line_seeds.front());
     for (uint64_t seed : line_seeds) {
-      const auto it = runs.find(run_id(figure.line_spec(i, seed)));
+      const TrainSpec spec = figure.line_spec(i, seed);
+      const auto it = runs.find(id_of ? id_of(spec) : run_id(spec));
       if (it == runs.end() || it->second.status != "completed") {
         ++out.missing_runs;
         continue;

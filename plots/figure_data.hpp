@@ -4,6 +4,7 @@
 // position plot, at every position — over seeds: mean, min and max (the band); for a passkey depth
 // plot also a (length × depth) grid. Built from the runs on disk.
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -93,10 +94,13 @@ struct FigureSummary {
   MisalignmentScatter scatter;  // plot "misalignment" only
 };
 
-// `runs` maps run ids to completed runs. figure.metric must be set, and a misalignment figure's
+// `runs` maps run ids to completed runs; id_of gives a line's run id from its settings (default
+// run_id: the plan's id where it names no parent run; lab/experiment.cpp passes the plan's ids,
+// which hold a fine-tune's parent). figure.metric must be set, and a misalignment figure's
 // at_length (std::invalid_argument otherwise; parse_experiment_config always sets both).
 FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint64_t>& seeds,
-                               const std::map<std::string, RunRecord>& runs);
+                               const std::map<std::string, RunRecord>& runs,
+                               const std::function<std::string(const TrainSpec&)>& id_of = {});
 
 // Tidy CSV with one header for every kind of figure, so an experiment's figures concatenate into
 // one table:

@@ -3,6 +3,7 @@
 // anything; and sweeps whose lines fine-tune another figure's runs, parents first.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -248,6 +249,10 @@ values = ["learned", "alibi"]
   o.jobs = 2;
   o.plot.gnuplot = "/nonexistent/gnuplot";
   REQUIRE(run_experiment(o) == 0);
+  // The figure of the fine-tunes finds them (by the plan's ids, which hold their parents'):
+  // 2 lines × 2 seeds × lengths 1..6, plus the header.
+  const std::string tuned_csv = read_text(out / "figtuned.csv");
+  CHECK(std::count(tuned_csv.begin(), tuned_csv.end(), '\n') == 1 + 2 * 2 * 6);
   for (const PlannedRun& r : runs) {
     const auto rec = load_run(out / "runs" / r.id, false);
     REQUIRE(rec);
