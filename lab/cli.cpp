@@ -19,6 +19,7 @@
 #include "lab/device.hpp"
 #include "lab/eval_run.hpp"
 #include "lab/experiment.hpp"
+#include "lab/representation_report.hpp"
 #include "lab/run_train.hpp"
 #include "lab/serve/serve_command.hpp"
 #include "lab/theory_command.hpp"
@@ -234,6 +235,15 @@ void add_eval_options(CLI::App& cmd, EvalOptions& o) {
   add_setting(cmd, "--threads", o.threads, "CPU threads (default: the run's)")
       ->check(int_range(1, thread_limit(), " (4 per core of this machine)"));
   add_test_time_options(cmd, o.attention);
+  CLI::Option* representation = cmd.add_flag(
+      "--representation-stats", o.representation_stats,
+      "Also write representation.csv: per length and layer, how far the attention outputs lie "
+      "from those at l_train (sliced Wasserstein-1, JS distance, KL divergence; paper 004's "
+      "measurement, docs/methods.md)");
+  add_setting(cmd, "--representation-projections", o.representation_projections,
+              "With --representation-stats: the random directions the distances are averaged over")
+      ->check(int_range(1, kMaxRepresentationProjections))
+      ->needs(representation);
   cmd.add_flag("--overwrite", o.overwrite, "Replace an evaluation already in --out");
   add_device_option(cmd, o.device);
   add_budget_options(cmd, o.budget);
@@ -340,6 +350,22 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
       ->required();
   plot->add_option("--gnuplot", plot_options.gnuplot, "The gnuplot program")->capture_default_str();
 
+  RepresentationReportOptions representation;
+  CLI::App* representation_cmd = app.add_subcommand(
+      "representation",
+      "Paper 004's claim on your runs: does the attention outputs' distance from l_train predict "
+      "the excess loss? Reads `lenlab eval --representation-stats` folders; writes points.csv, "
+      "report.md (correlations) and a figure per encoding");
+  representation_cmd->add_option("dirs", representation.dirs, "The evaluation folders")->required();
+  representation_cmd->add_option("--out", representation.out, "Folder to write the report into")
+      ->required();
+  representation_cmd->add_option("--gnuplot", representation.plot.gnuplot, "The gnuplot program")
+      ->capture_default_str();
+  representation_cmd->footer(
+      "Example:\n  for r in runs/*/; do lenlab eval $r --representation-stats --out "
+      "evals/$(basename "
+      "$r); done\n  lenlab representation evals/* --out representation/");
+
   TheoryCommand theory(app);
   ServeCommand serve(app);
 
@@ -364,7 +390,7 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
     return app.exit(e, out, err);
   } catch (const CLI::ParseError& e) {
     std::string sub;
-    for (const CLI::App* c : {train, reproduce, run_cmd, plot, eval_cmd})
+    for (const CLI::App* c : {train, reproduce, run_cmd, plot, eval_cmd, representation_cmd})
       if (c->parsed()) sub = c->get_name() + " ";
     if (theory.parsed()) sub = "theory ";
     if (serve.parsed()) sub = "serve ";
@@ -376,6 +402,10 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
     if (theory.parsed()) return theory.run(out);
     if (serve.parsed()) return serve.run(out);
     if (plot->parsed()) return plot_experiment(plot_dir, plot_options, &err);
+    if (representation_cmd->parsed()) {
+      representation.log = &err;
+      return run_representation_report(representation);
+    }
     if (reproduce->parsed() || run_cmd->parsed()) {
       if (config_path.empty()) {
         exp.config_text = paper_config_text();

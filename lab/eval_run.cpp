@@ -230,13 +230,17 @@ int run_eval(const EvalOptions& o) {
   ensure_writable_directory(o.out);
   remove_stale_temporaries(o.out);
   for (const char* stale : {"eval.json", "results.csv", "predictions.csv", "positions.csv",
-                            "attention.csv", "attention_distance.csv"})
+                            "attention.csv", "attention_distance.csv", "representation.csv"})
     fs::remove(o.out / stale);  // a replaced evaluation's files
 
   // ---- evaluate
   std::optional<PredictionWriter> predictions;
   std::optional<TokenPredictionWriter> token_predictions;
   EvalJob job = eval_job(resolved, spec);
+  if (o.representation_stats) {
+    job.representation_projections = o.representation_projections;
+    job.representation_reference = trained.l_train;
+  }
   if (o.predictions && is_token_task(resolved.task)) {
     token_predictions.emplace();
     job.on_token_output = [&](const Batch& b, int length, double depth, int s,
@@ -298,6 +302,10 @@ int run_eval(const EvalOptions& o) {
     files.push_back("attention.csv");
     files.push_back("attention_distance.csv");
   }
+  if (o.representation_stats) {
+    write_file_atomic(o.out / "representation.csv", representation_csv_text(results));
+    files.push_back("representation.csv");
+  }
   if (resolved.task == TaskKind::kMarkov && !results.empty()) {
     write_file_atomic(o.out / "positions.csv", positions_csv_text(results.back()));
     files.push_back("positions.csv");
@@ -324,6 +332,12 @@ int run_eval(const EvalOptions& o) {
     info["attention"]["temperature_closed_form"] = closed_form_json(temperatures);
     info["attention"]["temperature_search"] = temperature_search_json(temperatures);
   }
+  if (o.representation_stats)
+    info["representation"] = {{"reference_length", trained.l_train},
+                              {"projections", o.representation_projections},
+                              {"sequences_per_length", kRepresentationSamples},
+                              {"histogram_bins", kRepresentationBins},
+                              {"projection_seed", kRepresentationSeed}};
   info["threads"] = spec.threads;
   info["device"] = device.label;
   info["status"] = "completed";

@@ -7,6 +7,8 @@
 //                    trained), the device, timings, the command line
 //   attention.csv    with --attention-stats: per length, layer and head the mean attention
 //                    entropy and largest probability (train/attention_stats.hpp)
+//   representation.csv  with --representation-stats: per length and layer, the distance of the
+//                    attention outputs from those at l_train (train/representation_stats.hpp)
 //   predictions.csv  with --predictions: every test sequence's input and output, one row each
 //                    (README's "Evaluating a trained run again" names the columns), for
 //                    comparison with another implementation
@@ -34,6 +36,8 @@ struct EvalOptions {
   uint64_t eval_seed = 0;         // used when has_eval_seed; else the run's --eval-seed
   bool has_eval_seed = false;
   bool predictions = false;  // write predictions.csv
+  bool representation_stats = false;   // write representation.csv
+  int representation_projections = 64;  // its random directions
   bool overwrite = false;
   std::string device = "auto";
   int threads = 0;              // CPU threads; 0 = the run's --threads

@@ -81,6 +81,11 @@ class Model {
   // [n_head, L, L] (row i, key j; 0 above the diagonal, outside a window and at rows the forward
   // skipped). For diagnostics (train/attention_probe.hpp).
   std::vector<T> download_attention_probabilities(const PackedBatch<B>& in, int l) const;
+  // Layer l's attention output (the heads' weighted values, before W_o) of the last forward():
+  // [K, N, d], row r of model k at (k·N + r)·d. The last layer holds only the rows its heads read
+  // (n_query(): packed.query_rows); its other rows are unspecified. For diagnostics
+  // (train/representation_stats.hpp).
+  std::vector<T> download_attention_output(const PackedBatch<B>& in, int l) const;
 
  private:
   // What the training forward keeps; per-layer tensors stacked, layer l's block at l·(its size).

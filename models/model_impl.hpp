@@ -134,6 +134,25 @@ std::vector<typename B::Scalar> Model<B>::download_attention_probabilities(const
 }
 
 template <class B>
+std::vector<typename B::Scalar> Model<B>::download_attention_output(const PackedBatch<B>& in,
+                                                                    int l) const {
+  if (l < 0 || l >= config_.n_layer)
+    throw std::invalid_argument("download_attention_output: no such layer");
+  const size_t Nd = static_cast<size_t>(K_) * in.rows * config_.d_model;
+  // A layer's slot in act_.atty holds max(N, Q) rows per model; the last layer's every-row output
+  // is act_.atty_all (forward()).
+  const size_t slot = static_cast<size_t>(K_) * std::max(in.rows, in.n_query()) * config_.d_model;
+  const bool last = l == config_.n_layer - 1;
+  const Buffer<T>& from = last ? act_.atty_all : act_.atty;
+  const size_t at = last ? 0 : static_cast<size_t>(l) * slot;
+  if (from.size() < at + Nd)
+    throw std::invalid_argument("download_attention_output: no forward() of this batch");
+  std::vector<T> host(Nd);
+  B::download(host.data(), from.data() + at, Nd);
+  return host;
+}
+
+template <class B>
 void Model<B>::prepare(const PackedBatch<B>& in) {
   if (in.n_models != K_)
     throw std::invalid_argument(

@@ -263,6 +263,38 @@ void add_attention_distance_csv(const std::string& text, const std::string& wher
   }
 }
 
+void add_representation_csv(const std::string& text, const std::string& where,
+                            std::vector<LengthResult>& results) {
+  CsvRows csv(text, where,
+              "length,depth,layer,rows,reference_rows,sliced_w1,js_distance,kl_divergence,"
+              "reference_std",
+              "representation");
+  while (csv.next()) {
+    const int length = csv.integer(0);
+    const double depth = csv.empty(1) ? kNoDepth : csv.number(1);
+    LengthResult* row = nullptr;
+    for (LengthResult& r : results)
+      if (r.length == length && r.depth == depth) row = &r;
+    if (!row)
+      throw UsageError(fmt::format("{}: length {} is not in results.csv", csv.line_ref(), length));
+    RepresentationDistance d;
+    d.layer = csv.integer(2);
+    d.rows = csv.integer(3);
+    d.reference_rows = csv.integer(4);
+    d.sliced_w1 = csv.number(5);
+    d.js_distance = csv.number(6);
+    d.kl_divergence = csv.number(7);
+    d.reference_std = csv.number(8);
+    if (d.layer < 0 || d.layer > 1024)
+      throw UsageError(fmt::format("{}: layer {} out of range", csv.line_ref(), d.layer));
+    for (const RepresentationDistance& e : row->representation)
+      if (e.layer == d.layer)
+        throw UsageError(fmt::format("{}: layer {} of length {} a second time", csv.line_ref(),
+                                     d.layer, length));
+    row->representation.push_back(d);
+  }
+}
+
 PositionBiasValues parse_position_bias_csv(const std::string& text, const std::string& where) {
   CsvRows csv(text, where, "layer,head,distance,bias", "position bias");
   struct Entry {

@@ -57,6 +57,11 @@ struct RunRecord {
 };
 
 // position_bias.csv's reader (UsageError naming `where` on a malformed or incomplete table).
+// representation.csv (train/representation_stats.hpp) into each result's representation, the
+// same way (a layer once per length and depth).
+void add_representation_csv(const std::string& text, const std::string& where,
+                            std::vector<LengthResult>& results);
+
 PositionBiasValues parse_position_bias_csv(const std::string& text, const std::string& where);
 
 // The run in `dir`; nullopt when there is no manifest. A manifest or results file that cannot be

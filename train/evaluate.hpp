@@ -16,6 +16,7 @@
 #include "tasks/token_tasks.hpp"
 #include "train/attention_probe.hpp"
 #include "train/attention_stats.hpp"
+#include "train/representation_stats.hpp"
 #include "train/train_spec.hpp"
 
 namespace lenlab {
@@ -53,6 +54,9 @@ struct LengthResult {
   std::vector<PositionResult> positions;  // markov: one per position 1..length
   AttentionStats attention;  // with EvalJob::attention_stats (train/attention_stats.hpp)
   AttentionLogits logits;    // with EvalJob::attention_logits (train/attention_probe.hpp)
+  // With EvalJob::representation_projections: per layer, the attention outputs' distance from
+  // those at the reference length (train/representation_stats.hpp).
+  std::vector<RepresentationDistance> representation;
 };
 
 // One length's result, accumulated from the model's outputs on that length's evaluation batch
@@ -114,6 +118,11 @@ struct EvalJob {
   // Also measure LengthResult::logits, on the first kAttentionProbeSamples sequences of each
   // length, through the training forward (which keeps the probabilities).
   bool attention_logits = false;
+  // > 0: also measure LengthResult::representation with this many random projections, against
+  // the rows at length representation_reference (the run's l_train; at the same depth), on the
+  // first kRepresentationSamples sequences of each set, through the training forward.
+  int representation_projections = 0;
+  int representation_reference = 0;
   // > 0: every test sequence's positions are a sorted random subset of 0..random_positions−1
   // (train/random_positions.hpp), the same for every run with the same set and range.
   int random_positions = 0;

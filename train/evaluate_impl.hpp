@@ -45,20 +45,19 @@ void add_attention_stats(const Model<B>& model, const PackedBatch<B>& packed,
   }
 }
 
-// The attention logits (train/attention_probe.hpp) of each job that asks for them, on the first
-// kAttentionProbeSamples sequences of its cell's set, through the training forward, which keeps
-// the probabilities: at most ~2^24 of them per layer in one forward.
-template <class B>
-void probe_attention_logits(Model<B>& model, const std::vector<EvalJob>& jobs,
-                            const std::vector<const Batch*>& full,
-                            std::vector<std::optional<AttentionLogitsAccumulator>>& logits) {
+// The training forward (which keeps the probabilities and the attention outputs) over the first
+// n[k] sequences of each set full[k] (0 or null: none), in chunks of at most ~2^24 probabilities
+// per layer; visit(packed, slices, begin) after each chunk's forward, `begin` the index of the
+// slices' first sequence in their sets.
+template <class B, class Visit>
+void probe_forward(Model<B>& model, const std::vector<EvalJob>& jobs,
+                   const std::vector<const Batch*>& full, const std::vector<int>& n,
+                   const Visit& visit) {
   const int K = static_cast<int>(jobs.size());
   const ModelConfig& c = model.config();
-  std::vector<int> n(K, 0);
   int n_max = 0, tokens_max = 1;
   for (int k = 0; k < K; ++k)
-    if (logits[k] && full[k]) {
-      n[k] = std::min(full[k]->n_seq(), kAttentionProbeSamples);
+    if (full[k] && n[k] > 0) {
       n_max = std::max(n_max, n[k]);
       tokens_max = std::max(tokens_max, full[k]->max_seq_len());
     }
@@ -70,26 +69,85 @@ void probe_attention_logits(Model<B>& model, const std::vector<EvalJob>& jobs,
     std::vector<Batch> slices(K);
     std::vector<const Batch*> ptrs(K);
     for (int k = 0; k < K; ++k) {
-      if (begin < n[k]) slices[k] = slice_batch(*full[k], begin, std::min(begin + chunk, n[k]));
+      if (full[k] && begin < n[k])
+        slices[k] = slice_batch(*full[k], begin, std::min(begin + chunk, n[k]));
       slices[k].attention = jobs[k].attention;
       ptrs[k] = &slices[k];
     }
     packed.pack(ptrs, c);
     model.forward(packed);
-    for (int l = 0; l < c.n_layer; ++l) {
-      const auto P = model.download_attention_probabilities(packed, l);
-      for (int k = 0; k < K; ++k) {
-        const Batch& b = slices[k];
-        if (!logits[k] || b.n_seq() == 0) continue;
-        const std::vector<int64_t> off =
-            cpu::attention_offsets(b.offsets.data(), b.n_seq(), c.n_head);
-        const bool weighted = static_cast<int>(b.weights.size()) == b.n_seq();
-        for (int s = 0; s < b.n_seq(); ++s)
-          logits[k]->add(l, P.data() + k * packed.prob_stride + off[s], b.seq_len(s),
-                         weighted ? b.weights[s] : 1.0);
+    visit(packed, slices, begin);
+  }
+}
+
+// A sequence's weight: an enumerated scalar set's probability, 1 otherwise.
+inline double sequence_weight(const Batch& b, int s) {
+  return static_cast<int>(b.weights.size()) == b.n_seq() ? b.weights[s] : 1.0;
+}
+
+// One probe forward's attention logits (train/attention_probe.hpp) into each accumulator (null:
+// not wanted), from the sets' first kAttentionProbeSamples sequences.
+template <class B>
+void add_attention_logits(const Model<B>& model, const PackedBatch<B>& packed,
+                          const std::vector<Batch>& slices, int begin,
+                          std::vector<std::optional<AttentionLogitsAccumulator>>& logits) {
+  const ModelConfig& c = model.config();
+  for (int l = 0; l < c.n_layer; ++l) {
+    const auto P = model.download_attention_probabilities(packed, l);
+    for (size_t k = 0; k < slices.size(); ++k) {
+      const Batch& b = slices[k];
+      if (!logits[k] || b.n_seq() == 0) continue;
+      const std::vector<int64_t> off =
+          cpu::attention_offsets(b.offsets.data(), b.n_seq(), c.n_head);
+      for (int s = 0; s < b.n_seq() && begin + s < kAttentionProbeSamples; ++s)
+        logits[k]->add(l, P.data() + k * packed.prob_stride + off[s], b.seq_len(s),
+                       sequence_weight(b, s));
+    }
+  }
+}
+
+// One probe forward's attention outputs into each sample (null: not wanted), from the sets' first
+// kRepresentationSamples sequences: every row below the last layer, the read rows in it.
+template <class B>
+void add_representation(const Model<B>& model, const PackedBatch<B>& packed,
+                        const std::vector<Batch>& slices, int begin,
+                        const std::vector<RepresentationSample*>& samples) {
+  const ModelConfig& c = model.config();
+  const size_t Nd = static_cast<size_t>(packed.rows) * c.d_model;
+  std::vector<int> rows;
+  for (int l = 0; l < c.n_layer; ++l) {
+    const bool last = l == c.n_layer - 1;
+    const auto A = model.download_attention_output(packed, l);
+    for (size_t k = 0; k < slices.size(); ++k) {
+      const Batch& b = slices[k];
+      if (!samples[k] || b.n_seq() == 0) continue;
+      std::vector<char> read(b.n_tokens(), !last);
+      if (last) {
+        for (const int r : b.read_rows) read[r] = 1;
+        for (int r = 0; r < b.token.size(); ++r) read[b.token.rows[r]] = 1;
+      }
+      for (int s = 0; s < b.n_seq() && begin + s < kRepresentationSamples; ++s) {
+        rows.clear();
+        for (int r = b.offsets[s]; r < b.offsets[s + 1]; ++r)
+          if (read[r]) rows.push_back(r);
+        samples[k]->add(l, A.data() + k * Nd, rows, sequence_weight(b, s));
       }
     }
   }
+}
+
+// A job's evaluation set at length l (and depth), with its random positions.
+inline Batch job_eval_set(const EvalJob& j, int l, double depth) {
+  if (is_token_task(j.task) && !j.token_settings)
+    throw std::invalid_argument("evaluate: a token task needs its settings");
+  Batch b = is_token_task(j.task) ? token_eval_batch(j.task, *j.token_settings, j.chain, l,
+                                                     j.eval_samples, j.eval_seed, depth)
+                                  : eval_batch(j.task, l, j.eval_samples, j.eval_seed);
+  if (j.random_positions > 0) {
+    Rng rng = evaluation_positions_rng(j.eval_seed, j.random_positions, l);
+    randomize_positions(b, j.random_positions, rng);
+  }
+  return b;
 }
 
 template <class B>
@@ -124,6 +182,30 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
   const bool want_stats =
       std::any_of(jobs.begin(), jobs.end(), [](const EvalJob& j) { return j.attention_stats; });
   model.keep_attention_stats(want_stats);
+  // Each representation job's reference samples, one per depth, at its reference length.
+  std::vector<std::map<double, RepresentationSample>> references(K);
+  for (int k = 0; k < K; ++k) {
+    const EvalJob& j = jobs[k];
+    if (j.representation_projections <= 0 || j.lengths.empty()) continue;
+    if (j.representation_reference < 1)
+      throw std::invalid_argument("evaluate: the representation measurement needs its reference");
+    for (const double depth : depths_of(j)) {
+      const Batch set = job_eval_set(j, j.representation_reference, depth);
+      std::vector<const Batch*> full(K, nullptr);
+      std::vector<int> n(K, 0);
+      std::vector<RepresentationSample*> samples(K, nullptr);
+      full[k] = &set;
+      n[k] = std::min(set.n_seq(), kRepresentationSamples);
+      samples[k] = &references[k]
+                        .emplace(depth, RepresentationSample(config.n_layer, config.d_model,
+                                                             j.representation_projections))
+                        .first->second;
+      probe_forward(model, jobs, full, n,
+                    [&](const PackedBatch<B>& p, const std::vector<Batch>& slices, int begin) {
+                      add_representation(model, p, slices, begin, samples);
+                    });
+    }
+  }
   for (const auto& [l, depth] : cells) {
     // Runs with the same task and evaluation settings share one evaluation set.
     std::map<std::tuple<TaskKind, int, uint64_t, TokenTaskSettings, int>, Batch> sets;
@@ -145,16 +227,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       const auto key = std::make_tuple(j.task, j.eval_samples, j.eval_seed,
                                        token ? *ts : TokenTaskSettings{}, j.random_positions);
       auto it = sets.find(key);
-      if (it == sets.end()) {
-        it = sets.emplace(key, token ? token_eval_batch(j.task, *ts, j.chain, l, j.eval_samples,
-                                                        j.eval_seed, depth)
-                                     : eval_batch(j.task, l, j.eval_samples, j.eval_seed))
-                 .first;
-        if (j.random_positions > 0) {
-          Rng rng = evaluation_positions_rng(j.eval_seed, j.random_positions, l);
-          randomize_positions(it->second, j.random_positions, rng);
-        }
-      }
+      if (it == sets.end()) it = sets.emplace(key, job_eval_set(j, l, depth)).first;
       full[k] = &it->second;
       if (j.attention_stats) stats[k].emplace(config.n_layer, config.n_head);
       if (token)
@@ -218,16 +291,37 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
         }
       }
     }
+    // The probes through the training forward: attention logits, representation distances.
     std::vector<std::optional<AttentionLogitsAccumulator>> logits(K);
-    for (int k = 0; k < K; ++k)
-      if (full[k] && jobs[k].attention_logits) logits[k].emplace(config.n_layer, config.n_head);
-    probe_attention_logits(model, jobs, full, logits);
+    std::vector<std::optional<RepresentationSample>> representation(K);
+    std::vector<RepresentationSample*> representation_of(K, nullptr);
+    std::vector<int> probed(K, 0);
+    for (int k = 0; k < K; ++k) {
+      if (!full[k]) continue;
+      if (jobs[k].attention_logits) {
+        logits[k].emplace(config.n_layer, config.n_head);
+        probed[k] = kAttentionProbeSamples;
+      }
+      if (jobs[k].representation_projections > 0) {
+        representation_of[k] = &representation[k].emplace(config.n_layer, config.d_model,
+                                                          jobs[k].representation_projections);
+        probed[k] = std::max(probed[k], kRepresentationSamples);
+      }
+      probed[k] = std::min(probed[k], full[k]->n_seq());
+    }
+    probe_forward(model, jobs, full, probed,
+                  [&](const PackedBatch<B>& p, const std::vector<Batch>& slices, int begin) {
+                    add_attention_logits(model, p, slices, begin, logits);
+                    add_representation(model, p, slices, begin, representation_of);
+                  });
     // A length is done for run k after its own last depth.
     for (int k = 0; k < K; ++k) {
       if (scorers[k]) results[k].push_back(scorers[k]->finish());
       if (token_scorers[k]) results[k].push_back(token_scorers[k]->finish());
       if (stats[k]) results[k].back().attention = stats[k]->finish();
       if (logits[k]) results[k].back().logits = logits[k]->finish();
+      if (representation[k])
+        results[k].back().representation = representation[k]->distance_to(references[k].at(depth));
       if (full[k] && jobs[k].on_result) jobs[k].on_result(results[k].back());
       const std::vector<double> depths = depths_of(jobs[k]);
       if (full[k] && on_length && depth == *std::max_element(depths.begin(), depths.end()))

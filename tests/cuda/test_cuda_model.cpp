@@ -237,6 +237,54 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("attention outputs read back on the GPU match the CPU's (representation probe)") {
+  Rng rng(5);
+  std::vector<Batch> batches(3);
+  for (int k = 0; k < 3; ++k)
+    for (int s = 0; s < 3 - k; ++s) {
+      std::vector<int32_t> tokens = {kBos};
+      const int len = 2 + static_cast<int>(rng.uniform_int(0, 15));
+      for (int i = 0; i < len; ++i) tokens.push_back(static_cast<int32_t>(rng.uniform_int(0, 1)));
+      tokens.push_back(kEos);
+      append_sequence(batches[k], tokens, 0.5);
+    }
+  std::vector<const Batch*> ptrs;
+  for (const Batch& b : batches) ptrs.push_back(&b);
+  for (PositionalEncoding pe :
+       {PositionalEncoding::kNope, PositionalEncoding::kRope, PositionalEncoding::kAlibi}) {
+    CAPTURE(positional_encoding_name(pe));
+    const ModelConfig c = config_for(pe);
+    Model<CudaBackend> gpu(c, 3);
+    for (int k = 0; k < 3; ++k) gpu.init(k, 40 + k);
+    PackedBatch<CudaBackend> in;
+    in.pack(ptrs, c);
+    gpu.forward(in);
+    for (int k = 0; k < 3; ++k) {
+      Transformer<float> cpu(c);
+      cpu.init(40 + k);
+      PackedBatch<CpuBackend<float>> cin;
+      cin.pack({ptrs[k]}, c);
+      cpu.forward(cin);
+      const Batch& b = batches[k];
+      for (int l = 0; l < c.n_layer; ++l) {
+        const std::vector<float> g = gpu.download_attention_output(in, l);
+        const std::vector<float> h = cpu.download_attention_output(cin, l);
+        const bool last = l == c.n_layer - 1;
+        std::vector<float> gr, hr;
+        for (int r = 0; r < b.n_tokens(); ++r) {
+          if (last && std::find(b.read_rows.begin(), b.read_rows.end(), r) == b.read_rows.end())
+            continue;
+          const size_t d = c.d_model;
+          gr.insert(gr.end(), g.begin() + (k * in.rows + r) * d,
+                    g.begin() + (k * in.rows + r + 1) * d);
+          hr.insert(hr.end(), h.begin() + r * d, h.begin() + (r + 1) * d);
+        }
+        expect_close(fmt::format("model {} layer {}", k, l), gr, hr, 1e-5);
+      }
+    }
+  }
+}
+
 TEST_CASE("100 training steps on the GPU track the CPU's loss curve, and its evaluation agrees") {
   const fs::path dir = fresh("curve");
   for (const char* pe : {"nope", "alibi"}) {
@@ -315,8 +363,14 @@ TEST_CASE(
       {"markov", "markov", [](TrainSpec&) {}},
       {"markov-misalign", "markov", [](TrainSpec& s) { s.misalign.alpha = 0.3; }},
       {"markov-vcl", "markov", [](TrainSpec& s) { s.vcl.offset = 3; }},
-      {"markov-vcl-detach", "markov", [](TrainSpec& s) { s.vcl = {3, 0.0, "detach"}; }},
-      {"markov-vcl-random", "markov", [](TrainSpec& s) { s.vcl = {3, 0.5, "random"}; }},
+      {"markov-vcl-detach", "markov",
+       [](TrainSpec& s) {
+         s.vcl = {3, 0.0, "detach"};
+       }},
+      {"markov-vcl-random", "markov",
+       [](TrainSpec& s) {
+         s.vcl = {3, 0.5, "random"};
+       }},
       {"copy-randpos", "copy", [](TrainSpec& s) { s.random_positions = 40; }},
   };
   for (const Row& row : rows) {
