@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -15,6 +16,7 @@
 #include "core/csv.hpp"
 #include "core/error.hpp"
 #include "core/text_file.hpp"
+#include "plots/gnuplot_parts.hpp"
 #include "results/correlation.hpp"
 #include "results/run_record.hpp"
 
@@ -79,7 +81,8 @@ Evaluation load_evaluation(const fs::path& dir) {
 }
 
 // Each evaluation's line: the settings in which the evaluations differ, the seed and the
-// encoding (the figure's panels) aside; "" when they share every other setting.
+// encoding (the figure's panels) aside, each as this run's config writes it (one at its default is
+// not written); "" when they share every other setting.
 void name_lines(std::vector<Evaluation>& evals) {
   std::set<std::string> differ;
   for (const Evaluation& e : evals)
@@ -90,7 +93,8 @@ void name_lines(std::vector<Evaluation>& evals) {
   for (Evaluation& e : evals) {
     std::string label;
     for (const std::string& key : differ) {
-      const nlohmann::json v = e.config.contains(key) ? e.config.at(key) : nlohmann::json();
+      if (!e.config.contains(key)) continue;  // a setting at its default is left out of the id
+      const nlohmann::json& v = e.config.at(key);
       label += fmt::format("{}{}={}", label.empty() ? "" : " ", key,
                            v.is_string() ? v.get<std::string>() : v.dump());
     }
@@ -103,7 +107,8 @@ double loss_of(const LengthResult& r) {
 }
 
 // The points of one evaluation; `with_reference` keeps the reference length's (all distances 0).
-std::vector<Point> points_of(const Evaluation& e, size_t index, bool with_reference) {
+// A point whose excess loss is not finite (an infinite mse) is left out and counted in `dropped`.
+std::vector<Point> points_of(const Evaluation& e, size_t index, bool with_reference, int& dropped) {
   std::vector<Point> out;
   for (const LengthResult& r : e.results) {
     if (r.representation.empty() || (!with_reference && r.length == e.reference)) continue;
@@ -129,7 +134,10 @@ std::vector<Point> points_of(const Evaluation& e, size_t index, bool with_refere
             e.dir.string(), e.task, e.reference, e.reference));
       p.excess = loss_of(r) - loss_of(*ref);
     }
-    if (std::isfinite(p.excess)) out.push_back(p);
+    if (std::isfinite(p.excess))
+      out.push_back(p);
+    else if (!with_reference)
+      ++dropped;
   }
   return out;
 }
@@ -140,12 +148,12 @@ std::string interval_text(double value, const Interval& ci) {
   return fmt::format("{:+.2f} [{:+.2f}, {:+.2f}]", value, ci.lo, ci.hi);
 }
 
-// One table row: the coefficients of `distance` with the excess loss over `points`.
+// One table row: the coefficients of distance(point) with the excess loss over `points`.
 std::string correlation_row(const std::string& set, const std::vector<Point>& points,
-                            double Point::*distance) {
+                            const std::function<double(const Point&)>& distance) {
   std::vector<double> x, y;
   for (const Point& p : points) {
-    x.push_back(p.*distance);
+    x.push_back(distance(p));
     y.push_back(p.excess);
   }
   const double r = pearson(x, y), rho = spearman(x, y);
@@ -166,6 +174,9 @@ std::string figure_script(const std::vector<std::string>& encodings,
                           const std::string& task) {
   const std::string loss = task == "markov" ? "excess cross-entropy (nats)" : "excess loss";
   const int rows = static_cast<int>(encodings.size());
+  std::set<std::string> distinct;
+  for (const Curve& c : curves) distinct.insert(c.line);
+  const std::vector<std::string> labels(distinct.begin(), distinct.end());
   std::string body = fmt::format(
       "set multiplot layout {},2 title {} noenhanced\n", rows,
       gnuplot_quote(fmt::format("Attention-output distance from l_train ({}) and excess loss "
@@ -179,11 +190,15 @@ std::string figure_script(const std::vector<std::string>& encodings,
       bool first = true;
       for (size_t i = 0; i < curves.size(); ++i) {
         if (curves[i].pe != pe) continue;
+        // A line keeps its colour in every panel; the key is on the loss panels only.
+        const size_t colour =
+            std::find(labels.begin(), labels.end(), curves[i].line) - labels.begin();
         plot += fmt::format(
-            "{}'representation.dat' index {} using 1:{} with linespoints "
-            "pointtype 7 pointsize 0.6 linewidth 1.5 title {}",
-            first ? "" : ", \\\n     ", i, panel == 0 ? 2 : 3,
-            gnuplot_quote(curves[i].line.empty() ? pe : curves[i].line));
+            "{}'representation.dat' index {} using 1:{} with linespoints pointtype 7 pointsize 0.6 "
+            "linewidth 1.5 linecolor rgb '{}' {}",
+            first ? "" : ", \\\n     ", i, panel == 0 ? 2 : 3, gnuplot_parts::line_colour(colour),
+            panel == 0 ? "title " + gnuplot_quote(curves[i].line.empty() ? pe : curves[i].line)
+                       : std::string("notitle"));
         first = false;
       }
       body += plot + "\n";
@@ -231,11 +246,12 @@ int run_representation_report(const RepresentationReportOptions& o) {
 
   // ---- the points, the curves, the coefficients
   std::vector<Point> points;
+  int dropped = 0;  // points without a finite excess loss
   std::vector<Curve> curves;
   std::vector<std::string> encodings;
   for (size_t i = 0; i < evals.size(); ++i) {
     const Evaluation& e = evals[i];
-    for (const Point& p : points_of(e, i, false)) points.push_back(p);
+    for (const Point& p : points_of(e, i, false, dropped)) points.push_back(p);
     if (std::find(encodings.begin(), encodings.end(), e.pe) == encodings.end())
       encodings.push_back(e.pe);
     auto c = std::find_if(curves.begin(), curves.end(),
@@ -244,7 +260,7 @@ int run_representation_report(const RepresentationReportOptions& o) {
       curves.push_back({e.pe, e.line, {}, {}});
       c = curves.end() - 1;
     }
-    for (const Point& p : points_of(e, i, true)) {
+    for (const Point& p : points_of(e, i, true, dropped)) {
       c->sums[p.length].first += p.excess;
       c->sums[p.length].second += p.w1;
       ++c->counts[p.length];
@@ -254,7 +270,7 @@ int run_representation_report(const RepresentationReportOptions& o) {
     const auto rank = [&](const std::string& pe) {
       return std::find(encodings.begin(), encodings.end(), pe) - encodings.begin();
     };
-    return rank(a.pe) < rank(b.pe);
+    return std::make_pair(rank(a.pe), a.line) < std::make_pair(rank(b.pe), b.line);
   });
 
   std::string csv =
@@ -290,13 +306,20 @@ int run_representation_report(const RepresentationReportOptions& o) {
       evals.size(), evals[0].task, fmt::join(encodings, ", "), T, points.size(),
       evals[0].task == "markov" ? "the cross-entropy above the chain's entropy (excess_ce)"
                                 : "the loss minus its value at l_train");
+  if (dropped > 0)
+    md += fmt::format(
+        "{} point{} left out: the excess loss is not finite there (an infinite mse; see each "
+        "evaluation's results.csv).\n\n",
+        dropped, dropped == 1 ? " is" : "s are");
   md += "## Sliced Wasserstein-1\n\n| points | n | Pearson r | Spearman ρ |\n|---|---|---|---|\n";
-  md += correlation_row("all", points, &Point::w1);
+  md += correlation_row("all", points, [](const Point& p) { return p.w1; });
+  md += correlation_row("all: the test length instead of the distance", points,
+                        [](const Point& p) { return static_cast<double>(p.length); });
   for (const std::string& pe : encodings) {
     std::vector<Point> sub;
     for (const Point& p : points)
       if (evals[p.eval].pe == pe) sub.push_back(p);
-    md += correlation_row(pe, sub, &Point::w1);
+    md += correlation_row(pe, sub, [](const Point& p) { return p.w1; });
   }
   std::set<int> lengths;
   for (const Point& p : points) lengths.insert(p.length);
@@ -304,13 +327,36 @@ int run_representation_report(const RepresentationReportOptions& o) {
     std::vector<Point> sub;
     for (const Point& p : points)
       if (p.length == l) sub.push_back(p);
-    md += correlation_row(fmt::format("length {}", l), sub, &Point::w1);
+    md += correlation_row(fmt::format("length {}", l), sub, [](const Point& p) { return p.w1; });
+  }
+  // Encoding and length both fixed: does the distance rank the runs (lines and seeds)?
+  md +=
+      "\n## Per encoding and length: Spearman ρ of sliced W1 with the excess loss across runs\n\n";
+  md += fmt::format("| encoding | {} |\n|---|", fmt::join(lengths, " | "));
+  for (size_t i = 0; i < lengths.size(); ++i) md += "---|";
+  md += "\n";
+  for (const std::string& pe : encodings) {
+    md += fmt::format("| {} |", pe);
+    for (const int l : lengths) {
+      std::vector<double> x, y;
+      for (const Point& p : points)
+        if (p.length == l && evals[p.eval].pe == pe) {
+          x.push_back(p.w1);
+          y.push_back(p.excess);
+        }
+      md += x.empty()
+                ? std::string(" — |")
+                : fmt::format(" {} (n {}) |",
+                              interval_text(spearman(x, y), bootstrap_interval(x, y, spearman)),
+                              x.size());
+    }
+    md += "\n";
   }
   md +=
       "\n## JS distance and KL divergence (histograms on the same projections)\n\n"
       "| measure | n | Pearson r | Spearman ρ |\n|---|---|---|---|\n";
-  md += correlation_row("JS distance", points, &Point::js);
-  md += correlation_row("KL divergence", points, &Point::kl);
+  md += correlation_row("JS distance", points, [](const Point& p) { return p.js; });
+  md += correlation_row("KL divergence", points, [](const Point& p) { return p.kl; });
   md += "\nFiles: points.csv (every point), representation.png (the curves).\n";
 
   ensure_writable_directory(o.out);

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "cli_support.hpp"
 #include "core/error.hpp"
 #include "train/lengths.hpp"
@@ -22,10 +24,11 @@ using Json = nlohmann::json;
 
 namespace {
 
-// One tiny trained run for the whole file (trained once, read only).
+// One tiny trained run for the whole file (trained once, read only). ctest runs each test case in
+// a process of its own, two at a time: each process trains into a folder of its own.
 const fs::path& trained_run() {
   static const fs::path dir = [] {
-    const fs::path out = run_dir("eval-source") / "run";
+    const fs::path out = run_dir(fmt::format("eval-source-{}", ::getpid())) / "run";
     const CliResult r = run_cli(tiny_args(out));
     INFO("err: " << r.err);
     REQUIRE(r.rc == 0);
@@ -42,7 +45,9 @@ CliResult eval(const std::vector<std::string>& extra, const fs::path& out) {
 
 }  // namespace
 
-TEST_CASE("parse_lengths reads lists, ranges and steps, sorted and unique, and format_lengths reads back") {
+TEST_CASE(
+    "parse_lengths reads lists, ranges and steps, sorted and unique, and format_lengths reads "
+    "back") {
   CHECK(parse_lengths("1..5,64,128", "--lengths", 1000) ==
         std::vector<int>{1, 2, 3, 4, 5, 64, 128});
   CHECK(parse_lengths("128,3,1..3,3", "--lengths", 1000) == std::vector<int>{1, 2, 3, 128});

@@ -166,7 +166,17 @@ const std::vector<Misuse>& table() {
         {{"eval", "{dir}", "--lengths", "x", "--out", "{out}"}, 2, "--lengths"},
         {{"eval", "{dir}", "--eval-seed", "-1", "--out", "{out}"}, 2, "--eval-seed"},
         {{"eval", "{dir}", "--threads", "0", "--out", "{out}"}, 2, "--threads"},
+        {{"eval", "{dir}", "--representation-stats", "--representation-projections", "0", "--out",
+          "{out}"},
+         2,
+         "--representation-projections"},
+        {{"eval", "{dir}", "--representation-projections", "8", "--out", "{out}"},
+         2,
+         "--representation-stats"},
         {{"eval", "{dir}", "--device", "tpu", "--out", "{out}"}, 2, "tpu"},
+        {{"representation", "{dir}", "--out", "{out}"}, 2, "holds no evaluation"},
+        {{"representation", "{dir}/absent", "--out", "{out}"}, 2, "absent"},
+        {{"representation", "{dir}"}, 2, "--out"},
         {{"eval", "{dir}"}, 2, "--out"},
         {{"eval", "{dir}", "--n-local", "", "--out", "{out}"}, 2, "--n-local ''"},
         {{"eval", "{dir}", "--distance-cap", "", "--out", "{out}"}, 2, "--distance-cap ''"},
@@ -443,8 +453,9 @@ TEST_CASE("every flag of train, run and eval is in the table at least once") {
   REQUIRE(flags.size() > 20);
   // Flags without a wrong value: a switch, and paths whose misuse other rows cover.
   const std::vector<std::string> no_wrong_value = {
-      "--help",       "--overwrite",       "--out",         "--figures",
-      "--emit-slurm", "--reparam-inverse", "--predictions", "--attention-stats"};
+      "--help",        "--overwrite",       "--out",
+      "--figures",     "--emit-slurm",      "--reparam-inverse",
+      "--predictions", "--attention-stats", "--representation-stats"};
   for (const std::string& flag : flags) {
     if (std::find(no_wrong_value.begin(), no_wrong_value.end(), flag) != no_wrong_value.end())
       continue;

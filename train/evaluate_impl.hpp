@@ -46,7 +46,7 @@ void add_attention_stats(const Model<B>& model, const PackedBatch<B>& packed,
 }
 
 // The training forward (which keeps the probabilities and the attention outputs) over the first
-// n[k] sequences of each set full[k] (0 or null: none), in chunks of at most ~2^24 probabilities
+// n[k] sequences of each set full[k] (0 or null: none), in chunks of at most ~2^22 probabilities
 // per layer; visit(packed, slices, begin) after each chunk's forward, `begin` the index of the
 // slices' first sequence in their sets.
 template <class B, class Visit>
@@ -63,7 +63,7 @@ void probe_forward(Model<B>& model, const std::vector<EvalJob>& jobs,
     }
   if (n_max == 0) return;
   const size_t per_seq = static_cast<size_t>(c.n_head) * tokens_max * tokens_max * K;
-  const int chunk = static_cast<int>(std::clamp<size_t>((size_t{1} << 24) / per_seq, 1, n_max));
+  const int chunk = static_cast<int>(std::clamp<size_t>((size_t{1} << 22) / per_seq, 1, n_max));
   PackedBatch<B> packed;
   for (int begin = 0; begin < n_max; begin += chunk) {
     std::vector<Batch> slices(K);
