@@ -143,6 +143,10 @@ int run_eval(const EvalOptions& o) {
   if (!o.lengths.empty()) parse_lengths(o.lengths, "--lengths", kMaxLength);  // the flags first
   if (!o.depths.empty()) parse_depths(o.depths, "--depths");
   check_temperature(o.attention.temperature);
+  if (o.representation_stats && (o.representation_projections < 1 ||
+                                 o.representation_projections > kMaxRepresentationProjections))
+    throw UsageError(fmt::format("--representation-projections must be in 1..{}, got {}",
+                                 kMaxRepresentationProjections, o.representation_projections));
   search_grid(o.attention);
   const std::optional<RunRecord> record = load_run(o.run_dir, /*with_results=*/false);
   if (!record)

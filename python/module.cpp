@@ -223,8 +223,11 @@ int train(const std::string& settings_json, const std::string& out, bool overwri
 int evaluate_run(const std::string& run_dir, const std::string& out, const std::string& lengths,
                  const std::string& depths, int samples, bool predictions, bool overwrite,
                  const std::string& device, const std::string& attention_json,
-                 const std::string& command_line) {
+                 const std::string& command_line, bool representation_stats,
+                 int representation_projections) {
   EvalOptions o;
+  o.representation_stats = representation_stats;
+  o.representation_projections = representation_projections;
   o.run_dir = run_dir;
   o.out = out;
   o.lengths = lengths;
@@ -307,7 +310,8 @@ PYBIND11_MODULE(_lenlab, m) {
         py::arg("device"), py::arg("progress"), py::arg("command_line"));
   m.def("evaluate", &evaluate_run, py::arg("run_dir"), py::arg("out"), py::arg("lengths"),
         py::arg("depths"), py::arg("samples"), py::arg("predictions"), py::arg("overwrite"),
-        py::arg("device"), py::arg("attention_json"), py::arg("command_line"));
+        py::arg("device"), py::arg("attention_json"), py::arg("command_line"),
+        py::arg("representation_stats") = false, py::arg("representation_projections") = 64);
   m.def("reproduce", &reproduce, py::arg("config_text"), py::arg("config_source"), py::arg("out"),
         py::arg("figures"), py::arg("n_seeds"), py::arg("jobs"), py::arg("device"),
         py::arg("dry_run"), py::arg("progress"));

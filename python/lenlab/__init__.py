@@ -262,11 +262,14 @@ class Run:
 
     def eval(self, lengths: str | None = None, samples: int = 0, depths: str | None = None,
              out=None, predictions: bool = True, overwrite: bool = False,
-             device: str = "auto", **attention) -> "Evaluation":
+             device: str = "auto", representation_stats: bool = False,
+             representation_projections: int = 64, **attention) -> "Evaluation":
         """`lenlab eval` of this run: other test lengths, more samples, a test-time method
         (n_local, n_global, distance_cap, temperature, temperature_min, temperature_step,
-        attention_stats, rope_scaling, rope_factor, yarn_alpha, yarn_beta). Written to `out`
-        (default: DIR/eval-<n>); returns its arrays."""
+        attention_stats, rope_scaling, rope_factor, yarn_alpha, yarn_beta), paper 004's
+        measurement (representation_stats, with representation_projections directions: the
+        Evaluation's `representation`). Written to `out` (default: DIR/eval-<n>); returns its
+        arrays."""
         if out is None:
             n = 1
             while (self.dir / f"eval-{n}").exists():
@@ -291,7 +294,9 @@ class Run:
         _lenlab.evaluate(str(self.dir), str(out), lengths or "", depths or "", int(samples),
                          bool(predictions), bool(overwrite), device, json.dumps(attention),
                          _command_line("eval", dict(lengths=lengths, samples=samples,
-                                                    **attention)))
+                                                    representation_stats=representation_stats,
+                                                    **attention)),
+                         bool(representation_stats), int(representation_projections))
         return Evaluation(out)
 
     def __repr__(self) -> str:
@@ -307,11 +312,16 @@ class Evaluation:
         self.results = _read_csv(self.dir / "results.csv")
         p = self.dir / "predictions.csv"
         self.predictions = _read_csv(p) if p.is_file() else {}
+        r = self.dir / "representation.csv"  # with representation_stats
+        self.representation = _read_csv(r) if r.is_file() else {}
 
     def to_pandas(self, table: str = "results"):
-        if table not in ("results", "predictions"):
-            raise UsageError(f"table must be 'results' or 'predictions', got {table!r}")
-        return _pandas(self.results if table == "results" else self.predictions)
+        tables = {"results": self.results, "predictions": self.predictions,
+                  "representation": self.representation}
+        if table not in tables:
+            raise UsageError(f"table must be 'results', 'predictions' or 'representation', "
+                             f"got {table!r}")
+        return _pandas(tables[table])
 
     def __repr__(self) -> str:
         return f"lenlab.Evaluation({str(self.dir)!r})"

@@ -91,6 +91,23 @@ def test_evaluation_with_other_lengths_and_predictions(tmp_path):
     assert ev.dir == tmp_path / "run" / "eval-1"
     tau = run.eval(lengths="1..12", samples=16, temperature="auto-pmax", temperature_min=0.6)
     assert "temperature_search" in tau.info["attention"]
+    # Paper 004's measurement: the CLI's file, zero at l_train, the same numbers as the CLI's.
+    rep = run.eval(lengths="2,4,8", samples=16, representation_stats=True,
+                   representation_projections=8)
+    plain = run.eval(lengths="2,4,8", samples=16)
+    assert rep.results["mse"].tolist() == plain.results["mse"].tolist()
+    r = rep.representation
+    assert r["length"].tolist() == [2.0, 4.0, 8.0]  # one layer
+    assert r["sliced_w1"][1] == 0.0 and r["sliced_w1"][2] > 0
+    assert rep.info["representation"]["projections"] == 8
+    cli = subprocess.run([LENLAB, "eval", str(run.dir), "--lengths", "2,4,8", "--samples", "16",
+                          "--representation-stats", "--representation-projections", "8",
+                          "--out", str(tmp_path / "cli-rep")], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert ((tmp_path / "cli-rep" / "representation.csv").read_text()
+            == (rep.dir / "representation.csv").read_text())
+    with pytest.raises(lenlab.UsageError, match="--representation-projections must be in"):
+        run.eval(representation_stats=True, representation_projections=0)
 
 
 def test_bad_settings_raise_usage_errors_with_the_clis_message(tmp_path):
