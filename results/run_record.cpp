@@ -84,6 +84,17 @@ std::string depth_cell(double depth) {
   return depth == kNoDepth ? "" : fmt::format("{:.9g}", depth);
 }
 
+// The result a per-length CSV row belongs to: its length (cell 0) and depth (cell 1, empty for
+// none); a UsageError naming the line when results.csv has no such row.
+LengthResult& result_of_row(const CsvRows& csv, std::vector<LengthResult>& results) {
+  const int length = csv.integer(0);
+  const double depth = csv.empty(1) ? kNoDepth : csv.number(1);
+  for (LengthResult& r : results)
+    if (r.length == length && r.depth == depth) return r;
+  throw UsageError(fmt::format("{}: length {}{} is not in results.csv", csv.line_ref(), length,
+                               depth == kNoDepth ? "" : fmt::format(" at depth {}", depth)));
+}
+
 std::vector<LengthResult> parse_token_results(const std::string& text, const std::string& where) {
   CsvRows csv(text, where, kTokenResultsHeader, "results");
   std::vector<LengthResult> rows;
@@ -190,14 +201,8 @@ void add_attention_csv(const std::string& text, const std::string& where,
     throw UsageError(fmt::format("{}: not a lenlab attention file (header '{}')", where, header));
   CsvRows csv(text, where, header.c_str(), "attention");
   while (csv.next()) {
-    const int length = csv.integer(0), layer = csv.integer(2), head = csv.integer(3);
-    const double depth = csv.empty(1) ? kNoDepth : csv.number(1);
-    LengthResult* row = nullptr;
-    for (LengthResult& r : results)
-      if (r.length == length && r.depth == depth) row = &r;
-    if (!row)
-      throw UsageError(fmt::format("{}: length {}{} is not in results.csv", csv.line_ref(), length,
-                                   depth == kNoDepth ? "" : fmt::format(" at depth {}", depth)));
+    const int layer = csv.integer(2), head = csv.integer(3);
+    LengthResult* row = &result_of_row(csv, results);
     AttentionStats& a = row->attention;
     if (layer < 0 || head < 0 || layer > 1024 || head > 65536)
       throw UsageError(
@@ -231,12 +236,7 @@ void add_attention_distance_csv(const std::string& text, const std::string& wher
   while (csv.next()) {
     const int length = csv.integer(0), layer = csv.integer(2), head = csv.integer(3),
               distance = csv.integer(4);
-    const double depth = csv.empty(1) ? kNoDepth : csv.number(1);
-    LengthResult* row = nullptr;
-    for (LengthResult& r : results)
-      if (r.length == length && r.depth == depth) row = &r;
-    if (!row)
-      throw UsageError(fmt::format("{}: length {} is not in results.csv", csv.line_ref(), length));
+    LengthResult* row = &result_of_row(csv, results);
     AttentionLogits& a = row->logits;
     if (layer < 0 || head < 0 || distance < 0 || distance >= length + 64 || layer > 1024 ||
         head > 65536)
@@ -270,13 +270,7 @@ void add_representation_csv(const std::string& text, const std::string& where,
               "reference_std",
               "representation");
   while (csv.next()) {
-    const int length = csv.integer(0);
-    const double depth = csv.empty(1) ? kNoDepth : csv.number(1);
-    LengthResult* row = nullptr;
-    for (LengthResult& r : results)
-      if (r.length == length && r.depth == depth) row = &r;
-    if (!row)
-      throw UsageError(fmt::format("{}: length {} is not in results.csv", csv.line_ref(), length));
+    LengthResult* row = &result_of_row(csv, results);
     RepresentationDistance d;
     d.layer = csv.integer(2);
     d.rows = csv.integer(3);
@@ -290,7 +284,7 @@ void add_representation_csv(const std::string& text, const std::string& where,
     for (const RepresentationDistance& e : row->representation)
       if (e.layer == d.layer)
         throw UsageError(fmt::format("{}: layer {} of length {} a second time", csv.line_ref(),
-                                     d.layer, length));
+                                     d.layer, row->length));
     row->representation.push_back(d);
   }
 }

@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "cli_support.hpp"
+#include "core/error.hpp"
 #include "models/backend.hpp"
 #include "models/model.hpp"
+#include "results/run_record.hpp"
 #include "small_model.hpp"
 #include "train/evaluate.hpp"
 #include "train/representation_stats.hpp"
@@ -317,4 +319,28 @@ TEST_CASE("lenlab representation: points, coefficients and a figure from several
     CHECK(e.err.find(bad.string()) != std::string::npos);
   }
   CHECK_FALSE(fs::exists(base / "bad"));
+}
+
+TEST_CASE("representation.csv reads back into its results, and a bad file is refused by line") {
+  std::vector<LengthResult> results(2);
+  results[0].length = 4;
+  results[1].length = 8;
+  results[1].representation = {{0, 120, 60, 0.25, 0.125, 0.5, 1.5},
+                               {1, 20, 10, 0.75, 0.0625, 2, 3}};
+  const std::string text = representation_csv_text(results);
+  std::vector<LengthResult> back(2);
+  back[0].length = 4;
+  back[1].length = 8;
+  add_representation_csv(text, "r.csv", back);
+  CHECK(back[0].representation.empty());
+  REQUIRE(back[1].representation.size() == 2);
+  CHECK(representation_csv_text(back) == text);
+  CHECK(back[1].representation[1].kl_divergence == 2.0);
+  CHECK_THROWS_WITH_AS(add_representation_csv(text, "r.csv", back),
+                       doctest::Contains("a second time"), UsageError);
+  std::vector<LengthResult> other(1);
+  other[0].length = 4;
+  CHECK_THROWS_WITH_AS(add_representation_csv(text, "r.csv", other),
+                       doctest::Contains("length 8 is not in results.csv"), UsageError);
+  CHECK_THROWS_AS(add_representation_csv("length,x\n", "r.csv", other), UsageError);
 }
