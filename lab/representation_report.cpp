@@ -299,8 +299,9 @@ int run_representation_report(const RepresentationReportOptions& o) {
   std::string md = fmt::format(
       "# Attention-output distance against excess loss (paper 004's measurement)\n\n"
       "{} evaluations of `{}` runs ({}), distances from each run's l_train ({}), {} points at "
-      "the other lengths. Each point is one run at one length: the distance is the mean "
-      "over layers, the excess loss {}. The 95% intervals are percentile bootstraps over the "
+      "the other lengths. Each point is one run at one length (and passkey depth): the distance "
+      "is the mean over layers, the excess loss {}. The 95% intervals are percentile bootstraps "
+      "over the "
       "points; points of one run at several lengths are not independent, so the pooled "
       "intervals are too narrow — the per-length rows (one point per run) are the clean test.\n\n",
       evals.size(), evals[0].task, fmt::join(encodings, ", "), T, points.size(),
