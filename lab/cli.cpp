@@ -362,9 +362,11 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   representation_cmd->add_option("--gnuplot", representation.plot.gnuplot, "The gnuplot program")
       ->capture_default_str();
   representation_cmd->footer(
-      "Example:\n  for r in runs/*/; do lenlab eval $r --representation-stats --out "
-      "evals/$(basename "
-      "$r); done\n  lenlab representation evals/* --out representation/");
+      "Example:\n"
+      "  for r in runs/*/; do\n"
+      "    lenlab eval $r --representation-stats --out evals/$(basename $r)\n"
+      "  done\n"
+      "  lenlab representation evals/* --out representation/");
 
   TheoryCommand theory(app);
   ServeCommand serve(app);
