@@ -80,14 +80,15 @@ Evaluation load_evaluation(const fs::path& dir) {
   return e;
 }
 
-// Each evaluation's line: the settings in which the evaluations differ, the seed and the
-// encoding (the figure's panels) aside, each as this run's config writes it (one at its default is
-// not written); "" when they share every other setting.
+// Each evaluation's line: the settings in which the evaluations differ, the seed, the encoding
+// (the figure's panels) and a fine-tune's parent (its id names the parent's seed too) aside, each
+// as this run's config writes it (one at its default is not written); "" when they share every
+// other setting.
 void name_lines(std::vector<Evaluation>& evals) {
   std::set<std::string> differ;
   for (const Evaluation& e : evals)
     for (const auto& [key, value] : e.config.items())
-      if (key != "seed" && key != "pe" && key != "threads")
+      if (key != "seed" && key != "pe" && key != "threads" && key != "init_parent")
         for (const Evaluation& f : evals)
           if (!f.config.contains(key) || f.config.at(key) != value) differ.insert(key);
   for (Evaluation& e : evals) {

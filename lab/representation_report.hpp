@@ -12,7 +12,7 @@
 //                       95% bootstrap intervals: pooled, per encoding, and per length across runs
 // The excess loss: markov's excess_ce (cross-entropy above the chain's entropy); any other token
 // task's cross-entropy, a scalar task's mse, minus its value at the reference length.
-// A line is the settings the evaluations do not share, the seed aside.
+// A line is the settings the evaluations do not share, the seed and a fine-tune's parent aside.
 #include <filesystem>
 #include <iosfwd>
 #include <vector>
