@@ -153,14 +153,16 @@ std::string interval_text(double value, const Interval& ci) {
 std::string correlation_row(const std::string& set, const std::vector<Point>& points,
                             const std::function<double(const Point&)>& distance) {
   std::vector<double> x, y;
+  std::vector<int> run;  // a run's points resample together: they are not independent draws
   for (const Point& p : points) {
     x.push_back(distance(p));
     y.push_back(p.excess);
+    run.push_back(static_cast<int>(p.eval));
   }
   const double r = pearson(x, y), rho = spearman(x, y);
   return fmt::format("| {} | {} | {} | {} |\n", set, points.size(),
-                     interval_text(r, bootstrap_interval(x, y, pearson)),
-                     interval_text(rho, bootstrap_interval(x, y, spearman)));
+                     interval_text(r, cluster_bootstrap_interval(x, y, run, pearson)),
+                     interval_text(rho, cluster_bootstrap_interval(x, y, run, spearman)));
 }
 
 // A (encoding, line)'s curve: per length the mean over its seeds and depths.
@@ -302,9 +304,7 @@ int run_representation_report(const RepresentationReportOptions& o) {
       "{} evaluations of `{}` runs ({}), distances from each run's l_train ({}), {} points at "
       "the other lengths. Each point is one run at one length (and passkey depth): the distance "
       "is the mean over layers, the excess loss {}. The 95% intervals are percentile bootstraps "
-      "over the "
-      "points; points of one run at several lengths are not independent, so the pooled "
-      "intervals are too narrow — the per-length rows (one point per run) are the clean test.\n\n",
+      "over runs: a run's points are drawn together, as they are not independent.\n\n",
       evals.size(), evals[0].task, fmt::join(encodings, ", "), T, points.size(),
       evals[0].task == "markov" ? "the cross-entropy above the chain's entropy (excess_ce)"
                                 : "the loss minus its value at l_train");
@@ -341,16 +341,18 @@ int run_representation_report(const RepresentationReportOptions& o) {
     md += fmt::format("| {} |", pe);
     for (const int l : lengths) {
       std::vector<double> x, y;
+      std::vector<int> run;
       for (const Point& p : points)
         if (p.length == l && evals[p.eval].pe == pe) {
           x.push_back(p.w1);
           y.push_back(p.excess);
+          run.push_back(static_cast<int>(p.eval));
         }
-      md += x.empty()
-                ? std::string(" — |")
-                : fmt::format(" {} (n {}) |",
-                              interval_text(spearman(x, y), bootstrap_interval(x, y, spearman)),
-                              x.size());
+      md += x.empty() ? std::string(" — |")
+                      : fmt::format(" {} (n {}) |",
+                                    interval_text(spearman(x, y),
+                                                  cluster_bootstrap_interval(x, y, run, spearman)),
+                                    x.size());
     }
     md += "\n";
   }

@@ -9,7 +9,8 @@
 //   representation.dat/.gp/.png/.svg  per encoding, the excess loss and the sliced W1 against
 //                       length, each line the mean over its seeds (004's Figure 8)
 //   report.md           Pearson's r and Spearman's ρ of each distance with the excess loss, with
-//                       95% bootstrap intervals: pooled, per encoding, and per length across runs
+//                       95% bootstrap intervals over runs: pooled, per encoding, per length across
+//                       runs, per encoding and length
 // The excess loss: markov's excess_ce (cross-entropy above the chain's entropy); any other token
 // task's cross-entropy, a scalar task's mse, minus its value at the reference length.
 // A line is the settings the evaluations do not share, the seed and a fine-tune's parent aside.

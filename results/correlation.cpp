@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <stdexcept>
 
@@ -52,26 +53,12 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return pearson(ranks(x), ranks(y));
 }
 
-Interval bootstrap_interval(const std::vector<double>& x, const std::vector<double>& y,
-                            const PairStatistic& stat, int resamples, double level, uint64_t seed) {
-  if (x.size() != y.size())
-    throw std::invalid_argument("bootstrap_interval: x and y differ in length");
-  if (!(level > 0 && level < 1) || resamples < 1)
-    throw std::invalid_argument("bootstrap_interval: level must be in (0, 1), resamples >= 1");
-  const size_t n = x.size();
+namespace {
+
+// The percentile interval of the resamples' statistics (`values`, the defined ones of
+// `resamples`): undefined when fewer than half gave a number.
+Interval percentile_interval(std::vector<double> values, int resamples, double level) {
   Interval out;
-  if (n < 3) return out;
-  Rng rng(seed);
-  std::vector<double> values, xs(n), ys(n);
-  for (int b = 0; b < resamples; ++b) {
-    for (size_t i = 0; i < n; ++i) {
-      const auto j = static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(n) - 1));
-      xs[i] = x[j];
-      ys[i] = y[j];
-    }
-    const double v = stat(xs, ys);
-    if (std::isfinite(v)) values.push_back(v);
-  }
   if (2 * values.size() < static_cast<size_t>(resamples)) return out;
   std::sort(values.begin(), values.end());
   // The empirical quantile at q: the value of rank ⌈q·m⌉ (1-based), clamped to the sample.
@@ -83,6 +70,66 @@ Interval bootstrap_interval(const std::vector<double>& x, const std::vector<doub
   out.lo = quantile((1 - level) / 2);
   out.hi = quantile((1 + level) / 2);
   return out;
+}
+
+void check_bootstrap(size_t nx, size_t ny, int resamples, double level) {
+  if (nx != ny) throw std::invalid_argument("bootstrap_interval: x and y differ in length");
+  if (!(level > 0 && level < 1) || resamples < 1)
+    throw std::invalid_argument("bootstrap_interval: level must be in (0, 1), resamples >= 1");
+}
+
+}  // namespace
+
+Interval bootstrap_interval(const std::vector<double>& x, const std::vector<double>& y,
+                            const PairStatistic& stat, int resamples, double level, uint64_t seed) {
+  check_bootstrap(x.size(), y.size(), resamples, level);
+  const size_t n = x.size();
+  if (n < 3) return {};
+  Rng rng(seed);
+  std::vector<double> values, xs(n), ys(n);
+  for (int b = 0; b < resamples; ++b) {
+    for (size_t i = 0; i < n; ++i) {
+      const auto j = static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(n) - 1));
+      xs[i] = x[j];
+      ys[i] = y[j];
+    }
+    const double v = stat(xs, ys);
+    if (std::isfinite(v)) values.push_back(v);
+  }
+  return percentile_interval(std::move(values), resamples, level);
+}
+
+Interval cluster_bootstrap_interval(const std::vector<double>& x, const std::vector<double>& y,
+                                    const std::vector<int>& cluster, const PairStatistic& stat,
+                                    int resamples, double level, uint64_t seed) {
+  check_bootstrap(x.size(), y.size(), resamples, level);
+  if (cluster.size() != x.size())
+    throw std::invalid_argument("cluster_bootstrap_interval: one cluster per pair is needed");
+  std::map<int, std::vector<size_t>> members;
+  for (size_t i = 0; i < cluster.size(); ++i) members[cluster[i]].push_back(i);
+  const std::vector<std::vector<size_t>> groups = [&] {
+    std::vector<std::vector<size_t>> g;
+    for (auto& [id, m] : members) g.push_back(std::move(m));
+    return g;
+  }();
+  const size_t C = groups.size();
+  if (x.size() < 3 || C < 2) return {};
+  Rng rng(seed);
+  std::vector<double> values, xs, ys;
+  for (int b = 0; b < resamples; ++b) {
+    xs.clear();
+    ys.clear();
+    for (size_t c = 0; c < C; ++c) {
+      const auto& g = groups[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(C) - 1))];
+      for (const size_t i : g) {
+        xs.push_back(x[i]);
+        ys.push_back(y[i]);
+      }
+    }
+    const double v = stat(xs, ys);
+    if (std::isfinite(v)) values.push_back(v);
+  }
+  return percentile_interval(std::move(values), resamples, level);
 }
 
 }  // namespace lenlab

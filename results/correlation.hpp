@@ -30,4 +30,13 @@ Interval bootstrap_interval(const std::vector<double>& x, const std::vector<doub
                             const PairStatistic& stat, int resamples = 2000, double level = 0.95,
                             uint64_t seed = 20241125);
 
+// The same with the pairs in clusters that are not independent (a run's points at several
+// lengths): each resample draws as many clusters as there are, with replacement, and takes every
+// pair of each (a cluster bootstrap). cluster[i] names pair i's. Undefined with fewer than 2
+// clusters or 3 pairs.
+Interval cluster_bootstrap_interval(const std::vector<double>& x, const std::vector<double>& y,
+                                    const std::vector<int>& cluster, const PairStatistic& stat,
+                                    int resamples = 2000, double level = 0.95,
+                                    uint64_t seed = 20241125);
+
 }  // namespace lenlab

@@ -168,6 +168,40 @@ TEST_CASE("correlation: the bootstrap interval against Fisher's z interval, repr
   CHECK_THROWS_AS(bootstrap_interval({1, 2, 3}, {1, 2}, pearson), std::invalid_argument);
 }
 
+TEST_CASE(
+    "correlation: the cluster bootstrap is the pair bootstrap for singletons, wider for copies") {
+  Rng rng(5);
+  std::vector<double> x, y;
+  for (int i = 0; i < 60; ++i) {
+    const double a = rng.normal();
+    x.push_back(a);
+    y.push_back(0.5 * a + rng.normal());
+  }
+  std::vector<int> own(60);
+  for (int i = 0; i < 60; ++i) own[i] = i;
+  // One pair per cluster draws the very same resamples.
+  const Interval pairs = bootstrap_interval(x, y, pearson);
+  const Interval singletons = cluster_bootstrap_interval(x, y, own, pearson);
+  CHECK(singletons.lo == pairs.lo);
+  CHECK(singletons.hi == pairs.hi);
+  // Each pair four times: the pair bootstrap believes in 240 independent pairs and narrows by
+  // about half; resampling the copies together gives the 60 pairs' interval back.
+  std::vector<double> x4, y4;
+  std::vector<int> copies;
+  for (int i = 0; i < 60; ++i)
+    for (int c = 0; c < 4; ++c) {
+      x4.push_back(x[i]);
+      y4.push_back(y[i]);
+      copies.push_back(i);
+    }
+  const Interval naive = bootstrap_interval(x4, y4, pearson);
+  const Interval clustered = cluster_bootstrap_interval(x4, y4, copies, pearson);
+  CHECK(naive.hi - naive.lo < 0.6 * (pairs.hi - pairs.lo));
+  CHECK(clustered.hi - clustered.lo == doctest::Approx(pairs.hi - pairs.lo).epsilon(0.15));
+  CHECK(std::isnan(cluster_bootstrap_interval(x, y, std::vector<int>(60, 7), pearson).lo));
+  CHECK_THROWS_AS(cluster_bootstrap_interval(x, y, {1, 2}, pearson), std::invalid_argument);
+}
+
 TEST_CASE("misalignment figure: at_length defaults to the lines' longest test length") {
   const ExperimentConfig c = parse_experiment_config(
       kHead +
