@@ -5,7 +5,7 @@
 #include <iostream>
 #include <string>
 
-#include "lab/cli_options.hpp"
+#include "lab/cli/cli_options.hpp"
 
 namespace lenlab {
 

@@ -1,7 +1,8 @@
 // GPU training speed: group steps per second for K models trained at once (K = 1, 8, 32, 96), and
 // the wall time of the whole default reproduction (`lenlab reproduce`, 3 seeds) on the GPU.
-// Everything runs through the real code paths (lab/gpu_runs.hpp, lab/experiment.hpp) into a
-// temporary folder. Prints figures; never passes or fails on time.
+// Everything runs through the real code paths (lab/run/run_group.hpp,
+// lab/experiment/experiment.hpp) into a temporary folder. Prints figures; never passes or fails on
+// time.
 //   usage: lenlab_cuda_bench [steps per K (default 300)] [--no-reproduce]
 #include <fmt/format.h>
 
@@ -14,8 +15,9 @@
 
 #include "bench/bench_args.hpp"
 #include "core/text_file.hpp"
-#include "lab/experiment.hpp"
-#include "lab/gpu_runs.hpp"
+#include "lab/experiment/experiment.hpp"
+#include "lab/run/device.hpp"
+#include "lab/run/run_group.hpp"
 #include "models/cuda/device.hpp"
 
 using namespace lenlab;
@@ -42,7 +44,7 @@ double group_steps_per_second(int K, int steps, const fs::path& dir) {
     j.options.overwrite = true;
     jobs.push_back(j);
   }
-  run_train_gpu_group(jobs);
+  Device::choose("cuda").train(jobs);
   const auto manifest =
       nlohmann::json::parse(read_text_file(jobs[0].options.out / "manifest.json"));
   return manifest.at("steps_per_second").get<double>();

@@ -1,6 +1,6 @@
 // How a run's cost grows with its settings, measured on one core: the time of a training step and
 // of an evaluation while one of l_train, l_test, d_model (d_ff = 4·d_model) and n_layer moves
-// away from the defaults, against what lenlab's time model (train/time_model.hpp) predicts from the
+// away from the defaults, against what lenlab's time model (cost/time_model.hpp) predicts from the
 // rates it measures in a fraction of a second for each model shape (as --dry-run does). Prints a
 // table; with --out also writes scaling.csv and a gnuplot script scaling.gp, drawn to scaling.png /
 // scaling.svg when gnuplot is there. Prints figures; never passes or fails on time.
@@ -16,13 +16,13 @@
 
 #include "bench/bench_args.hpp"
 #include "core/atomic_file.hpp"
-#include "lab/dry_run.hpp"
-#include "models/backend.hpp"
+#include "cost/dry_run.hpp"
+#include "cost/run_cost.hpp"
+#include "cost/time_model.hpp"
+#include "models/cpu/backend.hpp"
 #include "plots/run_program.hpp"
 #include "train/evaluate.hpp"
 #include "train/lengths.hpp"
-#include "train/run_cost.hpp"
-#include "train/time_model.hpp"
 #include "train/train_spec.hpp"
 #include "train/trainer.hpp"
 
@@ -130,8 +130,8 @@ int main(int argc, char** argv) {
       "per point; predicted from the time model's rates, measured first for each model shape as "
       "--dry-run does)\n",
       steps, eval_samples);
-  std::vector<PlannedRun> runs;
-  for (const Point& p : grid()) runs.push_back({p.setting, p.spec, ""});
+  std::vector<TrainSpec> runs;
+  for (const Point& p : grid()) runs.push_back(p.spec);
   const std::map<SpeedShape, CpuSpeed> speeds = cpu_speeds(runs);  // as --dry-run measures them
   for (const auto& [shape, s] : speeds)
     fmt::print(

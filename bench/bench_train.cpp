@@ -20,11 +20,11 @@
 #include "bench/bench_args.hpp"
 #include "bench/timed_backend.hpp"
 #include "core/error.hpp"
-#include "models/backend.hpp"
+#include "cost/time_model.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "models/model_impl.hpp"  // Model<TimedBackend<…>>
 #include "tasks/task.hpp"
-#include "train/time_model.hpp"
 #include "train/train_spec.hpp"
 #include "train/trainer.hpp"
 #include "train/trainer_impl.hpp"  // train() over it

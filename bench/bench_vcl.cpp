@@ -19,7 +19,7 @@
 
 #include "bench/bench_args.hpp"
 #include "core/error.hpp"
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "train/train_spec.hpp"
 #include "train/trainer.hpp"

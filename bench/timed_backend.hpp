@@ -1,16 +1,16 @@
 #pragma once
-// A backend that times every operation of another one (models/backend.hpp's LENLAB_BACKEND_OPS),
-// for the benchmark's per-op breakdown: Model<TimedBackend<CpuBackend<float>>> trains exactly as
-// the CPU model does (the same code, the same numbers) while each operation's calls and seconds
-// are added up by name. The clock reads cost tens of nanoseconds against operations of
-// microseconds; memory helpers (reserve, upload, fill_zero, …) are not operations and are left
-// in "the rest" of a step.
+// A backend that times every operation of another one (models/cpu/backend.hpp's
+// LENLAB_BACKEND_OPS), for the benchmark's per-op breakdown: Model<TimedBackend<CpuBackend<float>>>
+// trains exactly as the CPU model does (the same code, the same numbers) while each operation's
+// calls and seconds are added up by name. The clock reads cost tens of nanoseconds against
+// operations of microseconds; memory helpers (reserve, upload, fill_zero, …) are not operations and
+// are left in "the rest" of a step.
 #include <chrono>
 #include <map>
 #include <string>
 #include <utility>
 
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 
 namespace lenlab {
 

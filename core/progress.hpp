@@ -11,6 +11,10 @@
 
 namespace lenlab {
 
+// A bar that counts work rather than steps or lengths (estimated FLOPs, cost/run_cost.hpp, so that
+// its ETA weighs a long test length or run as the work it is) counts it in units of this many.
+inline constexpr double kFlopsPerProgressUnit = 1e6;
+
 class Progress {
  public:
   // Seconds since an arbitrary fixed origin. Injectable so tests do not depend on real time.

@@ -26,7 +26,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "lab/experiment_config.hpp"
+#include "lab/experiment/experiment_config.hpp"
+#include "lab/experiment/plan.hpp"
 #include "train/train_spec.hpp"
 
 namespace {

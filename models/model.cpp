@@ -1,5 +1,5 @@
 // The CPU model: float for training, double for gradient checks.
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model_impl.hpp"
 
 namespace lenlab {

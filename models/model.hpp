@@ -1,5 +1,5 @@
 #pragma once
-// The decoder-only transformer, written once over a backend (models/backend.hpp): token
+// The decoder-only transformer, written once over a backend (models/cpu/backend.hpp): token
 // (+ learned position) embedding, n_layer pre-LN blocks (multi-head causal self-attention, GELU
 // MLP), and heads on chosen rows (models/heads.hpp). Forward and backward by hand.
 //
@@ -137,6 +137,9 @@ class Model {
   // The learned bias's dLoss/db tables → its parameters' gradients (added into grads()).
   void chain_bias_gradients();
   void block_forward(int l, const BlockTensors& t, const PackedBatch<B>& in, bool train);
+  // Layer l's backward, from the activations the training forward kept: grad_act_.dresid (or, in
+  // the last layer, dresid_q) holds dLoss/d(layer output) and becomes dLoss/d(layer input).
+  void block_backward(int l, const PackedBatch<B>& in);
   void heads_forward(const T* x_q, const PackedBatch<B>& in, bool keep);
 
   ModelConfig config_;

@@ -1,8 +1,9 @@
 #pragma once
 // Model<B>'s definitions (models/model.hpp), included by the files that instantiate it for a
-// backend (models/model.cpp for the CPU, models/cuda/model.cpp for CUDA). The forward and the
-// backward are written once here, for every backend; each backward step quotes the forward line
-// it differentiates.
+// backend (models/model.cpp for the CPU, models/cuda/model.cpp for CUDA): written once for every
+// backend. Here the parameters, initialisation and what the forwards share; a block's forward and
+// backward in models/model_block.hpp, the training pass in models/model_train.hpp, the inference
+// forward in models/model_infer.hpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -256,46 +257,6 @@ ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const PackedBatc
   return a;
 }
 
-// One pre-LN block, for training (probabilities kept) and inference (nothing kept) alike:
-//   a = LN_1(x);  [q|k|v] = a·W_qkv + b_qkv;  (RoPE);  o = attention;  mid = x + o·W_o + b_o
-//   out = mid + GELU(LN_2(mid)·W_fc + b_fc)·W_proj + b_proj
-// LN_1 and [q|k|v] run at every row (every row is a key); from o on, only the rows t.query_rows
-// (every row when null). Training's attention runs at every row and its output is gathered.
-template <class B>
-void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>& in, bool train) {
-  const ModelConfig& c = config_;
-  const auto& L = w_.layers[l];
-  const int N = in.rows, Q = t.Q, d = c.d_model, f = c.d_ff, H = c.n_head;
-  const ops::Models m = models();
-  const ops::Seqs seqs = in.seqs();
-  ops::AttentionArgs<T> args = attention_args(in, l);
-  if (train && t.query_rows) args.row_read = in.query_mask.data();
-  B::layernorm_forward(t.ln1, t.ln1_mean, t.ln1_rstd, t.x, L.ln1_g, L.ln1_b, N, d, m);
-  B::linear_forward(t.qkv, t.ln1, L.w_qkv, L.b_qkv, N, d, 3 * d, m);
-  const T* qkv_att = t.qkv;
-  if (c.pe == PositionalEncoding::kRope && !rope_in_attention_) {
-    B::rope_forward(t.qkv_rope, t.qkv, rope_cos_.data(), rope_sin_.data(), d, H, seqs, m);
-    qkv_att = t.qkv_rope;
-  }
-  if (!train) {
-    args.row_stats = t.row_stats;
-    B::attention_infer(t.atty, qkv_att, t.query_rows, Q, d, H, args, seqs, m);
-  } else if (t.query_rows) {
-    B::attention_forward(t.atty_all, t.att, qkv_att, d, H, args, in.prob(), seqs, m);
-    B::gather_rows_forward(t.atty, t.atty_all, t.query_rows, Q, N, d, m);
-  } else {
-    B::attention_forward(t.atty, t.att, qkv_att, d, H, args, in.prob(), seqs, m);
-  }
-  const size_t Qd = static_cast<size_t>(K_) * Q * d, Qf = static_cast<size_t>(K_) * Q * f;
-  B::linear_forward(t.mid, t.atty, L.w_o, L.b_o, Q, d, d, m);
-  B::add_inplace(t.mid, t.x_q, Qd);  // residual
-  B::layernorm_forward(t.ln2, t.ln2_mean, t.ln2_rstd, t.mid, L.ln2_g, L.ln2_b, Q, d, m);
-  B::linear_forward(t.fch, t.ln2, L.w_fc, L.b_fc, Q, d, f, m);
-  B::gelu_forward(t.fch_gelu, t.fch_tanh, t.fch, Qf);
-  B::linear_forward(t.out, t.fch_gelu, L.w_proj, L.b_proj, Q, f, d, m);
-  B::add_inplace(t.out, t.mid, Qd);  // residual
-}
-
 // The heads the batch reads, on the last block's output x_q [K, Q, d] (its rows are the query
 // rows, so each head reads its part of them). keep = false (inference) skips what only the
 // backward needs.
@@ -317,5 +278,6 @@ void Model<B>::heads_forward(const T* x_q, const PackedBatch<B>& in, bool keep) 
 
 }  // namespace lenlab
 
+#include "models/model_block.hpp"
 #include "models/model_infer.hpp"
 #include "models/model_train.hpp"

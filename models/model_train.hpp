@@ -1,5 +1,6 @@
 #pragma once
-// Model<B>'s training forward and its backward (included by models/model_impl.hpp).
+// Model<B>'s training forward and its backward, side by side (included by models/model_impl.hpp):
+// the embedding, the blocks (models/model_block.hpp) and the heads (models/heads.hpp), and back.
 #include "models/model.hpp"
 
 namespace lenlab {
@@ -72,16 +73,15 @@ template <class B>
 void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlogits) {
   const ModelConfig& c = config_;
   const Activations& a = act_;
-  const int N = in.rows, Qr = in.n_query(), d = c.d_model, f = c.d_ff, H = c.n_head;
+  const int N = in.rows, Qr = in.n_query(), d = c.d_model, f = c.d_ff;
   const size_t K = K_, rows = std::max(N, Qr);
-  const size_t Nd = K * rows * d, Nf = K * rows * f, N1 = K * rows;  // a layer's slot
+  const size_t Nd = K * rows * d, Nf = K * rows * f;  // a layer's slot
   const size_t att_size = std::max<size_t>(1, K * in.prob_stride);
   const ops::Models m = models();
   const ops::Seqs seqs = in.seqs();
   const bool learned_bias = bias_ && bias_->learned();
   const size_t bias_per_table = learned_bias ? K * c.n_head * bias_rows_ * bias_cols_ : 0;
   const bool rope_first = c.pe == PositionalEncoding::kRope && !rope_in_attention_;
-  const int* query_rows = in.query_rows.data();
   ActivationGrads& g = grad_act_;
   for (auto* v : {&g.dresid, &g.dln, &g.datty}) B::reserve(*v, Nd);
   for (auto* v : {&g.dresid_q, &g.datty_q}) B::reserve(*v, K * Qr * d);
@@ -102,72 +102,8 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
   if (dlogits && in.n_token > 0)
     token_head_.backward(g.dresid_q.data(), dlogits, in.token_in_query.data(), c, w_, g_, m);
 
-  // dq holds dLoss/d(layer output) at the rows past attention (the read rows in the last layer,
-  // every row below); the residual connections pass it through unchanged and each sub-layer's
-  // backward adds its own contribution into it.
-  for (int l = c.n_layer - 1; l >= 0; --l) {
-    const bool last = l == c.n_layer - 1;
-    const int Q = last ? Qr : N;
-    const size_t Qd = K * Q * d, Qf = K * Q * f;
-    T* dq = last ? g.dresid_q.data() : g.dresid.data();
-    T* datty = last ? g.datty_q.data() : g.datty.data();
-    const auto& L = w_.layers[l];
-    auto& G = g_.layers[l];
-    const T* x = l == 0 ? a.encoded.data() : a.resid_out.data() + (l - 1) * Nd;
-    const T* ln1 = a.ln1.data() + l * Nd;
-    const T* qkv = a.qkv.data() + l * 3 * Nd;
-    const T* att = a.att.data() + l * att_size;
-    const T* atty = a.atty.data() + l * Nd;
-    const T* mid = a.resid_mid.data() + l * Nd;
-    const T* ln2 = a.ln2.data() + l * Nd;
-    const T* fch = a.fch.data() + l * Nf;
-    const T* fch_gelu = a.fch_gelu.data() + l * Nf;
-
-    // out = mid + fch_gelu·Wp + bp
-    B::fill_zero(g.dfch_gelu.data(), Qf);
-    B::linear_backward(g.dfch_gelu.data(), G.w_proj, G.b_proj, dq, fch_gelu, L.w_proj, Q, f, d, m);
-    // fch_gelu = gelu(fch)
-    B::fill_zero(g.dfch.data(), Qf);
-    B::gelu_backward(g.dfch.data(), fch, a.fch_tanh.data() + l * Nf, g.dfch_gelu.data(), Qf);
-    // fch = ln2·Wfc + bfc
-    B::fill_zero(g.dln.data(), Qd);
-    B::linear_backward(g.dln.data(), G.w_fc, G.b_fc, g.dfch.data(), ln2, L.w_fc, Q, d, f, m);
-    // ln2 = layernorm(mid): dq becomes dLoss/dmid
-    B::layernorm_backward(dq, G.ln2_g, G.ln2_b, g.dln.data(), mid, L.ln2_g,
-                          a.ln2_mean.data() + l * N1, a.ln2_rstd.data() + l * N1, Q, d, m);
-    // mid = x_q + atty·Wo + bo
-    B::fill_zero(datty, Qd);
-    B::linear_backward(datty, G.w_o, G.b_o, dq, atty, L.w_o, Q, d, d, m);
-    if (last) {  // x_q = x[query rows], atty = attention[query rows]: back to every row
-      B::fill_zero(g.dresid.data(), K * N * d);
-      B::gather_rows_backward(g.dresid.data(), dq, query_rows, Q, N, d, m);
-      B::fill_zero(g.datty.data(), K * N * d);
-      B::gather_rows_backward(g.datty.data(), datty, query_rows, Q, N, d, m);
-    }
-    // atty = attention(qkv, rotated by RoPE first when used that way), at every row (in the last
-    // layer, at the read rows: the others' p are 0)
-    ops::AttentionArgs<T> args = attention_args(in, l);
-    args.row_read = last ? in.query_mask.data() : nullptr;
-    if (in.has_detached) args.row_detached = in.detached.data();  // VCL's detached prefix
-    if (learned_bias) args.dbias = dbias_tables_.data() + bias_->table_of_layer(l) * bias_per_table;
-    B::fill_zero(g.dqkv.data(), K * N * 3 * d);
-    if (rope_first) {
-      B::fill_zero(g.dqkv_rope.data(), K * N * 3 * d);
-      B::attention_backward(g.dqkv_rope.data(), g.scratch.data(), g.datty.data(),
-                            a.qkv_rope.data() + l * 3 * Nd, att, d, H, args, in.prob(), seqs, m);
-      B::rope_backward(g.dqkv.data(), g.dqkv_rope.data(), rope_cos_.data(), rope_sin_.data(), d, H,
-                       seqs, m);
-    } else {
-      B::attention_backward(g.dqkv.data(), g.scratch.data(), g.datty.data(), qkv, att, d, H, args,
-                            in.prob(), seqs, m);
-    }
-    // qkv = ln1·Wqkv + bqkv
-    B::fill_zero(g.dln.data(), K * N * d);
-    B::linear_backward(g.dln.data(), G.w_qkv, G.b_qkv, g.dqkv.data(), ln1, L.w_qkv, N, d, 3 * d, m);
-    // ln1 = layernorm(x): dresid becomes dLoss/dx
-    B::layernorm_backward(g.dresid.data(), G.ln1_g, G.ln1_b, g.dln.data(), x, L.ln1_g,
-                          a.ln1_mean.data() + l * N1, a.ln1_rstd.data() + l * N1, N, d, m);
-  }
+  // The blocks in reverse (models/model_block.hpp); dresid ends as dLoss/d(encoded).
+  for (int l = c.n_layer - 1; l >= 0; --l) block_backward(l, in);
   // encoded = wte[token] + wpe[position] (then VCL's random prefix, if any)
   const T* dembedded = g.dresid.data();
   if (in.has_noise) {

@@ -95,9 +95,9 @@ struct FigureSummary {
 };
 
 // `runs` maps run ids to completed runs; id_of gives a line's run id from its settings (default
-// run_id: the plan's id where it names no parent run; lab/experiment.cpp passes the plan's ids,
-// which hold a fine-tune's parent). figure.metric must be set, and a misalignment figure's
-// at_length (std::invalid_argument otherwise; parse_experiment_config always sets both).
+// run_id: the plan's id where it names no parent run; lab/experiment/experiment.cpp passes the
+// plan's ids, which hold a fine-tune's parent). figure.metric must be set, and a misalignment
+// figure's at_length (std::invalid_argument otherwise; parse_experiment_config always sets both).
 FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint64_t>& seeds,
                                const std::map<std::string, RunRecord>& runs,
                                const std::function<std::string(const TrainSpec&)>& id_of = {});

@@ -18,6 +18,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "plots/gnuplot_parts.hpp"
+#include "plots/gnuplot_style.hpp"
 #include "plots/run_program.hpp"
 #include "results/figure_metric.hpp"
 
@@ -334,8 +335,7 @@ std::string figure_gnuplot_script(const FigureSummary& fig,
            : "set xlabel 'test length' offset 0,0.3\n";
   s += fmt::format("set xrange [1:{}]\n", layout.x_max);
   s += y_axis(spec, layout);
-  s += "set border 3 linewidth 1.0\nset tics nomirror out scale 0.6\n";
-  s += "set grid xtics ytics back linetype 1 linecolor rgb '#d8d8d8' linewidth 0.8\n";
+  s += gnuplot_style::axes();
   // Below the plot: whatever the curves do, the key never covers them.
   s += "set key outside below center horizontal Left reverse noenhanced samplen 2.5 spacing 1.1 "
        "width 2 height 0.6\n";
@@ -348,13 +348,7 @@ std::string figure_gnuplot_script(const FigureSummary& fig,
     s += "set label 1 'no data: no completed run' at graph 0.5, graph 0.5 center "
          "textcolor rgb '#808080'\n";
   const std::string plot = plot_command(fig, theory, layout, key);
-  s += fmt::format("\nset terminal pngcairo size 800,560 enhanced font 'sans,11'\n");
-  s += fmt::format("set output {}\n", gnuplot_quote(base + ".png"));
-  s += plot;
-  s += "\nset terminal svg size 800,560 enhanced font 'sans,11' background rgb 'white'\n";
-  s += fmt::format("set output {}\n", gnuplot_quote(base + ".svg"));
-  s += "replot\nset output\n";
-  return s;
+  return s + gnuplot_style::png_then_svg(base, 800, 560, 11, plot);
 }
 
 bool gnuplot_available(const PlotOptions& opt) {

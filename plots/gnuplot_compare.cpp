@@ -7,6 +7,7 @@
 
 #include "core/atomic_file.hpp"
 #include "plots/gnuplot_parts.hpp"
+#include "plots/gnuplot_style.hpp"
 #include "plots/method_comparison.hpp"
 #include "results/figure_metric.hpp"
 
@@ -103,8 +104,7 @@ std::string compare_script(const std::vector<const FigureSummary*>& compared) {
        "whiskered)' noenhanced font ',12'\n";
   s += "set ylabel 'factor better than the baseline (log; < 1: worse)'\n";
   s += "set logscale y 10\n";
-  s += "set border 3 linewidth 1.0\nset tics nomirror out scale 0.6\n";
-  s += "set grid ytics back linetype 1 linecolor rgb '#d8d8d8' linewidth 0.8\n";
+  s += gnuplot_style::axes("ytics");
   s += "set key outside below center horizontal Left reverse noenhanced samplen 1.5\n";
   s += "set style fill solid 0.75 noborder\n";
   s += fmt::format("set xrange [-0.6:{}]\n", static_cast<double>(methods.size()) - 0.4);
@@ -130,12 +130,7 @@ std::string compare_script(const std::vector<const FigureSummary*>& compared) {
   plot.resize(plot.size() - 2);
   plot += "\n";
   const int width = std::max(800, 70 * static_cast<int>(methods.size()) + 200);
-  s += fmt::format("\nset terminal pngcairo size {},620 enhanced font 'sans,11'\n", width);
-  s += "set output 'compare.png'\n" + plot;
-  s += fmt::format(
-      "\nset terminal svg size {},620 enhanced font 'sans,11' background rgb 'white'\n", width);
-  s += "set output 'compare.svg'\nreplot\nset output\n";
-  return s;
+  return s + gnuplot_style::png_then_svg("compare", width, 620, 11, plot);
 }
 
 bool render_compare_figure(const std::vector<const FigureSummary*>& compared,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plots/gnuplot_parts.hpp"
+#include "plots/gnuplot_style.hpp"
 #include "results/figure_metric.hpp"
 
 namespace lenlab::gnuplot_parts {
@@ -193,13 +194,12 @@ std::string heatmap_script(const FigureSummary& fig) {
   s += "set tics out nomirror scale 0.6\nunset key\n";
   const int width = 60 + 400 * h.cols, height = 40 + 340 * h.rows;
   const std::string panels = multiplot(fig, h);
-  s += fmt::format("\nset terminal pngcairo size {},{} enhanced font 'sans,10'\n", width, height);
+  s += "\n";
+  s += gnuplot_style::png_terminal(width, height, 10);
   s += fmt::format("set output {}\n", gnuplot_quote(base + ".png"));
   s += panels;
-  s += fmt::format(
-      "\n# The same panels again for the SVG (a multiplot cannot be replotted).\n"
-      "set terminal svg size {},{} enhanced font 'sans,10' background rgb 'white'\n",
-      width, height);
+  s += "\n# The same panels again for the SVG (a multiplot cannot be replotted).\n";
+  s += gnuplot_style::svg_terminal(width, height, 10);
   s += fmt::format("set output {}\n", gnuplot_quote(base + ".svg"));
   s += panels;
   return s + "set output\n";

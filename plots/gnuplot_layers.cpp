@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "plots/gnuplot_parts.hpp"
+#include "plots/gnuplot_style.hpp"
 #include "train/train_spec.hpp"
 
 namespace lenlab {
@@ -181,8 +182,7 @@ std::string layer_figure_script(const FigureSummary& fig, LayerFigure which) {
                   "# Redraw from this folder with `gnuplot " + gnuplot_parts::comment_text(base) +
                   ".gp`.\n";
   s += "set encoding utf8\n";
-  s += "set border 3 linewidth 1.0\nset tics nomirror out scale 0.6\n";
-  s += "set grid xtics ytics back linetype 1 linecolor rgb '#d8d8d8' linewidth 0.8\n";
+  s += gnuplot_style::axes();
   s += "set style fill transparent solid 0.18 noborder\n";
   s += "set key outside below center horizontal Left reverse noenhanced samplen 2.5\n";
   s += which == LayerFigure::kDistance
@@ -237,11 +237,12 @@ std::string layer_figure_script(const FigureSummary& fig, LayerFigure which) {
                                 (which == LayerFigure::kDistance ? ": attention logits by distance"
                                  : which == LayerFigure::kBias ? ": positional bias after training"
                                                                : ": attention by layer")));
-  s += fmt::format("\nset terminal pngcairo size {},{} enhanced font 'sans,11'\n", width, height);
+  s += "\n";
+  s += gnuplot_style::png_terminal(width, height, 11);
   s += fmt::format("set output {}\n", gnuplot_quote(base + ".png"));
   s += multiplot + panels + "unset multiplot\n";
-  s += fmt::format("\nset terminal svg size {},{} enhanced font 'sans,11' background rgb 'white'\n",
-                   width, height);
+  s += "\n";
+  s += gnuplot_style::svg_terminal(width, height, 11);
   s += fmt::format("set output {}\n", gnuplot_quote(base + ".svg"));
   s += multiplot + panels + "unset multiplot\nset output\n";
   return s;

@@ -2,8 +2,8 @@
 // Pieces shared by plots/gnuplot.cpp (curves against length or position),
 // plots/gnuplot_heatmap.cpp (passkey's length × depth heatmaps) and plots/gnuplot_scatter.cpp
 // (misalignment against the metric far past training) and plots/gnuplot_temperature.cpp (the
-// metric against the attention temperature), and lab/representation_report.cpp's figure (the line
-// palette); not part of the plots/ API.
+// metric against the attention temperature), and report/representation_report.cpp's figure (the
+// line palette); not part of the plots/ API.
 #include <iterator>
 #include <stdexcept>
 #include <string>

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "plots/gnuplot_parts.hpp"
+#include "plots/gnuplot_style.hpp"
 #include "results/figure_metric.hpp"
 
 namespace lenlab::gnuplot_parts {
@@ -85,8 +86,7 @@ std::string scatter_script(const FigureSummary& fig) {
       gnuplot_quote(fmt::format("{} at length {}", metric_label(spec.metric), sc.at_length)));
   if (log_axis(xs, false)) s += "set logscale x\n";
   if (log_axis(ys, spec.metric == "mse")) s += "set logscale y\n";
-  s += "set border 3 linewidth 1.0\nset tics nomirror out scale 0.6\n";
-  s += "set grid xtics ytics back linetype 1 linecolor rgb '#d8d8d8' linewidth 0.8\n";
+  s += gnuplot_style::axes();
   s += "set key outside below center horizontal Left reverse noenhanced samplen 1.5 spacing 1.1\n";
   if (sc.points.empty())
     s += "set label 1 'no data: no completed run with a misalignment' at graph 0.5, graph 0.5 "
@@ -104,13 +104,7 @@ std::string scatter_script(const FigureSummary& fig) {
         drawn ? "title " + gnuplot_quote(line_title(spec, fig.lines[i])) : "notitle");
   }
   if (sc.points.empty()) plot = "plot NaN notitle";
-  s += "\nset terminal pngcairo size 800,640 enhanced font 'sans,11'\n";
-  s += fmt::format("set output {}\n", gnuplot_quote(base + ".png"));
-  s += plot + "\n";
-  s += "\nset terminal svg size 800,640 enhanced font 'sans,11' background rgb 'white'\n";
-  s += fmt::format("set output {}\n", gnuplot_quote(base + ".svg"));
-  s += "replot\nset output\n";
-  return s;
+  return s + gnuplot_style::png_then_svg(base, 800, 640, 11, plot + "\n");
 }
 
 }  // namespace lenlab::gnuplot_parts

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "plots/gnuplot_parts.hpp"
+#include "plots/gnuplot_style.hpp"
 #include "results/figure_metric.hpp"
 
 namespace lenlab::gnuplot_parts {
@@ -88,8 +89,7 @@ std::string temperature_script(const FigureSummary& fig) {
   for (const CurveRef& c : curves)
     for (double v : c.curve->value_mean) positive = positive && v > 0;
   if (spec.metric == "mse" && positive) s += "set logscale y\n";
-  s += "set border 3 linewidth 1.0\nset tics nomirror out scale 0.6\n";
-  s += "set grid xtics ytics back linetype 1 linecolor rgb '#d8d8d8' linewidth 0.8\n";
+  s += gnuplot_style::axes();
   s += "set key outside right top vertical Left reverse noenhanced samplen 1.5 spacing 1.1\n";
   std::string plot = "plot ";
   for (size_t k = 0; k < curves.size(); ++k)
@@ -109,13 +109,7 @@ std::string temperature_script(const FigureSummary& fig) {
          "0.5 center textcolor rgb '#808080'\n";
     plot = "plot NaN notitle";
   }
-  s += "\nset terminal pngcairo size 960,600 enhanced font 'sans,11'\n";
-  s += fmt::format("set output {}\n", gnuplot_quote(base + ".png"));
-  s += plot + "\n";
-  s += "\nset terminal svg size 960,600 enhanced font 'sans,11' background rgb 'white'\n";
-  s += fmt::format("set output {}\n", gnuplot_quote(base + ".svg"));
-  s += "replot\nset output\n";
-  return s;
+  return s + gnuplot_style::png_then_svg(base, 960, 600, 11, plot + "\n");
 }
 
 }  // namespace lenlab::gnuplot_parts

@@ -4,7 +4,7 @@
 // range of them: TestRange), and marked
 // where it differs from the baseline by more than the seed spread: its seeds' min–max range of
 // that average does not overlap the baseline's (the bands the figure draws, reduced to one number
-// per run). report.md's table (lab/comparison_report.hpp) and the compare figure
+// per run). report.md's table (report/comparison_report.hpp) and the compare figure
 // (plots/gnuplot_compare.hpp) both read these.
 #include <limits>
 #include <string>

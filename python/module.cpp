@@ -24,15 +24,15 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "lab/eval_run.hpp"
-#include "lab/experiment.hpp"
-#include "lab/init_from.hpp"
-#include "lab/run_train.hpp"
+#include "cost/run_cost.hpp"
+#include "lab/experiment/experiment.hpp"
+#include "lab/run/eval_run.hpp"
+#include "lab/run/init_from.hpp"
+#include "lab/run/run_train.hpp"
 #include "models/custom_position_bias.hpp"
 #include "models/safetensors.hpp"
 #include "reparam/custom_reparam.hpp"
 #include "results/figure_spec.hpp"
-#include "train/run_cost.hpp"
 #include "train/train_spec.hpp"
 
 namespace py = pybind11;

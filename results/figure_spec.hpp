@@ -1,7 +1,7 @@
 #pragma once
-// The figures of an experiment, as its config defines them (lab/experiment_config.hpp parses the
-// TOML): which setting each figure varies, its lines, and the settings of every line. plots/ and
-// lab/ both read these, so they live below both.
+// The figures of an experiment, as its config defines them (lab/experiment/experiment_config.hpp
+// parses the TOML): which setting each figure varies, its lines, and the settings of every line.
+// plots/ and lab/ both read these, so they live below both.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -43,7 +43,7 @@ struct FigureSpec {
   // figure (parse_experiment_config always sets it: by default the lines' longest test length).
   int at_length = 0;
   // Config key `baseline` (plot "length" only): the label of the line the others are compared to
-  // in report.md's method comparison (lab/comparison_report.hpp); empty: not compared.
+  // in report.md's method comparison (report/comparison_report.hpp); empty: not compared.
   std::string baseline;
   // Plot "misalignment" only (config key `pool`): the figures whose lines this one gathers, in
   // the order given, after its own lines (values; none when the figure has no vary): line

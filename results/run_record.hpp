@@ -1,5 +1,5 @@
 #pragma once
-// A finished run read back from its folder (see lab/run_train.hpp for what a folder holds).
+// A finished run read back from its folder (see lab/run/run_train.hpp for what a folder holds).
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -57,11 +57,6 @@ struct RunRecord {
 };
 
 // position_bias.csv's reader (UsageError naming `where` on a malformed or incomplete table).
-// representation.csv (train/representation_stats.hpp) into each result's representation, the
-// same way (a layer once per length and depth).
-void add_representation_csv(const std::string& text, const std::string& where,
-                            std::vector<LengthResult>& results);
-
 PositionBiasValues parse_position_bias_csv(const std::string& text, const std::string& where);
 
 // The run in `dir`; nullopt when there is no manifest. A manifest or results file that cannot be
@@ -69,30 +64,5 @@ PositionBiasValues parse_position_bias_csv(const std::string& text, const std::s
 std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_results = true);
 // dir/results.csv (UsageError naming the file if missing or malformed).
 std::vector<LengthResult> load_results(const std::filesystem::path& dir);
-
-// results.csv: one row per test length (token tasks: per length and depth), and its reader
-// (UsageError naming `where` on any malformed row). The two directions live together so the
-// format cannot drift. A scalar task's columns:
-//   length,mse,mean_prediction,mean_target,mse_reparam,n_sequences,exact,n_clamped,n_nonfinite
-// a token task's (depth empty unless a passkey cell at a fixed depth; excess_ce nan unless markov):
-//   length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens
-std::string results_csv_text(const std::vector<LengthResult>& rows);
-std::vector<LengthResult> parse_results_csv(const std::string& text, const std::string& where);
-
-// positions.csv (markov): one row per position of one length's result:
-//   length,position,cross_entropy,entropy,excess_ce,token_accuracy
-std::string positions_csv_text(const LengthResult& result);
-std::vector<PositionResult> parse_positions_csv(const std::string& text, const std::string& where);
-
-// attention.csv (train/attention_stats.hpp's attention_csv_text) into the results it belongs to:
-// each row's statistics into the LengthResult of its length and depth (UsageError naming `where`
-// on a malformed row, a length results.csv lacks, or a length missing a layer or head).
-void add_attention_csv(const std::string& text, const std::string& where,
-                       std::vector<LengthResult>& results);
-
-// attention_distance.csv (train/attention_probe.hpp) into each result's logits.by_distance, the
-// same way (its logit_var stays NaN: attention.csv's logit_std has it).
-void add_attention_distance_csv(const std::string& text, const std::string& where,
-                                std::vector<LengthResult>& results);
 
 }  // namespace lenlab

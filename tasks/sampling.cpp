@@ -12,15 +12,6 @@
 namespace lenlab {
 namespace {
 
-// Offsets are int32, so a batch holds at most INT32_MAX tokens; `worst_tokens` is an upper bound.
-void check_batch_size(int64_t worst_tokens, int n_seq, int max_length) {
-  if (worst_tokens > std::numeric_limits<int32_t>::max()) {
-    throw UsageError(fmt::format(
-        "batch of {} sequences of length up to {} is too large ({} tokens; the limit is {})", n_seq,
-        max_length, worst_tokens, std::numeric_limits<int32_t>::max()));
-  }
-}
-
 // Fills bits[0..length) with the task's distribution. bits is resized, not reallocated when large
 // enough, so a caller drawing many sequences reuses one buffer.
 void draw_bits(TaskKind task, int length, Rng& rng, std::vector<int32_t>& bits) {

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -119,6 +121,14 @@ std::vector<double> task_target_values(TaskKind task, int l_min, int l_max) {
       break;
   }
   throw std::logic_error("task_target_values: not a scalar task");
+}
+
+void check_batch_size(int64_t worst_tokens, int n_seq, int max_length) {
+  if (worst_tokens > std::numeric_limits<int32_t>::max()) {
+    throw UsageError(fmt::format(
+        "batch of {} sequences of length up to {} is too large ({} tokens; the limit is {})", n_seq,
+        max_length, worst_tokens, std::numeric_limits<int32_t>::max()));
+  }
 }
 
 }  // namespace lenlab

@@ -72,4 +72,8 @@ Batch eval_batch(TaskKind task, int length, int n_samples, uint64_t eval_seed);
 // True when eval_batch(task, length, n_samples, ...) enumerates instead of sampling.
 bool eval_enumerates(int length, int n_samples);
 
+// Offsets are int32, so a batch holds at most INT32_MAX tokens: UsageError naming the batch when
+// `worst_tokens` (an upper bound of its tokens) is more.
+void check_batch_size(int64_t worst_tokens, int n_seq, int max_length);
+
 }  // namespace lenlab

@@ -53,15 +53,6 @@ int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int le
   throw std::logic_error("sequence_tokens: not a token task");
 }
 
-// Offsets are int32, so a batch holds at most INT32_MAX tokens.
-void check_batch_size(int64_t worst_tokens, int n_seq, int max_length) {
-  if (worst_tokens > std::numeric_limits<int32_t>::max()) {
-    throw UsageError(fmt::format(
-        "batch of {} sequences of length up to {} is too large ({} tokens; the limit is {})", n_seq,
-        max_length, worst_tokens, std::numeric_limits<int32_t>::max()));
-  }
-}
-
 // One sequence: its tokens, and its answer rows first .. first + count − 1 (every task's answer
 // rows are contiguous).
 struct Sequence {
@@ -172,6 +163,26 @@ void append_token_sequence(const Sequence& seq, int n_seq, Batch& batch) {
 int64_t token_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length) {
   require_token_task(task, "token_sequence_tokens");
   return sequence_tokens(task, settings, length);
+}
+
+int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int length) {
+  switch (task) {
+    case TaskKind::kPasskey:
+      return settings.key_length;
+    case TaskKind::kRecall:
+    case TaskKind::kParity:
+      return 1;
+    case TaskKind::kCopy:
+    case TaskKind::kReverse:
+    case TaskKind::kMarkov:
+      return length;
+    case TaskKind::kMean:
+    case TaskKind::kLength:
+    case TaskKind::kSum:
+    case TaskKind::kMeanUniform:
+      break;
+  }
+  throw std::logic_error("token_answer_rows: not a token task");
 }
 
 int token_content_symbols(TaskKind task, const TokenTaskSettings& settings) {

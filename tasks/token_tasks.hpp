@@ -52,6 +52,9 @@ SpecialTokens special_tokens(TaskKind task, const TokenTaskSettings& settings);
 
 // Tokens of one sequence of length L, BOS included (the learned position table's rows for L).
 int64_t token_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length);
+// Answer rows of one sequence of length L (the rows the last block runs at; cost/run_cost.hpp):
+// the task's own count, so that a new task cannot be costed by a default.
+int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int length);
 
 // Throws UsageError, naming the flag and config key, the value and what is allowed, for settings
 // the task cannot use at lengths l_min..l_max: lengths < 1 or l_min > l_max; n_symbols outside

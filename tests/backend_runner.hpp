@@ -12,7 +12,7 @@
 #include <string>
 #include <variant>
 
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "tests/backend_cases.hpp"
 #include "tests/expect_close.hpp"
 #include "tests/gradcheck.hpp"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "lab/cli.hpp"
+#include "lab/cli/cli.hpp"
 #include "test_support.hpp"
 #include "train/train_spec.hpp"
 

@@ -7,8 +7,9 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "lab/experiment_config.hpp"
+#include "lab/experiment/experiment_config.hpp"
 #include "results/figure_metric.hpp"
+#include "results/length_files.hpp"
 #include "results/run_record.hpp"
 #include "train/attention_stats.hpp"
 #include "train/temperature_search.hpp"

@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "models/backend.hpp"
 #include "models/cpu/attention.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "plots/gnuplot_layers.hpp"
+#include "results/length_files.hpp"
 #include "results/run_record.hpp"
 #include "small_model.hpp"
 #include "train/attention_probe.hpp"

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "cli_support.hpp"
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "small_model.hpp"
 #include "train/attention_stats.hpp"

@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "tests/backend_runner.hpp"
 
 using namespace lenlab;

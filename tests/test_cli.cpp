@@ -11,7 +11,7 @@
 
 #include "cli_support.hpp"
 #include "core/error.hpp"
-#include "lab/device.hpp"
+#include "lab/run/device.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;
@@ -205,7 +205,7 @@ TEST_CASE("bad input: exit 2, one error line naming the value, nothing written")
 }
 
 TEST_CASE("--device cuda without a usable GPU is one clear error, and nothing is written") {
-  if (resolve_device("auto").cuda) {
+  if (Device::choose("auto").gpu()) {
     MESSAGE("not checked: this machine has a usable GPU (tests/cuda covers it)");
     return;
   }

@@ -1,5 +1,5 @@
-// report.md's method comparison (lab/comparison_report.hpp): ranks by the metric beyond l_train in
-// the metric's direction, marks only differences beyond the seed spread, and the config's
+// report.md's method comparison (report/comparison_report.hpp): ranks by the metric beyond l_train
+// in the metric's direction, marks only differences beyond the seed spread, and the config's
 // `baseline` checks.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "lab/comparison_report.hpp"
-#include "lab/experiment_config.hpp"
+#include "lab/experiment/experiment_config.hpp"
 #include "plots/gnuplot_compare.hpp"
+#include "report/comparison_report.hpp"
 #include "test_support.hpp"
 
 using namespace lenlab;

@@ -17,14 +17,16 @@
 #include <thread>
 
 #include "core/error.hpp"
-#include "lab/dry_run.hpp"
-#include "lab/experiment.hpp"
-#include "lab/experiment_config.hpp"
-#include "lab/gpu_runs.hpp"
+#include "cost/dry_run.hpp"
+#include "cost/run_cost.hpp"
+#include "cost/time_model.hpp"
+#include "lab/experiment/experiment.hpp"
+#include "lab/experiment/experiment_config.hpp"
+#include "lab/experiment/plan.hpp"
+#include "lab/run/run_group.hpp"
+#include "results/length_files.hpp"
 #include "results/run_record.hpp"
 #include "test_support.hpp"
-#include "train/run_cost.hpp"
-#include "train/time_model.hpp"
 
 using namespace lenlab;
 namespace fs = std::filesystem;
@@ -471,14 +473,14 @@ TEST_CASE("every config shipped in configs/ plans, resolves and dry-runs") {
 TEST_CASE("--dry-run: each model shape is predicted from its own measured rates") {
   DryRunInput in;
   in.config_source = "widths.toml";
-  PlannedRun narrow{"narrow", TrainSpec{}, ""}, wide{"wide", TrainSpec{}, ""};
-  narrow.spec.d_model = 32;
-  narrow.spec.d_ff = 128;
+  TrainSpec narrow, wide;
+  narrow.d_model = 32;
+  narrow.d_ff = 128;
   in.todo = {narrow, wide};
   in.n_planned = 2;
   // The same work per FLOP, but the narrow shape runs at a tenth of the wide one's rate.
-  in.speeds[speed_shape(narrow.spec)] = {5e9, 4e9};
-  in.speeds[speed_shape(wide.spec)] = {50e9, 40e9};
+  in.speeds[speed_shape(narrow)] = {5e9, 4e9};
+  in.speeds[speed_shape(wide)] = {50e9, 40e9};
   const std::string report = dry_run_report(in);
   INFO(report);
   CHECK(report.find("measured just now for each model shape:") != std::string::npos);
@@ -490,28 +492,26 @@ TEST_CASE("--dry-run: each model shape is predicted from its own measured rates"
   const auto predicted_train_s = [&](const TrainSpec& s, const CpuSpeed& speed) {
     return predicted_train_seconds(estimate_run_cost(s, resolve(s).model), speed);
   };
-  CHECK(report.find(fmt::format("{:>8.1f}s", predicted_train_s(narrow.spec, {5e9, 4e9}))) !=
+  CHECK(report.find(fmt::format("{:>8.1f}s", predicted_train_s(narrow, {5e9, 4e9}))) !=
         std::string::npos);
-  CHECK(report.find(fmt::format("{:>8.1f}s", predicted_train_s(wide.spec, {50e9, 40e9}))) !=
+  CHECK(report.find(fmt::format("{:>8.1f}s", predicted_train_s(wide, {50e9, 40e9}))) !=
         std::string::npos);
-  CHECK(predicted_train_s(narrow.spec, {5e9, 4e9}) >
-        2 * predicted_train_s(wide.spec, {50e9, 40e9}));
+  CHECK(predicted_train_s(narrow, {5e9, 4e9}) > 2 * predicted_train_s(wide, {50e9, 40e9}));
 }
 
 TEST_CASE("a sweep's predicted times: shared training counted once, runs on the free worker") {
   TrainSpec base;
   base.steps = 100;
-  PlannedRun a{"a", base, ""}, b{"b", base, ""}, c{"c", base, ""};
-  b.spec.test_attention.temperature =
-      "2";  // differs only in test-time attention: shares a's training
-  c.spec.task = "sum";
+  TrainSpec a = base, b = base, c = base;
+  b.test_attention.temperature = "2";  // differs only in test-time attention: shares a's training
+  c.task = "sum";
   const std::map<SpeedShape, CpuSpeed> speeds = cpu_speeds({a, b, c}, {50e9, 40e9, 3});
   REQUIRE(speeds.size() == 1);
   CHECK(speeds.begin()->second.attention_weight == 3);  // the fixed rates, nothing measured
   const SweepTimes one = predict_sweep({a, b, c}, speeds, 1, 2);
   REQUIRE(one.train_s.size() == 3);
   const CpuSpeed& speed = speeds.begin()->second;
-  const RunCost cost = estimate_run_cost(a.spec, resolve(a.spec).model);
+  const RunCost cost = estimate_run_cost(a, resolve(a).model);
   CHECK(one.train_s[0] == doctest::Approx(predicted_train_seconds(cost, speed)));
   CHECK(one.eval_s[0] == doctest::Approx(predicted_eval_seconds(cost, speed)));
   CHECK(one.train_s[1] == 0);

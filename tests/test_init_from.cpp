@@ -1,6 +1,6 @@
-// Fine-tuning (--init-from, lab/init_from.hpp): a run that starts from a completed run's weights,
-// names it by id, grows a learned position table with fresh rows; what it refuses before writing
-// anything; and sweeps whose lines fine-tune another figure's runs, parents first.
+// Fine-tuning (--init-from, lab/run/init_from.hpp): a run that starts from a completed run's
+// weights, names it by id, grows a learned position table with fresh rows; what it refuses before
+// writing anything; and sweeps whose lines fine-tune another figure's runs, parents first.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,12 +13,13 @@
 
 #include "cli_support.hpp"
 #include "core/error.hpp"
-#include "lab/experiment.hpp"
-#include "lab/experiment_config.hpp"
-#include "lab/init_from.hpp"
-#include "lab/run_train.hpp"
-#include "models/backend.hpp"
+#include "lab/experiment/experiment.hpp"
+#include "lab/experiment/experiment_config.hpp"
+#include "lab/experiment/plan.hpp"
+#include "lab/run/init_from.hpp"
+#include "lab/run/run_train.hpp"
 #include "models/checkpoint.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "models/parameters.hpp"
 #include "results/figure_spec.hpp"

@@ -10,7 +10,7 @@
 #include "cli_support.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "small_model.hpp"
 #include "tasks/token_tasks.hpp"

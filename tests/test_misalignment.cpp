@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "train/misalignment.hpp"
 #include "train/train_spec.hpp"

@@ -14,10 +14,11 @@
 #include "cli_support.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "lab/experiment_config.hpp"
-#include "lab/misalignment_report.hpp"
+#include "lab/experiment/experiment_config.hpp"
+#include "lab/experiment/plan.hpp"
 #include "plots/figure_data.hpp"
 #include "plots/gnuplot.hpp"
+#include "report/misalignment_report.hpp"
 #include "results/correlation.hpp"
 
 using namespace lenlab;

@@ -17,8 +17,9 @@
 
 #include "cli_support.hpp"
 #include "core/atomic_file.hpp"
-#include "lab/device.hpp"
-#include "lab/experiment_config.hpp"
+#include "lab/experiment/experiment_config.hpp"
+#include "lab/experiment/plan.hpp"
+#include "lab/run/device.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;
@@ -391,7 +392,7 @@ const std::vector<Misuse>& table() {
         {{"serve", "--host", "256.1.1.1", "--port", "0", "--out", "{out}"}, 2, "256.1.1.1"},
         {{"serve", "--colour", "red"}, 2, "--colour"},
     };
-    if (!resolve_device("auto").cuda)
+    if (!Device::choose("auto").gpu())
       r.push_back({train({"--device", "cuda"}), 2, "--device cuda"});
     return r;
   }();

@@ -11,11 +11,11 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "cost/run_cost.hpp"
 #include "models/cpu/attention.hpp"
 #include "models/custom_position_bias.hpp"
 #include "models/position_bias.hpp"
 #include "tests/gradcheck.hpp"
-#include "train/run_cost.hpp"
 #include "train/train_spec.hpp"
 
 using namespace lenlab;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "tasks/task.hpp"
 #include "train/evaluate.hpp"

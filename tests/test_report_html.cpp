@@ -1,11 +1,11 @@
-// report.html (lab/report_html.hpp): report.md rendered, its tables as tables, every figure
+// report.html (report/report_html.hpp): report.md rendered, its tables as tables, every figure
 // inline (SVG, else PNG as a data URI, else a note), nothing loaded from elsewhere.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <string>
 
-#include "lab/report_html.hpp"
+#include "report/report_html.hpp"
 #include "test_support.hpp"
 
 namespace lenlab {

@@ -13,8 +13,9 @@
 
 #include "cli_support.hpp"
 #include "core/error.hpp"
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
+#include "results/length_files.hpp"
 #include "results/run_record.hpp"
 #include "small_model.hpp"
 #include "train/evaluate.hpp"

@@ -9,7 +9,8 @@
 #include <thread>
 
 #include "cli_support.hpp"
-#include "lab/experiment_config.hpp"
+#include "lab/experiment/experiment_config.hpp"
+#include "lab/experiment/plan.hpp"
 #include "lab/serve/page_settings.hpp"
 #include "lab/serve/run_queue.hpp"
 #include "lab/serve/server.hpp"

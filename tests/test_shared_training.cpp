@@ -1,7 +1,7 @@
 // Test-time attention as run settings (config keys n_local, n_global, distance_cap, temperature,
 // attention_stats; train/test_time_settings.hpp): a sweep trains the lines that differ only there
-// once (lab/run_group_impl.hpp), and evaluates each as `lenlab eval` would with the same flags, to
-// the byte. Also the config's vary = "settings" lines and their mistakes.
+// once (lab/run/run_group_impl.hpp), and evaluates each as `lenlab eval` would with the same flags,
+// to the byte. Also the config's vary = "settings" lines and their mistakes.
 #include <doctest/doctest.h>
 
 #include <fmt/format.h>
@@ -15,7 +15,7 @@
 
 #include "cli_support.hpp"
 #include "core/error.hpp"
-#include "lab/experiment_config.hpp"
+#include "lab/experiment/experiment_config.hpp"
 #include "results/run_record.hpp"
 #include "train/train_spec.hpp"
 

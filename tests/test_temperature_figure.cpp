@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "lab/experiment_config.hpp"
-#include "lab/temperature_report.hpp"
+#include "lab/experiment/experiment_config.hpp"
 #include "plots/figure_data.hpp"
 #include "plots/gnuplot.hpp"
+#include "report/temperature_report.hpp"
 
 using namespace lenlab;
 

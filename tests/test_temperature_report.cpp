@@ -1,11 +1,11 @@
-// report.md's temperature table (lab/temperature_report.hpp): Algorithm 1's choice per length with
-// its range over seeds, beside the closed forms' means over the seeds that have a solution.
+// report.md's temperature table (report/temperature_report.hpp): Algorithm 1's choice per length
+// with its range over seeds, beside the closed forms' means over the seeds that have a solution.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
 
-#include "lab/temperature_report.hpp"
+#include "report/temperature_report.hpp"
 
 using namespace lenlab;
 

@@ -19,7 +19,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "lab/theory_command.hpp"
+#include "lab/cli/theory_command.hpp"
 #include "reparam/reparam.hpp"
 #include "results/run_record.hpp"
 #include "tasks/task.hpp"

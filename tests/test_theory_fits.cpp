@@ -18,8 +18,9 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "lab/theory_command.hpp"
+#include "lab/cli/theory_command.hpp"
 #include "reparam/reparam.hpp"
+#include "results/length_files.hpp"
 #include "results/run_record.hpp"
 #include "tasks/task.hpp"
 #include "test_support.hpp"
@@ -123,9 +124,9 @@ CliResult run_theory(std::vector<std::string> args) {
   for (const std::string& a : args) argv.push_back(a.c_str());
   app.parse(static_cast<int>(argv.size()), argv.data());
   REQUIRE(theory.parsed());
-  std::ostringstream out;
+  std::ostringstream out, err;
   CliResult r;
-  r.usage_error = usage_message([&] { theory.run(out); });
+  r.usage_error = usage_message([&] { theory.run({out, err, false, "lenlab theory", "lenlab"}); });
   if (r.usage_error == "<no UsageError>") r.usage_error.clear();
   r.out = out.str();
   return r;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "lab/theory_overlay.hpp"
+#include "report/theory_overlay.hpp"
 #include "theory/theory_report.hpp"
 
 namespace lenlab {

@@ -1,4 +1,4 @@
-// The time model behind --dry-run (train/time_model.hpp): its measurement gives usable rates and
+// The time model behind --dry-run (cost/time_model.hpp): its measurement gives usable rates and
 // leaves the caller's thread counts as they were, for any model shape; a prediction is counted work
 // over a rate.
 // Nothing here asserts how fast the machine is (speed lives in bench/).
@@ -8,9 +8,9 @@
 
 #include <cmath>
 
+#include "cost/run_cost.hpp"
+#include "cost/time_model.hpp"
 #include "models/config.hpp"
-#include "train/run_cost.hpp"
-#include "train/time_model.hpp"
 #include "train/train_spec.hpp"
 
 using namespace lenlab;

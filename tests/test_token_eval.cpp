@@ -13,7 +13,8 @@
 
 #include "cli_support.hpp"
 #include "core/error.hpp"
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
+#include "results/length_files.hpp"
 #include "results/run_record.hpp"
 #include "train/evaluate.hpp"
 #include "train/train_spec.hpp"

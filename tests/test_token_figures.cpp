@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "lab/experiment_config.hpp"
-#include "lab/report.hpp"
-#include "lab/theory_overlay.hpp"
-#include "lab/token_report.hpp"
+#include "lab/experiment/experiment_config.hpp"
+#include "lab/experiment/plan.hpp"
 #include "plots/figure_data.hpp"
 #include "plots/gnuplot.hpp"
+#include "report/report.hpp"
+#include "report/theory_overlay.hpp"
+#include "report/token_report.hpp"
 #include "test_support.hpp"
 
 using namespace lenlab;

@@ -201,4 +201,22 @@ TEST_CASE("markov layout: every row predicts the next symbol") {
   CHECK_THROWS_AS(token_eval_batch(TaskKind::kMarkov, s, &other, 4, 2, 1), std::logic_error);
 }
 
+TEST_CASE("token_answer_rows is the count every task's sequences answer at (the cost's rows)") {
+  TokenTaskSettings s;
+  s.n_symbols = 8;
+  s.key_length = 3;
+  const MarkovChain chain(8, 2, 0.5, 1);
+  for (const TaskKind t : kTokenTasks)
+    for (const int length : {4, 5, 8}) {
+      CAPTURE(static_cast<int>(t));
+      CAPTURE(length);
+      const Batch b = token_eval_batch(t, s, &chain, length, 6, 3);
+      const auto ro = check_common(b, token_vocab_size(t, s));
+      for (int sq = 0; sq < b.n_seq(); ++sq)
+        CHECK(answer_rows(b, ro, sq).size() ==
+              static_cast<size_t>(token_answer_rows(t, s, length)));
+    }
+  CHECK_THROWS_AS(token_answer_rows(TaskKind::kSum, s, 4), std::logic_error);
+}
+
 }  // namespace lenlab

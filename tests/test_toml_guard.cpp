@@ -1,4 +1,4 @@
-// Tests for lab/toml_guard: non-ASCII text is refused where toml++ 3.3.0 would reach
+// Tests for lab/experiment/toml_guard: non-ASCII text is refused where toml++ 3.3.0 would reach
 // __builtin_unreachable() (code, and right after a multi-line string's line-ending backslash) and
 // accepted everywhere TOML allows it (strings of the four kinds, quoted keys, comments).
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "lab/toml_guard.hpp"
+#include "lab/experiment/toml_guard.hpp"
 
 namespace {
 

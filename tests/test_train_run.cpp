@@ -13,8 +13,8 @@
 
 #include "cli_support.hpp"
 #include "core/error.hpp"
-#include "models/backend.hpp"
 #include "models/checkpoint.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "models/optimizer.hpp"
 #include "models/safetensors.hpp"

@@ -11,7 +11,7 @@
 
 #include "core/error.hpp"
 #include "gradcheck.hpp"
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "small_model.hpp"
 #include "test_support.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 // The measured counterpart of the theory: the test error of trained transformers, averaged over
-// the completed runs (lab/run_train.hpp) that share a setting.
+// the completed runs (lab/run/run_train.hpp) that share a setting.
 #include <filesystem>
 #include <string>
 #include <vector>

@@ -83,20 +83,6 @@ AttentionLogits AttentionLogitsAccumulator::finish() const {
   return out;
 }
 
-std::string attention_distance_csv_text(const std::vector<LengthResult>& results) {
-  std::string out = "length,depth,layer,head,distance,mean_logit\n";
-  for (const LengthResult& r : results) {
-    const AttentionLogits& a = r.logits;
-    const std::string depth = r.depth == kNoDepth ? "" : fmt::format("{:.9g}", r.depth);
-    for (int l = 0; l < a.n_layer; ++l)
-      for (int h = 0; h < a.n_head; ++h)
-        for (int d = 0; d <= a.max_distance; ++d)
-          if (!std::isnan(a.at(l, h, d)))
-            out += fmt::format("{},{},{},{},{},{:.9g}\n", r.length, depth, l, h, d, a.at(l, h, d));
-  }
-  return out;
-}
-
 template void AttentionLogitsAccumulator::add(int, const float*, int, double);
 template void AttentionLogitsAccumulator::add(int, const double*, int, double);
 

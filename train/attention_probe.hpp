@@ -46,11 +46,6 @@ class AttentionLogitsAccumulator {
   std::vector<std::vector<double>> dist_, dist_weight_;
 };
 
-// attention_distance.csv: one row per (test length, depth, layer, head, distance) of results with
-// logits:  length,depth,layer,head,distance,mean_logit
-struct LengthResult;
-std::string attention_distance_csv_text(const std::vector<LengthResult>& results);
-
 // How many sequences of a length the probe reads: the first ones of its test set.
 inline constexpr int kAttentionProbeSamples = 64;
 

@@ -66,25 +66,6 @@ AttentionStats AttentionStatsAccumulator::finish() const {
   return out;
 }
 
-std::string attention_csv_text(const std::vector<LengthResult>& results) {
-  std::string out = "length,depth,layer,head,entropy,max_prob,logit_std\n";
-  for (const LengthResult& r : results) {
-    const AttentionStats& a = r.attention;
-    const std::string depth = r.depth == kNoDepth ? "" : fmt::format("{:.9g}", r.depth);
-    for (int l = 0; l < a.n_layer; ++l)
-      for (int h = 0; h < a.n_head; ++h) {
-        const size_t i = static_cast<size_t>(l) * a.n_head + h;
-        // The logits' spread, from the probe on the first sequences (train/attention_probe.hpp).
-        const bool probed = r.logits.n_layer == a.n_layer && r.logits.n_head == a.n_head &&
-                            !std::isnan(r.logits.logit_var[i]);
-        out += fmt::format("{},{},{},{},{:.9g},{:.9g},{}\n", r.length, depth, l, h, a.entropy[i],
-                           a.max_prob[i],
-                           probed ? fmt::format("{:.9g}", std::sqrt(r.logits.logit_var[i])) : "");
-      }
-  }
-  return out;
-}
-
 template void AttentionStatsAccumulator::add(int, const float*, const std::vector<int>&,
                                              const Batch&, const std::vector<double>&);
 template void AttentionStatsAccumulator::add(int, const double*, const std::vector<int>&,

@@ -37,11 +37,4 @@ class AttentionStatsAccumulator {
   std::vector<double> weight_;              // [n_layer] the weights added
 };
 
-// attention.csv: one row per (test length, depth, layer, head) of results that have statistics:
-//   length,depth,layer,head,entropy,max_prob,logit_std
-// (depth empty unless a passkey cell at a fixed depth; layers and heads counted from 0; logit_std
-// the square root of LengthResult::logits' logit_var, empty without it).
-struct LengthResult;
-std::string attention_csv_text(const std::vector<LengthResult>& results);
-
 }  // namespace lenlab

@@ -181,19 +181,6 @@ std::vector<RepresentationDistance> RepresentationSample::distance_to(
   return out;
 }
 
-std::string representation_csv_text(const std::vector<LengthResult>& results) {
-  std::string out =
-      "length,depth,layer,rows,reference_rows,sliced_w1,js_distance,kl_divergence,reference_std\n";
-  for (const LengthResult& r : results) {
-    const std::string depth = r.depth == kNoDepth ? "" : fmt::format("{:.9g}", r.depth);
-    for (const RepresentationDistance& d : r.representation)
-      out += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n", r.length, depth, d.layer,
-                         d.rows, d.reference_rows, d.sliced_w1, d.js_distance, d.kl_divergence,
-                         d.reference_std);
-  }
-  return out;
-}
-
 template void RepresentationSample::add(int, const float*, const std::vector<int>&, double);
 template void RepresentationSample::add(int, const double*, const std::vector<int>&, double);
 

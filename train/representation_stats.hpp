@@ -66,9 +66,4 @@ class RepresentationSample {
   std::vector<std::vector<double>> weights_;    // per layer [rows]
 };
 
-// representation.csv: one row per (test length, depth, layer) of results with the measurement:
-//   length,depth,layer,rows,reference_rows,sliced_w1,js_distance,kl_divergence,reference_std
-struct LengthResult;
-std::string representation_csv_text(const std::vector<LengthResult>& results);
-
 }  // namespace lenlab

@@ -159,4 +159,13 @@ TemperatureChoice prepare_test_time_eval(EvalJob& job, const TrainSpec& spec, Po
   return temperatures;
 }
 
+void add_temperature_json(nlohmann::ordered_json& into, const TemperatureChoice& t) {
+  if (t.searched.empty()) return;
+  nlohmann::ordered_json by_length;
+  for (const auto& [length, tau] : t.searched) by_length[std::to_string(length)] = tau;
+  into["temperature_by_length"] = by_length;
+  into["temperature_closed_form"] = closed_form_json(t);
+  into["temperature_search"] = temperature_search_json(t);
+}
+
 }  // namespace lenlab

@@ -1,7 +1,7 @@
 #pragma once
 // A trained model's evaluation with its test-time attention (train/test_time_attention.hpp): the
-// one place `lenlab eval` and a run's own evaluation (lab/run_group_impl.hpp) set it up, so that
-// both evaluate a Λ-mask, a cap or a temperature the same way.
+// one place `lenlab eval` and a run's own evaluation (lab/run/run_group_impl.hpp) set it up, so
+// that both evaluate a Λ-mask, a cap or a temperature the same way.
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -72,5 +72,9 @@ nlohmann::ordered_json closed_form_json(const TemperatureChoice& t);
 // "log_rule": …}, "curve": [{"length", "tau", "attention_max_prob", "attention_entropy",
 // metric: value…}…]} (null: no value).
 nlohmann::ordered_json temperature_search_json(const TemperatureChoice& t);
+// All of it, into a manifest (at its top level) or eval.json (under "attention"):
+// "temperature_by_length" {length: τ}, then "temperature_closed_form" and "temperature_search";
+// nothing when no temperature was searched.
+void add_temperature_json(nlohmann::ordered_json& into, const TemperatureChoice& t);
 
 }  // namespace lenlab

@@ -52,9 +52,9 @@ struct TrainSpec {
   std::string depths;
   // Training-side methods (docs/methods.md): virtual-context learning (train/vcl.hpp).
   VclSettings vcl;
-  // Fine-tuning (lab/init_from.hpp): the folder of a completed run whose weights this run starts
-  // from ("": a fresh model), and that run's id, which the lab sets from its manifest. Ids and
-  // manifests name the parent by id, never by path: to_json leaves init_from out.
+  // Fine-tuning (lab/run/init_from.hpp): the folder of a completed run whose weights this run
+  // starts from ("": a fresh model), and that run's id, which the lab sets from its manifest. Ids
+  // and manifests name the parent by id, never by path: to_json leaves init_from out.
   std::string init_from;
   std::string init_parent;
   // Randomized positions (train/random_positions.hpp): > 0, every sequence's positions are a
@@ -64,7 +64,7 @@ struct TrainSpec {
   MisalignRegularizer misalign;
   // Inference-side methods (train/test_time_attention.hpp): how the trained model attends when it
   // is evaluated. Training never reads them, so runs that differ only here share their training
-  // (lab/run_group_impl.hpp trains one model for them).
+  // (lab/run/run_group_impl.hpp trains one model for them).
   TestTimeAttention test_attention;
   int steps = 2000;
   int batch_size = 64;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "models/backend.hpp"
+#include "models/cpu/backend.hpp"
 #include "train/evaluate_impl.hpp"
 #include "train/trainer_impl.hpp"
 

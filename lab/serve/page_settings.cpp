@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "cost/admission.hpp"
 #include "models/config.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
@@ -66,7 +67,7 @@ std::optional<std::string> problem_with(const Json& settings, const Budget& budg
   try {
     const TrainSpec spec = spec_from_json(settings, page_base_spec(), "settings");
     const ResolvedSpec resolved = resolve(spec);
-    check_run_budget(spec, resolved.model, budget, gpu);
+    admit(Work::train(spec, resolved.model, gpu), budget);
     return std::nullopt;
   } catch (const UsageError& e) {
     return std::string(e.what());

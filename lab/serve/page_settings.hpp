@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "lab/budget.hpp"
+#include "cost/budget.hpp"
 #include "train/train_spec.hpp"
 
 namespace lenlab {

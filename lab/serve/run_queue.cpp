@@ -10,12 +10,12 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "lab/run_train.hpp"
+#include "cost/run_cost.hpp"
+#include "lab/run/run_train.hpp"
 #include "lab/serve/page_settings.hpp"
 #include "results/figure_metric.hpp"
 #include "results/figure_spec.hpp"
 #include "results/run_record.hpp"
-#include "train/run_cost.hpp"
 
 namespace lenlab {
 
@@ -30,7 +30,7 @@ struct RunQueue::Run {
   std::string metric;  // what the page draws: results/figure_metric.hpp's default for the task
   std::string state = "queued";
   std::string message;    // why it failed or diverged
-  double work_total = 1;  // estimated FLOPs (train/run_cost.hpp)
+  double work_total = 1;  // estimated FLOPs (cost/run_cost.hpp)
   double train_work = 0;  // of which training
   double work_done = 0;
   std::vector<LengthResult> results;  // as scored
@@ -90,7 +90,7 @@ RunQueue::RunQueue(RunQueueOptions options) : options_(std::move(options)) {
                     "at least 1",
                     options_.max_running, options_.max_queued));
   // Every run trains on one thread (page_base_spec): set Eigen's process-wide count once here,
-  // so that workers side by side never write it (as lab/sweep.cpp does).
+  // so that workers side by side never write it (as lab/experiment/sweep.cpp does).
   Eigen::setNbThreads(1);
   for (int i = 0; i < options_.max_running; ++i) workers_.emplace_back([this] { work(); });
 }

@@ -1,8 +1,8 @@
 #pragma once
 // The live page's runs: a queue of training runs, a bounded number training at once, each written
-// into <out>/runs/<run id>/ like any other run (lab/run_train.hpp), and each one's state, progress
-// and results so far for the page to poll. Thread-safe: the HTTP server calls it from its own
-// threads while the workers train.
+// into <out>/runs/<run id>/ like any other run (lab/run/run_train.hpp), and each one's state,
+// progress and results so far for the page to poll. Thread-safe: the HTTP server calls it from its
+// own threads while the workers train.
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "lab/budget.hpp"
+#include "cost/budget.hpp"
 #include "train/evaluate.hpp"
 #include "train/train_spec.hpp"
 
@@ -27,7 +27,7 @@ struct RunQueueOptions {
                                // (made by the first run)
   int max_running = 1;         // runs training at once
   int max_queued = 64;         // runs waiting; more is refused (QueueFull)
-  std::string device = "cpu";  // lab/device.hpp
+  std::string device = "cpu";  // lab/run/device.hpp
   Budget budget;               // each run's limit (the page checks it on submission)
 };
 
@@ -79,7 +79,7 @@ class RunQueue {
   std::vector<std::thread> workers_;
 };
 
-// The experiment config (lab/experiment_config.hpp) that lists finished runs, so that
+// The experiment config (lab/experiment/experiment_config.hpp) that lists finished runs, so that
 // `lenlab plot <out>` draws them: one figure per task and seed, its lines the runs (vary =
 // "settings"), each line every setting of its run, so its run id is the folder's.
 // `finished`: each run's line label and settings.

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/text_file.hpp"
-#include "lab/device.hpp"
+#include "lab/run/device.hpp"
 #include "lab/serve/page_settings.hpp"
 #include "lab/serve/web_assets.hpp"
 
@@ -24,7 +24,7 @@ struct PageServer::Impl {
   explicit Impl(ServeOptions o)
       : options(std::move(o)),
         queue(options.queue),
-        gpu(resolve_device(options.queue.device).cuda) {}
+        gpu(Device::choose(options.queue.device).gpu()) {}
 };
 
 namespace {

@@ -1,15 +1,15 @@
 #pragma once
 // The CUDA backend for the model written once (models/model.hpp): device buffers, host copies and
-// models/cuda's operations, behind the same names as CpuBackend (models/backend.hpp).
+// models/cuda's operations, behind the same names as CpuBackend (models/cpu/backend.hpp).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <utility>
 
-#include "models/backend.hpp"
 #include "models/cuda/check.hpp"
 #include "models/cuda/device_buffer.hpp"
 #include "models/cuda/ops.hpp"
+#include "models/ops/op_list.hpp"
 
 namespace lenlab {
 
@@ -40,10 +40,10 @@ struct CudaBackend {
     if (n) LENLAB_CUDA_CHECK(cudaMemsetAsync(p, 0, n * sizeof(U)));
   }
 
-#define LENLAB_CUDA_DISPATCH(op)             \
-  template <class... A>                      \
-  static void op(A&&... a) {                 \
-    cuda::op(std::forward<A>(a)...);         \
+#define LENLAB_CUDA_DISPATCH(op)     \
+  template <class... A>              \
+  static void op(A&&... a) {         \
+    cuda::op(std::forward<A>(a)...); \
   }
   LENLAB_BACKEND_OPS(LENLAB_CUDA_DISPATCH)
 #undef LENLAB_CUDA_DISPATCH

@@ -15,10 +15,11 @@
 
 #include "core/rng.hpp"
 #include "core/text_file.hpp"
-#include "lab/gpu_runs.hpp"
-#include "lab/run_train.hpp"
-#include "models/backend.hpp"
+#include "lab/run/device.hpp"
+#include "lab/run/run_group.hpp"
+#include "lab/run/run_train.hpp"
 #include "models/checkpoint.hpp"
+#include "models/cpu/backend.hpp"
 #include "models/cuda/backend.hpp"
 #include "models/model.hpp"
 #include "results/run_record.hpp"
@@ -441,7 +442,7 @@ TEST_CASE(
     j.options.out = dir / fmt::format("together-{}", i);
     group.push_back(j);
   }
-  const std::vector<int> codes = run_train_gpu_group(group);
+  const std::vector<int> codes = Device::choose("cuda").train(group);
   REQUIRE(codes.size() == specs.size());
   CHECK(codes[3] == kExitDiverged);
   CHECK(read_manifest(group[3].options.out)["status"] == "diverged");
@@ -450,7 +451,7 @@ TEST_CASE(
     CHECK(codes[i] == kExitOk);
     GroupJob alone = group[i];
     alone.options.out = dir / fmt::format("alone-{}", i);
-    REQUIRE(run_train_gpu_group({alone}) == std::vector<int>{kExitOk});
+    REQUIRE(Device::choose("cuda").train({alone}) == std::vector<int>{kExitOk});
     CHECK(read_manifest(group[i].options.out)["models_trained_together"] == 4);
     // Together, a model's batch is padded to the group's largest, so cuBLAS sees other sizes
     // and may add in another order: equal up to rounding, amplified by training.

@@ -1,0 +1,22 @@
+#pragma once
+// Flags that `lenlab train` and `lenlab eval` (and the sweeps' commands, in part) share: where the
+// work runs, its budget, and the test-time attention.
+#include <string>
+
+#include "cost/budget.hpp"
+#include "train/test_time_attention.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace lenlab {
+
+void add_device_option(CLI::App& cmd, std::string& device);
+void add_budget_options(CLI::App& cmd, Budget& b);
+void add_test_time_options(CLI::App& cmd, TestTimeAttention& t);
+// Flags whose unset value is "" (--lengths, --depths, --n-local, --distance-cap): given as '' on
+// the command line they are a mistake, a UsageError naming the flag and what it takes.
+void refuse_empty_flags(const CLI::App& cmd);
+
+}  // namespace lenlab

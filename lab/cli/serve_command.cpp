@@ -1,0 +1,65 @@
+#include "lab/cli/serve_command.hpp"
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <ostream>
+
+#include "core/atomic_file.hpp"
+#include "cost/budget.hpp"
+#include "lab/cli/cli_options.hpp"
+#include "lab/run/device.hpp"
+
+namespace lenlab {
+
+ServeCommand::ServeCommand(CLI::App& app) {
+  options_.queue.out = "served";
+  options_.queue.device = "auto";  // as lenlab train: a GPU when this build has CUDA and one
+  options_.queue.budget.max_time = "10m";  // a page run is seconds; a typo must not take the day
+  command_ = app.add_subcommand(
+      "serve",
+      "A live page in the browser for a class: pick settings, start runs, watch the curves grow");
+  CLI::App& c = *command_;
+  c.option_defaults()->always_capture_default();
+  c.add_option("--host", options_.host,
+               "Address to listen on: 127.0.0.1 (this machine only) or 0.0.0.0 (every network, "
+               "e.g. a classroom)");
+  add_setting(c, "--port", options_.port, "Port to listen on; 0: any free port (printed)")
+      ->check(int_range(0, 65535));
+  c.add_option("--out", options_.queue.out,
+               "Where runs are saved (OUT/runs/<id>/, like lenlab run's); `lenlab plot OUT` draws "
+               "them");
+  add_setting(c, "--max-running", options_.queue.max_running,
+              "Runs training at once (each on one thread); the rest wait in the queue")
+      ->check(int_range(1, 256));
+  add_setting(c, "--max-queued", options_.queue.max_queued,
+              "Runs waiting at most; more are refused until one starts")
+      ->check(int_range(1, 100000));
+  c.add_option("--device", options_.queue.device, "Where to train: auto, cpu or cuda")
+      ->check(CLI::IsMember(device_names()));
+  c.add_option("--max-time", options_.queue.budget.max_time,
+               "Refuse a run estimated to take longer than this, e.g. 30s, 10m");
+  c.add_option("--max-memory", options_.queue.budget.max_memory,
+               "Refuse a run estimated to need more memory than this, e.g. 2G");
+  c.footer(
+      "Example:\n  lenlab serve --port 8080 --out served/   then open http://127.0.0.1:8080/\n"
+      "Runs whose settings were trained before (in OUT) are read back, not trained again.");
+}
+
+int ServeCommand::run(const CommandLine& line) {
+  std::ostream& out = line.out;
+  // Limits that cannot be read are refused now, not at the first student's submission.
+  parse_duration(options_.queue.budget.max_time, "--max-time");
+  if (!options_.queue.budget.max_memory.empty())
+    parse_size(options_.queue.budget.max_memory, "--max-memory");
+  PageServer server(options_);
+  const int port = server.bind();
+  ensure_writable_directory(options_.queue.out / "runs");  // after bind: a refusal writes nothing
+  out << fmt::format("lenlab serve: listening on http://{}:{}/ (runs saved in {}; Ctrl-C stops)\n",
+                     options_.host, port, options_.queue.out.string())
+      << std::flush;
+  server.listen();
+  return 0;
+}
+
+}  // namespace lenlab

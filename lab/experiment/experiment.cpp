@@ -1,0 +1,315 @@
+#include "lab/experiment/experiment.hpp"
+#include "lab/experiment/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <thread>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/text_file.hpp"
+#include "cost/admission.hpp"
+#include "cost/dry_run.hpp"
+#include "cost/run_cost.hpp"
+#include "lab/experiment/sweep.hpp"
+#include "lab/run/device.hpp"
+#include "lab/run/run_train.hpp"
+#include "plots/figure_data.hpp"
+#include "plots/gnuplot_compare.hpp"
+#include "plots/gnuplot_layers.hpp"
+#include "report/report.hpp"
+#include "report/report_html.hpp"
+#include "report/theory_overlay.hpp"
+#include "results/run_record.hpp"
+
+namespace lenlab {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+// What a figure's runs are: its lines' settings. Two configs agree on a figure when this matches.
+std::string figure_fingerprint(const FigureSpec& f) {
+  Json j = {{"vary", f.vary}, {"values", f.values}, {"base", to_json(f.base)}};
+  return j.dump();
+}
+
+// Refuses an output folder whose config.toml defines a figure differently: its runs' results
+// would be silently mixed with this config's in the figures.
+void check_same_config(const fs::path& out, const ExperimentConfig& config) {
+  const fs::path existing = out / "config.toml";
+  if (!fs::exists(existing)) return;
+  const ExperimentConfig old = load_experiment_config(existing.string());
+  for (const FigureSpec& f : config.figures) {
+    const FigureSpec* o = old.find(f.name);
+    if (o && figure_fingerprint(*o) != figure_fingerprint(f))
+      throw UsageError(fmt::format(
+          "{} holds results from a different config: figure '{}' has other settings there (see "
+          "{}); choose another --out, or delete the folder to start over",
+          out.string(), f.name, existing.string()));
+  }
+}
+
+// The runs whose folders under out/runs do not hold a finished run yet: what a sweep will train.
+std::vector<PlannedRun> unfinished(const std::vector<PlannedRun>& runs, const fs::path& out) {
+  std::vector<PlannedRun> todo;
+  for (const PlannedRun& r : runs) {
+    const std::optional<RunRecord> found = load_run(out / "runs" / r.id, false);
+    if (!found || (found->status != "completed" && found->status != "diverged")) todo.push_back(r);
+  }
+  return todo;
+}
+
+// Up to how many runs the selected figures (all when `figures` is empty) make from `n_seeds` seeds,
+// before runs that two figures share are merged.
+double count_planned_runs(const ExperimentConfig& config, const std::vector<std::string>& figures,
+                          size_t n_seeds) {
+  double runs = 0;
+  for (const FigureSpec& f : config.figures)
+    if (figures.empty() || std::find(figures.begin(), figures.end(), f.name) != figures.end())
+      runs += static_cast<double>(f.n_lines()) * (f.vary == "seed"  ? 1
+                                                  : f.seeds.empty() ? n_seeds
+                                                                    : f.seeds.size());
+  return runs;
+}
+
+std::vector<uint64_t> chosen_seeds(const ExperimentConfig& config, int n_seeds) {
+  if (n_seeds <= 0) return config.seeds;
+  std::vector<uint64_t> seeds;
+  for (int s = 1; s <= n_seeds; ++s) seeds.push_back(static_cast<uint64_t>(s));
+  return seeds;
+}
+
+// SLURM's --mem and --time for one array task: the largest run's estimates (cost/run_cost.hpp)
+// with room to spare (1.5× the memory, 3× the time), at least 1G and 10 minutes.
+std::pair<std::string, std::string> slurm_limits(const std::vector<PlannedRun>& runs) {
+  double bytes = 0, seconds = 0;
+  for (const PlannedRun& r : runs) {
+    const RunCost cost = estimate_run_cost(r.spec, resolve(r.spec).model);
+    bytes = std::max(bytes, cost.peak_bytes);
+    seconds = std::max(seconds, cost.flops() / (kCpuFlopsPerSecondPerThread * r.spec.threads));
+  }
+  const long gib = std::max(1L, static_cast<long>(std::ceil((32e6 + 1.5 * bytes) / 0x1p30)));
+  const long total = std::max(600L, static_cast<long>(std::ceil(3 * seconds)));
+  return {fmt::format("{}G", gib),
+          fmt::format("{}-{:02}:{:02}:{:02}", total / 86400, total % 86400 / 3600,
+                      total % 3600 / 60, total % 60)};
+}
+
+std::string slurm_script(const ExperimentOptions& o, const std::vector<PlannedRun>& runs) {
+  const size_t n_runs = runs.size();
+  const auto [mem, time] = slurm_limits(runs);
+  std::string figures;
+  for (size_t i = 0; i < o.figures.size(); ++i) figures += (i ? "," : "") + o.figures[i];
+  const fs::path dir = fs::absolute(o.out);
+  return fmt::format(
+      "#!/bin/bash\n"
+      "# One array task per lenlab run; each writes {dir}/runs/<run id>/. When all are done:\n"
+      "#   {lenlab} plot {dir}\n"
+      "#SBATCH --job-name=lenlab\n"
+      "#SBATCH --array=0-{last}\n"
+      "#SBATCH --cpus-per-task=1\n"
+      "#SBATCH --mem={mem}\n"
+      "#SBATCH --time={time}\n"
+      "#SBATCH --output={slurm}/run-%a.log\n"
+      "set -euo pipefail\n"
+      "exec {lenlab} run {dir}/config.toml --out {dir} --run-index "
+      "\"$SLURM_ARRAY_TASK_ID\"{figs}{seeds}\n",
+      fmt::arg("dir", dir.string()), fmt::arg("lenlab", o.lenlab_path), fmt::arg("mem", mem),
+      fmt::arg("time", time), fmt::arg("last", n_runs - 1),
+      fmt::arg("slurm", fs::absolute(o.emit_slurm).string()),
+      fmt::arg("figs", figures.empty() ? "" : " --figures " + figures),
+      fmt::arg("seeds", o.n_seeds > 0 ? fmt::format(" --seeds {}", o.n_seeds) : ""));
+}
+
+}  // namespace
+
+int run_experiment(const ExperimentOptions& options) {
+  ExperimentConfig config = parse_experiment_config(options.config_text, options.config_source);
+  if (options.n_seeds > 0) use_only_experiment_seeds(config);
+  ExperimentOptions o = options;  // with --figures' groups expanded to their figures
+  o.figures = select_figures(config, options.figures);
+  if (o.out.empty() && !o.dry_run)
+    throw UsageError("--out is required: the folder to write the experiment into");
+  if (o.dry_run && (!o.emit_slurm.empty() || o.run_index >= 0))
+    throw UsageError(fmt::format(
+        "--dry-run trains nothing and writes nothing; it cannot be combined with {}: choose one",
+        o.emit_slurm.empty() ? "--run-index" : "--emit-slurm"));
+  if (o.jobs < 1)
+    throw UsageError(fmt::format("--jobs must be a positive integer, got {}", o.jobs));
+  const size_t n_seeds = o.n_seeds > 0 ? o.n_seeds : config.seeds.size();
+  check_plan_size(count_planned_runs(config, o.figures, n_seeds), n_seeds, o.budget);
+  const std::vector<uint64_t> seeds = chosen_seeds(config, o.n_seeds);
+  const std::vector<PlannedRun> runs = plan_runs(config, o.figures, seeds);
+  for (const PlannedRun& r : runs) {  // every mistake before anything is written
+    try {
+      resolve(r.spec);
+    } catch (const UsageError& e) {  // say which run of which config: flags are config keys there
+      throw UsageError(fmt::format("{}, run {}: {}", o.config_source, r.id, e.what()));
+    }
+  }
+  if (o.run_index >= static_cast<int>(runs.size()))
+    throw UsageError(
+        fmt::format("--run-index {} is out of range: this experiment has {} runs "
+                    "(0..{})",
+                    o.run_index, runs.size(), runs.size() - 1));
+  if (!o.emit_slurm.empty())
+    for (const PlannedRun& r : runs)
+      if (!r.parent.empty())
+        throw UsageError(fmt::format(
+            "--emit-slurm: run {} fine-tunes run {} of the same plan (init_from = \"{}\"), but a "
+            "SLURM job array starts its tasks at once; train the parents' figures first (their "
+            "own --emit-slurm), then the fine-tunes",
+            r.id, r.parent, r.spec.init_from));
+  Device device;  // SLURM tasks choose their device on their own node
+  if (o.emit_slurm.empty()) {
+    const std::vector<PlannedRun> todo = o.run_index >= 0
+                                             ? std::vector<PlannedRun>{runs[o.run_index]}
+                                         : o.out.empty() ? runs
+                                                         : unfinished(runs, o.out);
+    std::vector<TrainSpec> specs;
+    for (const PlannedRun& r : todo) specs.push_back(r.spec);
+    // float64 runs (--precision) train on the CPU: a sweep holding any does not use the GPU.
+    device = Device::choose(
+        o.device, std::any_of(specs.begin(), specs.end(),
+                              [](const TrainSpec& s) { return s.precision == "float64"; }));
+    const int jobs = o.run_index >= 0 ? 1 : o.jobs;
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    // Long work says how long: on the CPU from this core's measured rates (a second, against
+    // minutes of work), on the GPU at the budget's fixed rate. A dry run says more, below.
+    const WorkEstimate estimate = admit(Work::sweep(specs, jobs, cores, device.gpu(), o.cpu_speed),
+                                        o.budget, o.dry_run ? nullptr : o.log);
+    if (o.dry_run) {
+      DryRunInput in;
+      in.config_source = o.config_source;
+      in.n_planned = runs.size();
+      in.todo = specs;
+      in.jobs = o.jobs;
+      in.cores = cores;
+      in.gpu = device.gpu();
+      if (!in.gpu) in.speeds = cpu_speeds(specs, o.cpu_speed);
+      in.peak_bytes = estimate.peak_bytes;
+      if (o.print) *o.print << dry_run_report(in);
+      return kExitOk;
+    }
+    // A gnuplot that fails, or none, would otherwise be noticed only after all the training.
+    if (o.run_index < 0 && !check_gnuplot(o.plot) && o.log)
+      *o.log << gnuplot_missing_message(o.out) << "\n";
+  }
+  check_same_config(o.out, config);
+  ensure_writable_directory(o.out / "runs");
+  remove_stale_temporaries(o.out);  // left by a lenlab killed while writing figures or CSVs
+  write_file_atomic(o.out / "config.toml", o.config_text);
+  write_file_atomic(o.out / "selection.json",
+                    Json{{"figures", o.figures.empty() ? config.figure_names() : o.figures},
+                         {"seeds", seeds},
+                         {"figure_seeds", o.n_seeds <= 0}}
+                            .dump(2) +
+                        "\n");
+
+  if (!o.emit_slurm.empty()) {
+    ensure_writable_directory(o.emit_slurm);
+    const fs::path script = o.emit_slurm / "lenlab.sbatch";
+    write_file_atomic(script, slurm_script(o, runs));
+    fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add);
+    if (o.log)
+      *o.log << fmt::format(
+          "wrote {} ({} array tasks); submit it with: sbatch {}\nthen draw the "
+          "figures with: {} plot {}\n",
+          script.string(), runs.size(), script.string(), o.lenlab_path, o.out.string());
+    return kExitOk;
+  }
+
+  SweepOptions so;
+  so.jobs = o.jobs;
+  so.device = device;
+  so.log = o.log;
+  so.log_is_tty = o.log_is_tty;
+  so.on_tick = o.on_tick;
+  if (o.run_index >= 0) {
+    so.jobs = 1;
+    run_sweep({runs[o.run_index]}, o.out / "runs", so);
+    return kExitOk;
+  }
+  const SweepOutcome sweep = run_sweep(runs, o.out / "runs", so);
+  if (o.log)
+    *o.log << fmt::format("{} runs: {} trained in {:.0f} s, {} already on disk{}\n", runs.size(),
+                          sweep.ran, sweep.seconds, sweep.skipped,
+                          sweep.diverged ? fmt::format(", {} diverged", sweep.diverged) : "");
+  return plot_experiment(o.out, o.plot, o.log);
+}
+
+int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* log) {
+  if (!fs::exists(dir / "config.toml") || !fs::exists(dir / "selection.json"))
+    throw UsageError(
+        fmt::format("{} is not an experiment folder (no config.toml and "
+                    "selection.json); make one with lenlab reproduce or lenlab run",
+                    dir.string()));
+  ExperimentConfig config = load_experiment_config((dir / "config.toml").string());
+  remove_stale_temporaries(dir);
+  Json selection;
+  try {
+    selection = Json::parse(read_text_file(dir / "selection.json"));
+  } catch (const Json::exception& e) {
+    throw UsageError(
+        fmt::format("{}: not valid JSON ({})", (dir / "selection.json").string(), e.what()));
+  }
+  const auto figures = selection.at("figures").get<std::vector<std::string>>();
+  const auto seeds = selection.at("seeds").get<std::vector<uint64_t>>();
+  if (!selection.value("figure_seeds", true)) use_only_experiment_seeds(config);  // --seeds N
+
+  std::map<std::string, RunRecord> records;
+  // A line's run by its settings as the figure states them (init_from as written, no parent id):
+  // the plan's id, which holds a fine-tune's parent.
+  auto line_key = [](TrainSpec s) {
+    s.init_parent.clear();
+    return canonical_spec_text(s) + "\n" + s.init_from;
+  };
+  std::map<std::string, std::string> planned_id;
+  for (const PlannedRun& r : plan_runs(config, figures, seeds)) {
+    planned_id.emplace(line_key(r.spec), r.id);
+    if (auto rec = load_run(dir / "runs" / r.id)) records.emplace(r.id, std::move(*rec));
+  }
+  const auto id_of = [&](const TrainSpec& s) {
+    const auto it = planned_id.find(line_key(s));
+    return it == planned_id.end() ? run_id(s) : it->second;
+  };
+
+  std::vector<FigureSummary> summaries;
+  std::string all_rows;
+  bool drawn = true;
+  for (const std::string& name : figures) {
+    const FigureSummary fig = summarize_figure(*config.find(name), seeds, records, id_of);
+    const std::string csv = figure_csv(fig);
+    write_file_atomic(dir / ("fig" + name + ".csv"), csv);
+    all_rows += all_rows.empty() ? csv : csv.substr(csv.find('\n') + 1);
+    drawn = render_figure(fig, dir, plot, theory_curves(fig)) && drawn;
+    for (const LayerFigure which :
+         {LayerFigure::kStatistics, LayerFigure::kDistance, LayerFigure::kBias})
+      if (has_layer_figure(fig, which)) drawn = render_layer_figure(fig, which, dir, plot) && drawn;
+    if (log && fig.missing_runs > 0)
+      *log << fmt::format("figure {}: {} run(s) missing or diverged\n", name, fig.missing_runs);
+    summaries.push_back(fig);
+  }
+  if (const auto compared = compared_figures(summaries); !compared.empty())
+    drawn = render_compare_figure(compared, dir, plot) && drawn;
+  write_file_atomic(dir / "results.csv", all_rows);
+  const std::string report = experiment_report(summaries, records);
+  write_file_atomic(dir / "report.md", report);
+  write_file_atomic(dir / "report.html", report_html(report, dir, "lenlab: " + dir.string()));
+  if (log) {
+    if (!drawn) *log << gnuplot_missing_message(dir) << "\n";
+    *log << fmt::format("wrote {} figure(s), their CSVs and {} (and report.html)\n", figures.size(),
+                        (dir / "report.md").string());
+  }
+  return kExitOk;
+}
+
+}  // namespace lenlab

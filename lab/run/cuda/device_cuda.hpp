@@ -1,0 +1,26 @@
+#pragma once
+// The GPU half of lab/run/device.hpp, compiled in CUDA builds only: the same work on
+// Model<CudaBackend>. Nothing here needs the CUDA headers, so device.cpp may include it in every
+// build and call it only when the build has the backend.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/config.hpp"
+#include "train/evaluate.hpp"
+
+namespace lenlab {
+
+struct GroupJob;  // lab/run/run_group.hpp
+
+namespace cuda_work {
+
+// Whether a GPU is present; else why not (e.g. "no CUDA device was found").
+bool gpu_available(std::string& label, std::string& reason);
+std::vector<int> train(const std::vector<GroupJob>& jobs, const std::string& label);
+std::vector<LengthResult> evaluate(const ModelConfig& model, const std::vector<double>& params,
+                                   const EvalJob& job,
+                                   const std::function<void(int, int)>& on_length);
+
+}  // namespace cuda_work
+}  // namespace lenlab

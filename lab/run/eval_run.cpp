@@ -1,0 +1,243 @@
+#include "lab/run/eval_run.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/git_revision.hpp"
+#include "core/progress.hpp"
+#include "cost/admission.hpp"
+#include "lab/run/device.hpp"
+#include "models/checkpoint.hpp"
+#include "models/parameters.hpp"
+#include "results/length_files.hpp"
+#include "results/predictions_file.hpp"
+#include "results/run_record.hpp"
+#include "train/lengths.hpp"
+#include "train/test_time_eval.hpp"
+
+namespace lenlab {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// predictions.csv's size: a row per test sequence (enumerated or sampled) holding its input, and
+// for a token task (every depth) its tokens and answer rows (at most ~20 characters each).
+double prediction_bytes(const ResolvedSpec& r, const TrainSpec& spec) {
+  const int samples = spec.eval_samples;
+  double bytes = 0;
+  for (const int l : r.test_lengths) {
+    if (is_token_task(r.task)) {
+      bytes += r.depths.size() * samples *
+               (20.0 * static_cast<double>(tokens_per_sequence(r.task, spec.token, l)) + 100);
+      continue;
+    }
+    const double n = l < 60 ? std::min<double>(samples, std::ldexp(1.0, l)) : samples;
+    bytes += n * (l + 100.0);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+int run_eval(const EvalOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  // ---- the source run and what to evaluate: every mistake before anything is written
+  if (!o.lengths.empty()) parse_lengths(o.lengths, "--lengths", kMaxLength);  // the flags first
+  if (!o.depths.empty()) parse_depths(o.depths, "--depths");
+  check_temperature(o.attention.temperature);
+  if (o.representation_stats && (o.representation_projections < 1 ||
+                                 o.representation_projections > kMaxRepresentationProjections))
+    throw UsageError(fmt::format("--representation-projections must be in 1..{}, got {}",
+                                 kMaxRepresentationProjections, o.representation_projections));
+  search_grid(o.attention);
+  const std::optional<RunRecord> record = load_run(o.run_dir, /*with_results=*/false);
+  if (!record)
+    throw UsageError(
+        fmt::format("{} holds no run (no manifest.json); give a folder that lenlab "
+                    "train (or a sweep, under runs/) wrote",
+                    o.run_dir.string()));
+  if (record->status != "completed")
+    throw UsageError(
+        fmt::format("the run in {} is '{}': only a completed run has weights to "
+                    "evaluate",
+                    o.run_dir.string(), record->status));
+  const TrainSpec& trained = record->spec;
+  const ResolvedSpec model_spec = resolve(trained);  // the model as it was trained
+  const ModelConfig& config = model_spec.model;
+
+  TrainSpec spec = trained;  // the evaluation's settings: the run's, changed by the flags
+  if (!o.lengths.empty()) {
+    spec.lengths = o.lengths;
+    spec.l_test = std::max(trained.l_test, test_lengths(spec).back());
+  }
+  if (o.samples != 0) spec.eval_samples = o.samples;
+  if (o.has_eval_seed) spec.eval_seed = o.eval_seed;
+  if (o.threads != 0) spec.threads = o.threads;
+  if (!o.depths.empty()) {
+    if (trained.task != "passkey")
+      throw UsageError(
+          fmt::format("--depths applies to passkey runs; this run's task is '{}'", trained.task));
+    spec.depths = o.depths;
+  }
+  if (spec.random_positions > 0) {  // before resolve(), whose message would say to raise it
+    const std::vector<int> wanted = test_lengths(spec);
+    const TaskKind task = parse_task(spec.task);
+    int longest = wanted.back();
+    while (longest > 1 && tokens_per_sequence(task, spec.token, longest) > spec.random_positions)
+      --longest;
+    if (longest < wanted.back())
+      throw UsageError(fmt::format(
+          "--lengths: the run was trained with --random-positions {} (position ids 0..{}), so it "
+          "cannot evaluate length {}, which has {} tokens; choose lengths up to {}",
+          spec.random_positions, spec.random_positions - 1, wanted.back(),
+          tokens_per_sequence(task, spec.token, wanted.back()), longest));
+  }
+  // resolve() checks the lengths, the number of test sequences, the threads, and the reparam on
+  // every target the new lengths reach (its inverse is applied to every output).
+  const ResolvedSpec resolved = resolve(spec);
+  const std::vector<int>& lengths = resolved.test_lengths;
+  const int64_t needed = tokens_per_sequence(resolved.task, spec.token, lengths.back());
+  if (config.pe == PositionalEncoding::kLearned && needed > config.max_positions) {
+    int longest = lengths.back();
+    while (longest > 1 &&
+           tokens_per_sequence(resolved.task, spec.token, longest) > config.max_positions)
+      --longest;
+    throw UsageError(fmt::format(
+        "--lengths: the run's learned position table has {} rows (trained with --l-test {}), so "
+        "it cannot evaluate length {}, which needs {} positions; choose lengths up to {}",
+        config.max_positions, trained.l_test, lengths.back(), needed, longest));
+  }
+
+  // Inference-side attention methods (train/test_time_attention.hpp), checked before anything runs.
+  spec.test_attention = o.attention;
+  const AttentionSpec attention = test_time_attention(o.attention, trained, config.pe);
+
+  const Device device = Device::choose(o.device, model_spec.float64);
+  std::vector<CostPart> extra;
+  if (o.predictions)
+    extra.push_back(
+        {"predictions.csv", prediction_bytes(resolved, spec),
+         fmt::format("--lengths {}, --samples {}", format_lengths(lengths), spec.eval_samples)});
+  admit(Work::evaluate(spec, config, device.gpu(), extra), o.budget, o.log);
+
+  if (o.out.empty()) throw UsageError("--out is required: the folder to write the evaluation into");
+  if (!o.overwrite && fs::exists(o.out / "eval.json"))
+    throw UsageError(fmt::format(
+        "{} already holds an evaluation (eval.json); pass --overwrite to replace it, or choose "
+        "another --out",
+        o.out.string()));
+  if (fs::exists(o.out / "manifest.json"))
+    throw UsageError(fmt::format(
+        "{} holds a trained run (manifest.json); write the evaluation into another --out",
+        o.out.string()));
+  const std::vector<double> params = load_checkpoint(o.run_dir / "model.safetensors", config);
+  ensure_writable_directory(o.out);
+  remove_stale_temporaries(o.out);
+  // A replaced evaluation's files
+  for (const std::string& stale : length_file_names()) fs::remove(o.out / stale);
+  for (const char* stale : {"eval.json", "predictions.csv"}) fs::remove(o.out / stale);
+
+  // ---- evaluate
+  std::optional<PredictionWriter> predictions;
+  std::optional<TokenPredictionWriter> token_predictions;
+  EvalJob job = eval_job(resolved, spec);
+  if (o.representation_stats) {
+    job.representation_projections = o.representation_projections;
+    job.representation_reference = trained.l_train;
+  }
+  if (o.predictions && is_token_task(resolved.task)) {
+    token_predictions.emplace();
+    job.on_token_output = [&](const Batch& b, int length, double depth, int s,
+                              const std::vector<double>& p, const std::vector<int>& argmax) {
+      token_predictions->add(b, length, depth, s, p, argmax);
+    };
+  } else if (o.predictions) {
+    predictions.emplace(resolved.reparam);
+    job.on_output = [&](const Batch& b, int s, double z) { predictions->add(b, s, z); };
+  }
+  const RunCost cost = estimate_run_cost(spec, config);
+  std::optional<Progress> bar;
+  if (o.log) {
+    bar.emplace("eval", static_cast<int64_t>(cost.eval_flops / kFlopsPerProgressUnit) + 1, *o.log,
+                o.log_is_tty);
+    bar->show_counts(false);
+  }
+  double done = 0;
+  const auto on_length = [&](int, int l) {
+    done += cost.eval_flops_at(l);
+    if (bar)
+      bar->update(static_cast<int64_t>(done / kFlopsPerProgressUnit),
+                  fmt::format("length {}/{}", l, lengths.back()));
+  };
+  const auto eval_start = Clock::now();
+  const auto run = [&](const EvalJob& j, const std::function<void(int, int)>& progress) {
+    return device.evaluate(config, params, j, spec.threads, model_spec.float64, progress);
+  };
+  // An auto temperature: searched per length past l_train, then every length evaluated with its
+  // own (train/test_time_eval.hpp).
+  if (const std::optional<AlignBy> by = temperature_alignment(o.attention); by && o.log)
+    *o.log << fmt::format("searching the attention temperature ({}) at each length past {}\n",
+                          align_name(*by), trained.l_train);
+  const TemperatureChoice temperatures =
+      prepare_test_time_eval(job, spec, config.pe, [&](const EvalJob& j) { return run(j, {}); });
+  const std::vector<LengthResult> results = run(job, on_length);
+  if (bar) bar->finish();
+  const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
+
+  // ---- write: results, predictions, and eval.json last
+  std::vector<std::string> files = {"eval.json"};
+  for (const std::string& name : write_length_files(o.out, results)) files.push_back(name);
+  if (predictions || token_predictions) {
+    write_file_atomic(o.out / "predictions.csv",
+                      predictions ? predictions->text() : token_predictions->text());
+    files.push_back("predictions.csv");
+  }
+  nlohmann::ordered_json info;
+  info["lenlab_version"] = "0.1.0";
+  info["git_revision"] = git_revision();
+  info["command_line"] = o.command_line;
+  info["source"] = {{"dir", fs::absolute(o.run_dir).lexically_normal().string()},
+                    {"id", record->id},
+                    {"config", to_json(trained)}};
+  info["lengths"] = format_lengths(lengths);
+  info["eval_samples"] = spec.eval_samples;
+  info["eval_seed"] = spec.eval_seed;
+  if (!o.attention.plain())
+    info["attention"] = {
+        {"n_global", attention.n_global},           {"n_local", attention.n_local},
+        {"max_distance", attention.max_distance},   {"temperature", o.attention.temperature},
+        {"rope_scaling", o.attention.rope_scaling}, {"rope_factor", o.attention.rope_factor}};
+  if (!temperatures.searched.empty()) add_temperature_json(info["attention"], temperatures);
+  if (o.representation_stats)
+    info["representation"] = {{"reference_length", trained.l_train},
+                              {"projections", o.representation_projections},
+                              {"sequences_per_length", kRepresentationSamples},
+                              {"histogram_bins", kRepresentationBins},
+                              {"projection_seed", kRepresentationSeed}};
+  info["threads"] = spec.threads;
+  info["device"] = device.label();
+  info["status"] = "completed";
+  info["eval_seconds"] = eval_seconds;
+  info["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
+  info["files"] = files;
+  write_file_atomic(o.out / "eval.json", info.dump(2) + "\n");
+  if (o.log)
+    *o.log << fmt::format("evaluated {} length{} ({}) in {:.1f} s; wrote {}/{{{}}}\n",
+                          lengths.size(), lengths.size() == 1 ? "" : "s", format_lengths(lengths),
+                          eval_seconds, o.out.string(), fmt::join(files, ", "));
+  return 0;
+}
+
+}  // namespace lenlab

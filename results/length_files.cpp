@@ -1,0 +1,307 @@
+#include "results/length_files.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "results/csv_rows.hpp"
+#include "train/attention_probe.hpp"
+#include "train/attention_stats.hpp"
+#include "train/representation_stats.hpp"
+
+namespace lenlab {
+
+namespace {
+
+constexpr const char* kResultsHeader =
+    "length,mse,mean_prediction,mean_target,mse_reparam,n_sequences,exact,n_clamped,n_nonfinite";
+constexpr const char* kTokenResultsHeader =
+    "length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens";
+constexpr const char* kPositionsHeader =
+    "length,position,cross_entropy,entropy,excess_ce,token_accuracy";
+
+std::string depth_cell(double depth) {
+  return depth == kNoDepth ? "" : fmt::format("{:.9g}", depth);
+}
+
+// The result a per-length CSV row belongs to: its length (cell 0) and depth (cell 1, empty for
+// none); a UsageError naming the line when results.csv has no such row.
+LengthResult& result_of_row(const CsvRows& csv, std::vector<LengthResult>& results) {
+  const int length = csv.integer(0);
+  const double depth = csv.empty(1) ? kNoDepth : csv.number(1);
+  for (LengthResult& r : results)
+    if (r.length == length && r.depth == depth) return r;
+  throw UsageError(fmt::format("{}: length {}{} is not in results.csv", csv.line_ref(), length,
+                               depth == kNoDepth ? "" : fmt::format(" at depth {}", depth)));
+}
+
+std::vector<LengthResult> parse_token_results(const std::string& text, const std::string& where) {
+  CsvRows csv(text, where, kTokenResultsHeader, "results");
+  std::vector<LengthResult> rows;
+  while (csv.next()) {
+    LengthResult r;
+    r.token = true;
+    r.length = csv.integer(0);
+    r.depth = csv.empty(1) ? kNoDepth : csv.number(1);
+    if (r.depth != kNoDepth && !(r.depth >= 0 && r.depth <= 1))
+      throw UsageError(fmt::format("{}: depth {} is not in [0, 1]", csv.line_ref(), r.depth));
+    r.token_accuracy = csv.number(2);
+    r.exact_match = csv.number(3);
+    r.cross_entropy = csv.number(4);
+    r.excess_ce = csv.number(5);
+    r.n_sequences = csv.integer(6);
+    r.n_answer_tokens = csv.integer(7);
+    if (!rows.empty() &&
+        std::make_pair(r.length, r.depth) <= std::make_pair(rows.back().length, rows.back().depth))
+      throw UsageError(fmt::format(
+          "{}: length {} depth '{}' after length {} depth '{}': (length, depth) must ascend",
+          csv.line_ref(), r.length, depth_cell(r.depth), rows.back().length,
+          depth_cell(rows.back().depth)));
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace
+
+std::vector<std::string> length_file_names() {
+  return {"results.csv", "positions.csv", "attention.csv", "attention_distance.csv",
+          "representation.csv"};
+}
+
+std::vector<std::string> write_length_files(const std::filesystem::path& dir,
+                                            const std::vector<LengthResult>& results) {
+  std::vector<std::string> written = {"results.csv"};
+  write_file_atomic(dir / "results.csv", results_csv_text(results));
+  if (!results.empty() && !results.back().positions.empty()) {  // markov
+    write_file_atomic(dir / "positions.csv", positions_csv_text(results.back()));
+    written.push_back("positions.csv");
+  }
+  if (!results.empty() && !results.front().attention.empty()) {
+    write_file_atomic(dir / "attention.csv", attention_csv_text(results));
+    write_file_atomic(dir / "attention_distance.csv", attention_distance_csv_text(results));
+    written.push_back("attention.csv");
+    written.push_back("attention_distance.csv");
+  }
+  if (!results.empty() && !results.front().representation.empty()) {
+    write_file_atomic(dir / "representation.csv", representation_csv_text(results));
+    written.push_back("representation.csv");
+  }
+  return written;
+}
+
+std::string results_csv_text(const std::vector<LengthResult>& rows) {
+  const bool token = !rows.empty() && rows.front().token;
+  std::string out = std::string(token ? kTokenResultsHeader : kResultsHeader) + "\n";
+  for (const LengthResult& r : rows) {
+    if (r.token != token)
+      throw std::logic_error("results_csv_text: scalar and token results in one file");
+    if (token)
+      out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", r.length, depth_cell(r.depth),
+                         r.token_accuracy, r.exact_match, r.cross_entropy, r.excess_ce,
+                         r.n_sequences, r.n_answer_tokens);
+    else
+      out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", r.length, r.mse,
+                         r.mean_prediction, r.mean_target, r.mse_reparam, r.n_sequences,
+                         r.exact ? 1 : 0, r.n_clamped, r.n_nonfinite);
+  }
+  return out;
+}
+
+std::vector<LengthResult> parse_results_csv(const std::string& text, const std::string& where) {
+  if (text.rfind(kTokenResultsHeader, 0) == 0) return parse_token_results(text, where);
+  CsvRows csv(text, where, kResultsHeader, "results");
+  std::vector<LengthResult> rows;
+  while (csv.next()) {
+    LengthResult r;
+    r.length = csv.integer(0);
+    r.mse = csv.number(1);
+    r.mean_prediction = csv.number(2);
+    r.mean_target = csv.number(3);
+    r.mse_reparam = csv.number(4);
+    r.n_sequences = csv.integer(5);
+    r.exact = csv.integer(6) != 0;
+    r.n_clamped = csv.integer(7);
+    r.n_nonfinite = csv.integer(8);
+    if (!rows.empty() && r.length <= rows.back().length)
+      throw UsageError(fmt::format("{}: length {} after length {}: lengths must ascend",
+                                   csv.line_ref(), r.length, rows.back().length));
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::string positions_csv_text(const LengthResult& r) {
+  std::string out = std::string(kPositionsHeader) + "\n";
+  for (const PositionResult& p : r.positions)
+    out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n", r.length, p.position, p.cross_entropy,
+                       p.entropy, p.cross_entropy - p.entropy, p.token_accuracy);
+  return out;
+}
+
+std::vector<PositionResult> parse_positions_csv(const std::string& text, const std::string& where) {
+  CsvRows csv(text, where, kPositionsHeader, "positions");
+  std::vector<PositionResult> rows;
+  while (csv.next()) {
+    PositionResult p;
+    p.position = csv.integer(1);
+    p.cross_entropy = csv.number(2);
+    p.entropy = csv.number(3);
+    p.token_accuracy = csv.number(5);
+    if (p.position != static_cast<int>(rows.size()) + 1)
+      throw UsageError(fmt::format("{}: position {} where {} was expected", csv.line_ref(),
+                                   p.position, rows.size() + 1));
+    rows.push_back(p);
+  }
+  return rows;
+}
+
+std::string attention_csv_text(const std::vector<LengthResult>& results) {
+  std::string out = "length,depth,layer,head,entropy,max_prob,logit_std\n";
+  for (const LengthResult& r : results) {
+    const AttentionStats& a = r.attention;
+    const std::string depth = r.depth == kNoDepth ? "" : fmt::format("{:.9g}", r.depth);
+    for (int l = 0; l < a.n_layer; ++l)
+      for (int h = 0; h < a.n_head; ++h) {
+        const size_t i = static_cast<size_t>(l) * a.n_head + h;
+        // The logits' spread, from the probe on the first sequences (train/attention_probe.hpp).
+        const bool probed = r.logits.n_layer == a.n_layer && r.logits.n_head == a.n_head &&
+                            !std::isnan(r.logits.logit_var[i]);
+        out += fmt::format("{},{},{},{},{:.9g},{:.9g},{}\n", r.length, depth, l, h, a.entropy[i],
+                           a.max_prob[i],
+                           probed ? fmt::format("{:.9g}", std::sqrt(r.logits.logit_var[i])) : "");
+      }
+  }
+  return out;
+}
+
+void add_attention_csv(const std::string& text, const std::string& where,
+                       std::vector<LengthResult>& results) {
+  // attention.csv's first columns (train/attention_stats.hpp); later columns are left unread.
+  constexpr const char* kAttentionHeader = "length,depth,layer,head,entropy,max_prob";
+  std::istringstream in(text);
+  std::string header;
+  std::getline(in, header);
+  if (header.rfind(kAttentionHeader, 0) != 0)
+    throw UsageError(fmt::format("{}: not a lenlab attention file (header '{}')", where, header));
+  CsvRows csv(text, where, header.c_str(), "attention");
+  while (csv.next()) {
+    const int layer = csv.integer(2), head = csv.integer(3);
+    LengthResult* row = &result_of_row(csv, results);
+    AttentionStats& a = row->attention;
+    if (layer < 0 || head < 0 || layer > 1024 || head > 65536)
+      throw UsageError(
+          fmt::format("{}: layer {} head {} out of range", csv.line_ref(), layer, head));
+    if (layer >= a.n_layer || head >= a.n_head) {  // grow the [layer × head] grids, keeping values
+      const int L = std::max(a.n_layer, layer + 1), H = std::max(a.n_head, head + 1);
+      AttentionStats grown;
+      grown.n_layer = L;
+      grown.n_head = H;
+      grown.entropy.assign(static_cast<size_t>(L) * H, std::nan(""));
+      grown.max_prob = grown.entropy;
+      for (int l = 0; l < a.n_layer; ++l)
+        for (int h = 0; h < a.n_head; ++h) {
+          grown.entropy[l * H + h] = a.entropy[l * a.n_head + h];
+          grown.max_prob[l * H + h] = a.max_prob[l * a.n_head + h];
+        }
+      a = std::move(grown);
+    }
+    a.entropy[layer * a.n_head + head] = csv.number(4);
+    a.max_prob[layer * a.n_head + head] = csv.number(5);
+  }
+  for (const LengthResult& r : results)
+    for (const double v : r.attention.entropy)
+      if (std::isnan(v))
+        throw UsageError(fmt::format("{}: length {} lacks a layer or head", where, r.length));
+}
+
+std::string attention_distance_csv_text(const std::vector<LengthResult>& results) {
+  std::string out = "length,depth,layer,head,distance,mean_logit\n";
+  for (const LengthResult& r : results) {
+    const AttentionLogits& a = r.logits;
+    const std::string depth = r.depth == kNoDepth ? "" : fmt::format("{:.9g}", r.depth);
+    for (int l = 0; l < a.n_layer; ++l)
+      for (int h = 0; h < a.n_head; ++h)
+        for (int d = 0; d <= a.max_distance; ++d)
+          if (!std::isnan(a.at(l, h, d)))
+            out += fmt::format("{},{},{},{},{},{:.9g}\n", r.length, depth, l, h, d, a.at(l, h, d));
+  }
+  return out;
+}
+
+void add_attention_distance_csv(const std::string& text, const std::string& where,
+                                std::vector<LengthResult>& results) {
+  CsvRows csv(text, where, "length,depth,layer,head,distance,mean_logit", "attention distance");
+  while (csv.next()) {
+    const int length = csv.integer(0), layer = csv.integer(2), head = csv.integer(3),
+              distance = csv.integer(4);
+    LengthResult* row = &result_of_row(csv, results);
+    AttentionLogits& a = row->logits;
+    if (layer < 0 || head < 0 || distance < 0 || distance >= length + 64 || layer > 1024 ||
+        head > 65536)
+      throw UsageError(fmt::format("{}: layer {}, head {} or distance {} out of range",
+                                   csv.line_ref(), layer, head, distance));
+    // Grow the [layer, head, distance] grid as rows arrive, keeping what it holds.
+    const int L = std::max(a.n_layer, layer + 1), H = std::max(a.n_head, head + 1),
+              D = std::max(a.max_distance, distance);
+    if (L != a.n_layer || H != a.n_head || D != a.max_distance) {
+      AttentionLogits grown;
+      grown.n_layer = L;
+      grown.n_head = H;
+      grown.max_distance = D;
+      grown.logit_var.assign(static_cast<size_t>(L) * H, std::nan(""));
+      grown.by_distance.assign(static_cast<size_t>(L) * H * (D + 1), std::nan(""));
+      for (int l = 0; l < a.n_layer; ++l)
+        for (int h = 0; h < a.n_head; ++h)
+          for (int d = 0; d <= a.max_distance; ++d)
+            grown.by_distance[(static_cast<size_t>(l) * H + h) * (D + 1) + d] = a.at(l, h, d);
+      a = std::move(grown);
+    }
+    a.by_distance[(static_cast<size_t>(layer) * a.n_head + head) * (a.max_distance + 1) +
+                  distance] = csv.number(5);
+  }
+}
+
+std::string representation_csv_text(const std::vector<LengthResult>& results) {
+  std::string out =
+      "length,depth,layer,rows,reference_rows,sliced_w1,js_distance,kl_divergence,reference_std\n";
+  for (const LengthResult& r : results) {
+    const std::string depth = r.depth == kNoDepth ? "" : fmt::format("{:.9g}", r.depth);
+    for (const RepresentationDistance& d : r.representation)
+      out += fmt::format("{},{},{},{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n", r.length, depth, d.layer,
+                         d.rows, d.reference_rows, d.sliced_w1, d.js_distance, d.kl_divergence,
+                         d.reference_std);
+  }
+  return out;
+}
+
+void add_representation_csv(const std::string& text, const std::string& where,
+                            std::vector<LengthResult>& results) {
+  CsvRows csv(text, where,
+              "length,depth,layer,rows,reference_rows,sliced_w1,js_distance,kl_divergence,"
+              "reference_std",
+              "representation");
+  while (csv.next()) {
+    LengthResult* row = &result_of_row(csv, results);
+    RepresentationDistance d;
+    d.layer = csv.integer(2);
+    d.rows = csv.integer(3);
+    d.reference_rows = csv.integer(4);
+    d.sliced_w1 = csv.number(5);
+    d.js_distance = csv.number(6);
+    d.kl_divergence = csv.number(7);
+    d.reference_std = csv.number(8);
+    if (d.layer < 0 || d.layer > 1024)
+      throw UsageError(fmt::format("{}: layer {} out of range", csv.line_ref(), d.layer));
+    for (const RepresentationDistance& e : row->representation)
+      if (e.layer == d.layer)
+        throw UsageError(fmt::format("{}: layer {} of length {} a second time", csv.line_ref(),
+                                     d.layer, row->length));
+    row->representation.push_back(d);
+  }
+}
+
+}  // namespace lenlab

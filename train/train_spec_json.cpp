@@ -1,0 +1,137 @@
+// TrainSpec's JSON form (train/train_spec.hpp): a run's config in its manifest, a config file's
+// settings read back, and the canonical text that run ids and resumed sweeps compare.
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <type_traits>
+
+#include "core/error.hpp"
+#include "train/train_spec.hpp"
+
+namespace lenlab {
+
+nlohmann::ordered_json to_json(const TrainSpec& spec) {
+  static const std::set<std::string> late_keys = {"pe_bias",
+                                                  "t5_buckets",
+                                                  "t5_max_distance",
+                                                  "t5_per_layer",
+                                                  "rope_base",
+                                                  "lengths",
+                                                  "l_train_min",
+                                                  "train_rope_scaling",
+                                                  "train_rope_factor",
+                                                  "fire_width",
+                                                  "fire_threshold",
+                                                  "n_symbols",
+                                                  "key_length",
+                                                  "markov_order",
+                                                  "markov_concentration",
+                                                  "markov_seed",
+                                                  "depths",
+                                                  "vcl_offset",
+                                                  "vcl_alpha",
+                                                  "vcl_prefix",
+                                                  "init_parent",
+                                                  "random_positions",
+                                                  "misalign_alpha",
+                                                  "misalign_extra",
+                                                  "misalign_kind",
+                                                  "misalign_control",
+                                                  "n_local",
+                                                  "n_global",
+                                                  "distance_cap",
+                                                  "temperature",
+                                                  "temperature_min",
+                                                  "temperature_step",
+                                                  "attention_stats",
+                                                  "rope_scaling",
+                                                  "rope_factor",
+                                                  "yarn_alpha",
+                                                  "yarn_beta",
+                                                  "precision"};
+  static const nlohmann::ordered_json defaults = [] {
+    nlohmann::ordered_json d;
+    const TrainSpec base;
+    visit_spec_fields(base, [&](const char* key, const auto& value) { d[key] = value; });
+    return d;
+  }();
+  nlohmann::ordered_json j;
+  visit_spec_fields(spec, [&](const char* key, const auto& value) {
+    if (std::string_view(key) == "init_from") return;  // the parent by id: init_parent
+    if (late_keys.count(key) && defaults.at(key) == nlohmann::ordered_json(value))
+      return;  // see the header
+    j[key] = value;
+  });
+  return j;
+}
+
+namespace {
+
+template <class T>
+std::string type_name() {
+  if constexpr (std::is_same_v<T, std::string>) return "a string";
+  if constexpr (std::is_same_v<T, int>) return "an integer";
+  if constexpr (std::is_same_v<T, uint64_t>) return "a non-negative integer";
+  if constexpr (std::is_same_v<T, double>) return "a number";
+}
+
+}  // namespace
+
+TrainSpec spec_from_json(const nlohmann::ordered_json& j, const TrainSpec& base,
+                         const std::string& where) {
+  if (!j.is_object()) throw UsageError(fmt::format("{}: expected a table of settings", where));
+  TrainSpec spec = base;
+  std::vector<std::string> keys;
+  visit_spec_fields(spec, [&](const char* key, auto&) { keys.emplace_back(key); });
+  // Not a structured binding: the lambda below captures key and value, which clang before 16
+  // refuses for structured bindings (Debian 12's clang 14 builds the fuzz targets).
+  for (const auto& item : j.items()) {
+    const std::string& key = item.key();
+    const nlohmann::ordered_json& value = item.value();
+    bool found = false;
+    visit_spec_fields(spec, [&](const char* name, auto& field) {
+      using T = std::decay_t<decltype(field)>;
+      if (key != name) return;
+      found = true;
+      bool ok = false;
+      if constexpr (std::is_same_v<T, std::string>) ok = value.is_string();
+      if constexpr (std::is_same_v<T, int>)
+        ok = value.is_number_integer() && value.template get<int64_t>() >= INT32_MIN &&
+             value.template get<int64_t>() <= INT32_MAX;
+      if constexpr (std::is_same_v<T, uint64_t>)
+        ok = value.is_number_unsigned() ||
+             (value.is_number_integer() && value.template get<int64_t>() >= 0);
+      if constexpr (std::is_same_v<T, double>) ok = value.is_number();
+      if (!ok)
+        throw UsageError(
+            fmt::format("{}: '{}' must be {}, got {}", where, key, type_name<T>(), value.dump()));
+      field = value.template get<T>();
+    });
+    if (!found)
+      throw UsageError(fmt::format("{}: unknown setting '{}'; valid settings: {}", where, key,
+                                   join_choices(keys)));
+  }
+  // lengths without l_test: test up to the longest of them.
+  if (j.contains("lengths") && !j.contains("l_test") && !spec.lengths.empty()) {
+    try {
+      spec.l_test = test_lengths(spec).back();
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", where, e.what()));
+    }
+  }
+  return spec;
+}
+
+std::string canonical_spec_text(const TrainSpec& spec) {
+  return to_json(spec).dump();
+}
+
+std::string training_spec_text(const TrainSpec& spec) {
+  TrainSpec trained = spec;
+  trained.test_attention = TestTimeAttention{};
+  return canonical_spec_text(trained);
+}
+
+}  // namespace lenlab
