@@ -88,6 +88,23 @@ class Model {
   std::vector<T> download_attention_output(const PackedBatch<B>& in, int l) const;
 
  private:
+  // How a training pass lays out one batch's activations: N rows, Q = n_query() read rows; each
+  // layer's slot holds max(N, Q) rows (N below the last layer, Q in the last one past its
+  // attention, more than N when both heads read the same rows).
+  struct TrainLayout {
+    int N = 0, Q = 0;
+    size_t Nd = 0, Nf = 0, N1 = 0;  // a layer's slot: [K, rows, d], [K, rows, d_ff], [K, rows]
+    size_t att_size = 0;            // a layer's attention probabilities, [K·prob_stride]
+  };
+  TrainLayout train_layout(const PackedBatch<B>& in) const;
+  // A learned positional bias's tables: their gradients [K, n_head, rows, cols] per table.
+  bool learned_bias() const { return bias_ && bias_->learned(); }
+  size_t bias_per_table() const {
+    return learned_bias() ? static_cast<size_t>(K_) * config_.n_head * bias_rows_ * bias_cols_ : 0;
+  }
+  // RoPE rotates q and k before attention (else attention rotates by distance: a distance cap).
+  bool rope_first() const { return config_.pe == PositionalEncoding::kRope && !rope_in_attention_; }
+
   // What the training forward keeps; per-layer tensors stacked, layer l's block at l·(its size).
   // The last layer's entries hold Q = n_query() rows from attention's output on (atty, mid, ln2,
   // fch, out); a layer's slot has max(N, Q) rows.

@@ -48,19 +48,30 @@ void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>&
 }
 
 template <class B>
+typename Model<B>::TrainLayout Model<B>::train_layout(const PackedBatch<B>& in) const {
+  TrainLayout z;
+  z.N = in.rows;
+  z.Q = in.n_query();
+  const size_t K = K_, rows = std::max(z.N, z.Q);
+  z.Nd = K * rows * config_.d_model;
+  z.Nf = K * rows * config_.d_ff;
+  z.N1 = K * rows;
+  z.att_size = std::max<size_t>(1, K * in.prob_stride);
+  return z;
+}
+
+template <class B>
 void Model<B>::block_backward(int l, const PackedBatch<B>& in) {
   const ModelConfig& c = config_;
   const Activations& a = act_;
   ActivationGrads& g = grad_act_;
-  const int N = in.rows, Qr = in.n_query(), d = c.d_model, f = c.d_ff, H = c.n_head;
-  const size_t K = K_, rows = std::max(N, Qr);
-  const size_t Nd = K * rows * d, Nf = K * rows * f, N1 = K * rows;  // a layer's slot
-  const size_t att_size = std::max<size_t>(1, K * in.prob_stride);
+  const TrainLayout z = train_layout(in);
+  const int N = z.N, Qr = z.Q, d = c.d_model, f = c.d_ff, H = c.n_head;
+  const size_t K = K_, Nd = z.Nd, Nf = z.Nf, N1 = z.N1, att_size = z.att_size;
   const ops::Models m = models();
   const ops::Seqs seqs = in.seqs();
-  const bool learned_bias = bias_ && bias_->learned();
-  const size_t bias_per_table = learned_bias ? K * c.n_head * bias_rows_ * bias_cols_ : 0;
-  const bool rope_first = c.pe == PositionalEncoding::kRope && !rope_in_attention_;
+  const bool learned_bias = this->learned_bias(), rope_first = this->rope_first();
+  const size_t bias_per_table = this->bias_per_table();
   const int* query_rows = in.query_rows.data();
   // dq holds dLoss/d(layer output) at the rows past attention (the read rows in the last layer,
   // every row below); the residual connections pass it through unchanged and each sub-layer's

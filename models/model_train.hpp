@@ -9,12 +9,9 @@ template <class B>
 void Model<B>::forward(const PackedBatch<B>& in) {
   prepare(in);
   const ModelConfig& c = config_;
-  const int N = in.rows, Qr = in.n_query(), d = c.d_model, f = c.d_ff;
-  // Each layer's slot holds max(N, Q) rows: N below the last layer, Q in the last one past its
-  // attention (more than N when both heads read the same rows).
-  const size_t K = K_, Lc = c.n_layer, rows = std::max(N, Qr);
-  const size_t Nd = K * rows * d, Nf = K * rows * f, N1 = K * rows;
-  const size_t att_size = std::max<size_t>(1, K * in.prob_stride);
+  const TrainLayout z = train_layout(in);
+  const int N = z.N, Qr = z.Q, d = c.d_model;
+  const size_t K = K_, Lc = c.n_layer, Nd = z.Nd, Nf = z.Nf, N1 = z.N1, att_size = z.att_size;
   Activations& a = act_;
   B::reserve(a.encoded, K * N * d);
   for (auto* v : {&a.ln1, &a.atty, &a.resid_mid, &a.ln2, &a.resid_out}) B::reserve(*v, Lc * Nd);
@@ -73,26 +70,22 @@ template <class B>
 void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlogits) {
   const ModelConfig& c = config_;
   const Activations& a = act_;
-  const int N = in.rows, Qr = in.n_query(), d = c.d_model, f = c.d_ff;
-  const size_t K = K_, rows = std::max(N, Qr);
-  const size_t Nd = K * rows * d, Nf = K * rows * f;  // a layer's slot
-  const size_t att_size = std::max<size_t>(1, K * in.prob_stride);
+  const TrainLayout z = train_layout(in);
+  const int N = z.N, Qr = z.Q, d = c.d_model;
+  const size_t K = K_;
   const ops::Models m = models();
   const ops::Seqs seqs = in.seqs();
-  const bool learned_bias = bias_ && bias_->learned();
-  const size_t bias_per_table = learned_bias ? K * c.n_head * bias_rows_ * bias_cols_ : 0;
-  const bool rope_first = c.pe == PositionalEncoding::kRope && !rope_in_attention_;
   ActivationGrads& g = grad_act_;
-  for (auto* v : {&g.dresid, &g.dln, &g.datty}) B::reserve(*v, Nd);
+  for (auto* v : {&g.dresid, &g.dln, &g.datty}) B::reserve(*v, z.Nd);
   for (auto* v : {&g.dresid_q, &g.datty_q}) B::reserve(*v, K * Qr * d);
-  B::reserve(g.dqkv, 3 * Nd);
-  if (rope_first) B::reserve(g.dqkv_rope, 3 * Nd);
-  B::reserve(g.dfch, Nf);
-  B::reserve(g.dfch_gelu, Nf);
-  if (B::kDevice || learned_bias) B::reserve(g.scratch, att_size);
-  if (learned_bias) {  // every layer's dLoss/db adds into its table's
-    B::reserve(dbias_tables_, bias_->n_tables() * bias_per_table);
-    B::fill_zero(dbias_tables_.data(), bias_->n_tables() * bias_per_table);
+  B::reserve(g.dqkv, 3 * z.Nd);
+  if (rope_first()) B::reserve(g.dqkv_rope, 3 * z.Nd);
+  B::reserve(g.dfch, z.Nf);
+  B::reserve(g.dfch_gelu, z.Nf);
+  if (B::kDevice || learned_bias()) B::reserve(g.scratch, z.att_size);
+  if (learned_bias()) {  // every layer's dLoss/db adds into its table's
+    B::reserve(dbias_tables_, bias_->n_tables() * bias_per_table());
+    B::fill_zero(dbias_tables_.data(), bias_->n_tables() * bias_per_table());
   }
 
   // The heads read rows of the last layer's output [K, Q, d]: its gradient is Σ_heads theirs.
@@ -116,7 +109,7 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
   B::embedding_backward(g_.wte, g_.wpe, dembedded, in.tokens.data(), c.vocab_size, c.max_positions,
                         d, seqs, m);
   // b = the encoding's table of its parameters
-  if (learned_bias) chain_bias_gradients();
+  if (learned_bias()) chain_bias_gradients();
 }
 
 }  // namespace lenlab
