@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "models/config.hpp"
-#include "models/cpu/rope.hpp"
 #include "models/heads.hpp"
+#include "models/ops/tables.hpp"
 #include "models/packed_batch.hpp"
 #include "models/parameters.hpp"
 #include "models/position_bias.hpp"
@@ -171,7 +171,7 @@ class Model {
   Buffer<T> dbias_tables_;  // [n_tables, K, n_head, rows, cols] the backward's dLoss/db
   int bias_rows_ = 1;       // query positions the tables cover (FIRE), else 1
   int bias_cols_ = 0;       // distances the tables cover
-  cpu::RopeTable<T> rope_host_;
+  ops::RopeTable<T> rope_host_;
   Buffer<T> rope_cos_, rope_sin_;   // rope_host_'s, in the backend's memory
   bool rope_in_attention_ = false;  // this forward: RoPE by relative distance (a distance cap)
   Activations act_;

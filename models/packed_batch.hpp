@@ -12,9 +12,9 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "models/config.hpp"
-#include "models/cpu/attention.hpp"
 #include "models/ops/args.hpp"
 #include "models/ops/prefix_noise.hpp"
+#include "models/ops/tables.hpp"
 #include "tasks/batch.hpp"
 
 namespace lenlab {
@@ -104,7 +104,7 @@ struct PackedBatch {
       std::copy(b.positions.begin(), b.positions.end(), pos.begin() + k * N);
       const int n = b.n_seq();
       const std::vector<int64_t> p =
-          n > 0 ? cpu::attention_offsets(b.offsets.data(), n, c.n_head) : std::vector<int64_t>{0};
+          n > 0 ? ops::attention_offsets(b.offsets.data(), n, c.n_head) : std::vector<int64_t>{0};
       for (size_t s = 0; s < S1; ++s) {  // empty slots repeat the model's last offset
         const size_t src = std::min<size_t>(s, n);
         off[k * S1 + s] = n > 0 ? b.offsets[src] : 0;

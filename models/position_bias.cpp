@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/named_registry.hpp"
-#include "models/cpu/attention.hpp"
+#include "models/ops/tables.hpp"
 #include "models/parameters.hpp"
 
 namespace lenlab {
@@ -87,7 +87,7 @@ PositionBias::PositionBias(const ModelConfig& c) : config_(c) {
   n_tables_ = tables_of(c);
   switch (c.pe) {
     case PositionalEncoding::kAlibi:
-      slopes_ = cpu::alibi_slopes(c.n_head);
+      slopes_ = ops::alibi_slopes(c.n_head);
       break;
     case PositionalEncoding::kT5:
     case PositionalEncoding::kKerple:

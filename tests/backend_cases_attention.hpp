@@ -25,7 +25,7 @@ struct AttentionCase {
 
   Packing packing{};
   int d = 8, n_head = 2;
-  bool alibi = false;  // Press et al.'s slopes (cpu::alibi_slopes) as a bias table −m_h·δ
+  bool alibi = false;  // Press et al.'s slopes (ops::alibi_slopes) as a bias table −m_h·δ
   // A learned bias (AttentionArgs::bias and dbias): a random table by head and distance, or by
   // head, query position and distance (FIRE's kind); its gradient checked by finite differences.
   enum class Bias { kNone, kByDistance, kByQueryPosition };
@@ -76,11 +76,11 @@ struct AttentionCase {
     for (size_t r = 0; r < KN; ++r) h.ints["row_detached"].push_back(detached(r) ? 1 : 0);
     for (const auto& r : query_rows)
       h.ints["query_rows"].insert(h.ints["query_rows"].end(), r.begin(), r.end());
-    cpu::RopeTable<double> table;  // by position (rope_forward) or by distance: δ ≤ a position
+    ops::RopeTable<double> table;  // by position (rope_forward) or by distance: δ ≤ a position
     table.ensure(pk.max_position + 1, d / n_head, 10000.0);
     h.real["cos"] = table.cos;
     h.real["sin"] = table.sin;
-    h.real["slopes"] = cpu::alibi_slopes(n_head);
+    h.real["slopes"] = ops::alibi_slopes(n_head);
     // Bias tables [n_head, rows, cols] over every distance and position of the packing.
     const int cols = pk.max_position + 1, rows = bias_rows(pk);
     auto& bias_table = h.real["bias"];
@@ -143,7 +143,7 @@ struct AttentionCase {
     std::vector<size_t> used;  // [K] elements of each model's blocks
     size_t stride = 0;
     for (int k = 0; k < K; ++k) {
-      const std::vector<int64_t> o = cpu::attention_offsets(pk.model_offsets(k), S, n_head);
+      const std::vector<int64_t> o = ops::attention_offsets(pk.model_offsets(k), S, n_head);
       blocks.insert(blocks.end(), o.begin(), o.end());
       used.push_back(static_cast<size_t>(o.back()));
       stride = std::max(stride, used.back() + 3);

@@ -248,7 +248,7 @@ struct RopeCase {
     Rng rng(seed_of(name()));
     const Packed pk = pack(packing);
     const size_t n = static_cast<size_t>(pk.K) * pk.N * 3 * d;
-    cpu::RopeTable<double> table;
+    ops::RopeTable<double> table;
     table.ensure(pk.max_position + 1, d / n_head, base);
     Host h;
     h.ints["offsets"] = pk.offsets;

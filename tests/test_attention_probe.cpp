@@ -98,7 +98,7 @@ TEST_CASE("attention probe end to end: an ALiBi model with q = k = 0 has logits 
   job.attention_stats = true;
   job.attention_logits = true;
   const std::vector<LengthResult> results = evaluate(model, {job})[0];
-  const std::vector<double> slopes = cpu::alibi_slopes(2);
+  const std::vector<double> slopes = ops::alibi_slopes(2);
   for (const LengthResult& r : results) {
     CAPTURE(r.length);
     const int T = r.length + 2;  // BOS, the bits, EOS

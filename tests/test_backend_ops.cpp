@@ -83,15 +83,15 @@ TEST_CASE("backend ops: the attention rows exercise every equivalence") {
 }
 
 TEST_CASE("ALiBi slopes follow Press et al.") {
-  const auto s4 = cpu::alibi_slopes(4);
+  const auto s4 = ops::alibi_slopes(4);
   REQUIRE(s4.size() == 4);
   CHECK(s4[0] == 0.25);
   CHECK(s4[3] == std::pow(2.0, -8));
-  const auto s8 = cpu::alibi_slopes(8);
+  const auto s8 = ops::alibi_slopes(8);
   CHECK(s8[0] == 0.5);
   CHECK(s8[7] == std::pow(2.0, -8));
   // 6 heads: the 4 slopes of 4 heads, then slopes 1 and 3 of 8 heads.
-  const auto s6 = cpu::alibi_slopes(6);
+  const auto s6 = ops::alibi_slopes(6);
   REQUIRE(s6.size() == 6);
   CHECK(s6[4] == s8[0]);
   CHECK(s6[5] == s8[2]);
@@ -100,7 +100,7 @@ TEST_CASE("ALiBi slopes follow Press et al.") {
 TEST_CASE("rope makes q·k depend on positions only through their difference") {
   Rng rng(7);
   const int d = 8, H = 1, L = 20;
-  cpu::RopeTable<double> table;
+  ops::RopeTable<double> table;
   table.ensure(L, d, 10000.0);
   // One sequence of L tokens at positions 0 .. L-1, every token carrying the same q and k.
   const std::vector<double> q = random_vector(d, rng), k = random_vector(d, rng);

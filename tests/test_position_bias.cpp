@@ -141,7 +141,7 @@ TEST_CASE("alibi's table is exactly −(m_h·δ) in the kernels' type, as before
   const ModelConfig c = config_of(PositionalEncoding::kAlibi, 2, 6);
   const PositionBias bias(c);
   CHECK(!bias.learned());
-  const std::vector<double> slopes = cpu::alibi_slopes(6);
+  const std::vector<double> slopes = ops::alibi_slopes(6);
   const std::vector<float> tf = bias.table_as<float>(nullptr, 0, 1, 300);
   const std::vector<double> td = bias.table_as<double>(nullptr, 0, 1, 300);
   for (int h = 0; h < 6; ++h)

@@ -98,7 +98,7 @@ void add_attention_logits(const Model<B>& model, const PackedBatch<B>& packed,
       const Batch& b = slices[k];
       if (!logits[k] || b.n_seq() == 0) continue;
       const std::vector<int64_t> off =
-          cpu::attention_offsets(b.offsets.data(), b.n_seq(), c.n_head);
+          ops::attention_offsets(b.offsets.data(), b.n_seq(), c.n_head);
       for (int s = 0; s < b.n_seq() && begin + s < kAttentionProbeSamples; ++s)
         logits[k]->add(l, P.data() + k * packed.prob_stride + off[s], b.seq_len(s),
                        sequence_weight(b, s));

@@ -13,37 +13,9 @@
 
 #include "models/cpu/embedding.hpp"
 #include "models/ops/args.hpp"
+#include "models/ops/tables.hpp"
 
 namespace lenlab::cpu {
-
-// Offsets of each sequence's probability blocks in the training forward's `att`: [n_seq + 1].
-inline std::vector<int64_t> attention_offsets(const int* offsets, int n_seq, int n_head) {
-  std::vector<int64_t> out(n_seq + 1, 0);
-  for (int s = 0; s < n_seq; ++s) {
-    const int64_t L = offsets[s + 1] - offsets[s];
-    out[s + 1] = out[s] + int64_t{n_head} * L * L;
-  }
-  return out;
-}
-
-// Press et al.'s slopes: a geometric sequence starting at 2^(-8/n) with that ratio; for a head
-// count that is not a power of two, the closest power's slopes plus every other slope of the next.
-inline std::vector<double> alibi_slopes(int n_head) {
-  auto pow2_slopes = [](int n) {
-    std::vector<double> s(n);
-    const double start = std::pow(2.0, -8.0 / n);
-    for (int i = 0; i < n; ++i) s[i] = std::pow(start, i + 1);
-    return s;
-  };
-  int closest = 1;
-  while (closest * 2 <= n_head) closest *= 2;
-  std::vector<double> slopes = pow2_slopes(closest);
-  if (closest < n_head) {
-    const std::vector<double> extra = pow2_slopes(2 * closest);
-    for (int i = 0; static_cast<int>(slopes.size()) < n_head; i += 2) slopes.push_back(extra[i]);
-  }
-  return slopes;
-}
 
 namespace detail {
 

@@ -3,51 +3,17 @@
 // and k is rotated by the angle pos·θ_k, θ_k = base^(−2k/hd), pos = the token's position id
 // (BOS is 0 by default). q_i·k_j then depends on positions only through pos_i − pos_j. v is not
 // rotated. The same table, indexed by a relative distance instead of a position, is what attention
-// uses when it applies RoPE itself (ops::AttentionArgs::rope_cos).
+// uses when it applies RoPE itself (ops::AttentionArgs::rope_cos). The table of angles:
+// models/ops/tables.hpp's RopeTable.
 #include <cmath>
 #include <cstddef>
 #include <vector>
 
 #include "models/cpu/embedding.hpp"
 #include "models/ops/args.hpp"
+#include "models/ops/tables.hpp"
 
 namespace lenlab::cpu {
-
-template <class T>
-struct RopeTable {
-  int half = 0;                 // hd / 2
-  int positions = 0;            // rows computed so far
-  double position_scale = 1.0;  // angle(p, k) = p·position_scale·θ_k (PI: 1/s)
-  std::vector<double> theta;    // [half]
-  std::vector<T> cos, sin;      // [positions, half]
-
-  // Grows the table to cover positions 0 .. n-1 for these angles (computed in double, then
-  // rounded); other angles start it afresh (core/rope_scaling.hpp's RopeAngles). True when any
-  // entry changed.
-  bool ensure(int n, const std::vector<double>& new_theta, double new_position_scale = 1.0) {
-    if (new_theta != theta || new_position_scale != position_scale) positions = 0;
-    theta = new_theta;
-    position_scale = new_position_scale;
-    half = static_cast<int>(theta.size());
-    if (n <= positions) return false;
-    cos.resize(static_cast<size_t>(n) * half);
-    sin.resize(static_cast<size_t>(n) * half);
-    for (int p = positions; p < n; ++p)
-      for (int k = 0; k < half; ++k) {
-        const double angle = p * position_scale * theta[k];
-        cos[static_cast<size_t>(p) * half + k] = static_cast<T>(std::cos(angle));
-        sin[static_cast<size_t>(p) * half + k] = static_cast<T>(std::sin(angle));
-      }
-    positions = n;
-    return true;
-  }
-  // Plain RoPE: θ_k = base^(−2k/hd).
-  bool ensure(int n, int head_dim, double rope_base) {
-    std::vector<double> plain(head_dim / 2);
-    for (int k = 0; k < head_dim / 2; ++k) plain[k] = std::pow(rope_base, -2.0 * k / head_dim);
-    return ensure(n, plain);
-  }
-};
 
 // out [K, N, 3d] = qkv with q and k rotated by their row's position; v copied; padding rows 0.
 // cos, sin [positions, hd/2] must cover the largest position.

@@ -63,7 +63,7 @@ void prefix_noise_forward(float* out, const float* x, const float* noise, const 
 void prefix_noise_backward(float* dx, const float* dout, const float* x, const float* noise,
                            const int* codes, int d, Seqs q, Models m = {});
 
-// ---- RoPE ---- cos, sin [positions, hd/2] (cpu::RopeTable<float>'s, uploaded), covering the
+// ---- RoPE ---- cos, sin [positions, hd/2] (ops::RopeTable<float>'s, uploaded), covering the
 // largest position. out [K, N, 3d] = qkv with q and k rotated by the row's position, v copied.
 void rope_forward(float* out, const float* inp, const float* cos, const float* sin, int d,
                   int n_head, Seqs q, Models m = {});

@@ -48,7 +48,7 @@ struct Seqs {
 
 // Where the training forward keeps the softmax probabilities for the backward: for model k,
 // sequence s and head h an [L_s, L_s] block (row i = query i; masked entries 0) starting at
-// k·stride + offsets[k·(S+1) + s] + h·L_s². attention_offsets() (models/cpu/attention.hpp)
+// k·stride + offsets[k·(S+1) + s] + h·L_s². attention_offsets() (models/ops/tables.hpp)
 // computes the offsets of one model.
 struct ProbLayout {
   const int64_t* offsets = nullptr;  // [K, S + 1]
