@@ -4,10 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <optional>
-#include <system_error>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <system_error>
 
 #include "core/atomic_file.hpp"
 #include "plots/gnuplot.hpp"
