@@ -176,7 +176,8 @@ WorkEstimate check_parts(const TrainSpec& spec, std::vector<CostPart> memory,
   for (const CostPart& p : memory) e.peak_bytes += p.amount;
   for (const CostPart& p : work) e.flops += p.amount;
   e.memory_limit = memory_limit(budget);
-  e.seconds = e.flops / (gpu ? kGpuFlopsPerSecond : kCpuFlopsPerSecondPerThread * spec.threads);
+  e.seconds = gpu ? gpu_seconds(e.flops, with_training ? spec.steps : 0)
+                  : e.flops / (kCpuFlopsPerSecondPerThread * spec.threads);
   e.time_limit = parse_duration(budget.max_time, "--max-time");
   e.where =
       gpu ? "the GPU" : fmt::format("{} CPU thread{}", spec.threads, spec.threads > 1 ? "s" : "");
@@ -216,8 +217,9 @@ WorkEstimate check_sweep_budget(const std::vector<TrainSpec>& runs, int jobs, co
   std::vector<double> peaks;
   std::vector<CostPart> memory_parts, work_parts;
   size_t heaviest_memory = 0;
-  double most_work = 0;
+  double most_work = 0, longest_steps = 0;
   for (const TrainSpec& r : runs) {
+    longest_steps = std::max<double>(longest_steps, r.steps);
     RunCost cost = estimate_run_cost(r, resolve(r).model);
     peaks.push_back(cost.peak_bytes);
     e.flops += cost.flops();
@@ -238,7 +240,10 @@ WorkEstimate check_sweep_budget(const std::vector<TrainSpec>& runs, int jobs, co
   e.peak_bytes = kBaseBytes + runs.size() * kBytesPerPlannedRun + running;
   e.memory_limit = memory_limit(budget);
   const int workers = std::max(1, side_by_side);
-  e.seconds = e.flops / (gpu ? kGpuFlopsPerSecond : kCpuFlopsPerSecondPerThread * workers);
+  // On the GPU the runs train in groups side by side, each group in lockstep: at least the
+  // longest run's steps.
+  e.seconds =
+      gpu ? gpu_seconds(e.flops, longest_steps) : e.flops / (kCpuFlopsPerSecondPerThread * workers);
   e.time_limit = parse_duration(budget.max_time, "--max-time");
   e.where = gpu ? "the GPU" : fmt::format("{} CPU worker{}", workers, workers > 1 ? "s" : "");
   if (!memory_parts.empty())

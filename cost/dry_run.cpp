@@ -101,13 +101,17 @@ std::string dry_run_report(const DryRunInput& in) {
   if (in.todo.empty()) return text + "nothing to train: the figures would only be redrawn\n";
 
   if (in.gpu) {
-    double flops = 0;
-    for (const TrainSpec& r : in.todo) flops += estimate_run_cost(r, resolve(r).model).flops();
+    double flops = 0, longest_steps = 0;
+    for (const TrainSpec& r : in.todo) {
+      flops += estimate_run_cost(r, resolve(r).model).flops();
+      longest_steps = std::max<double>(longest_steps, r.steps);
+    }
     return text + fmt::format(
-                      "on the GPU: {} of work, roughly {} at {:.0e} FLOP/s (a rate not measured "
-                      "on this machine; the CPU prediction is calibrated, this one is not)\n",
-                      format_flops(flops), format_duration(flops / kGpuFlopsPerSecond),
-                      kGpuFlopsPerSecond);
+                      "on the GPU: {} of work, roughly {} at {:.0e} FLOP/s and at least {:.0f} ms "
+                      "a step (rates not measured on this machine; the CPU prediction is "
+                      "calibrated, this one is not)\n",
+                      format_flops(flops), format_duration(gpu_seconds(flops, longest_steps)),
+                      kGpuFlopsPerSecond, kGpuSecondsPerStep * 1e3);
   }
 
   const SweepTimes times = predict_sweep(in.todo, in.speeds, in.jobs, in.cores);

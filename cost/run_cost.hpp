@@ -61,5 +61,14 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& model);
 // machine's measured speed instead (cost/time_model.hpp).
 inline constexpr double kCpuFlopsPerSecondPerThread = 50e9;
 inline constexpr double kGpuFlopsPerSecond = 1e12;
+// A GPU training step of these tiny models is bound by its kernel launches, not its FLOPs: one
+// model's step took 1.1 to 1.2 ms on an H100 (829 steps/s for the default model, 946 for a d_model
+// 8 one; lenlab_cuda_bench and `lenlab train --device cuda`, 2026-11-26), and a group of 96 models
+// 4.9 ms. Without this floor a FLOP rate alone promised 100 000 steps in under a second.
+inline constexpr double kGpuSecondsPerStep = 1e-3;
+// The GPU's time for `flops` of work and `steps` training steps (in lockstep: a group's steps).
+inline double gpu_seconds(double flops, double steps) {
+  return flops / kGpuFlopsPerSecond + steps * kGpuSecondsPerStep;
+}
 
 }  // namespace lenlab

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "cost/budget.hpp"
 #include "cost/dry_run.hpp"
 #include "cost/run_cost.hpp"
 #include "cost/time_model.hpp"
@@ -70,6 +71,9 @@ ExperimentOptions tiny_options(const fs::path& out) {
   o.config_text = kTinyConfig;
   o.config_source = "tiny.toml";
   o.jobs = 2;
+  // CPU workers, whatever the machine has: these tests count workers and read the CPU's
+  // prediction (a GPU trains the six runs as one group; tests/cuda checks groups).
+  o.device = "cpu";
   o.plot.gnuplot = "/nonexistent/gnuplot";  // figures' data only: rendering is tested elsewhere
   return o;
 }
@@ -312,9 +316,11 @@ TEST_CASE("a killed sweep resumes and gives the same results as an uninterrupted
   const fs::path config = killed.parent_path() / "tiny.toml";
   std::ofstream(config) << kTinyConfig;
   auto args = [&](const fs::path& out) {
-    return std::vector<std::string>{LENLAB_BINARY, "run",        config.string(),
-                                    "--out",       out.string(), "--jobs",
-                                    "1",           "--gnuplot",  "/nonexistent/gnuplot"};
+    // On the CPU: one worker finishes one run at a time, so the kill lands between runs (a GPU
+    // trains all six as one group).
+    return std::vector<std::string>{
+        LENLAB_BINARY, "run",      config.string(), "--out",     out.string(),          "--jobs",
+        "1",           "--device", "cpu",           "--gnuplot", "/nonexistent/gnuplot"};
   };
   auto spawn = [](const std::vector<std::string>& a) {
     std::vector<char*> argv;
@@ -459,6 +465,7 @@ TEST_CASE("every config shipped in configs/ plans, resolves and dry-runs") {
     o.config_text = read_text(e.path());
     o.config_source = e.path().filename().string();
     o.jobs = 2;
+    o.device = "cpu";  // the calibrated prediction, whatever the machine has
     o.dry_run = true;
     o.cpu_speed = {50e9, 40e9};
     std::ostringstream printed;
@@ -468,6 +475,26 @@ TEST_CASE("every config shipped in configs/ plans, resolves and dry-runs") {
     ++n;
   }
   CHECK(n >= 4);  // paper, smoke, tokens, methods
+}
+
+TEST_CASE("the GPU's time counts its steps, not only its FLOPs") {
+  // 100 000 steps of a tiny model: a few TFLOP, well under a second at the GPU's FLOP rate, but
+  // about 1 ms a step, as measured on an H100 (946 steps/s).
+  TrainSpec tiny;
+  tiny.l_train = 3, tiny.l_test = 5, tiny.d_model = 8, tiny.n_head = 2, tiny.d_ff = 8;
+  tiny.eval_samples = 4, tiny.steps = 100000;
+  const ModelConfig model = resolve(tiny).model;
+  CHECK(estimate_run_cost(tiny, model).flops() / kGpuFlopsPerSecond < 1);
+  CHECK_THROWS_WITH_AS(check_run_budget(tiny, model, Budget{"", "1s"}, /*gpu=*/true),
+                       doctest::Contains("more than --max-time 1s"), UsageError);
+  CHECK(check_run_budget(tiny, model, Budget{"", "10m"}, true).seconds >= 100);
+  CHECK(check_sweep_budget({tiny, tiny}, 2, Budget{"", "10m"}, true).seconds >= 100);
+  DryRunInput in;
+  in.config_source = "tiny.toml";
+  in.todo = {tiny};
+  in.n_planned = 1;
+  in.gpu = true;
+  CHECK(dry_run_report(in).find("roughly 1m4") != std::string::npos);
 }
 
 TEST_CASE("--dry-run: each model shape is predicted from its own measured rates") {

@@ -14,6 +14,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "models/cpu/attention.hpp"
@@ -46,20 +47,25 @@ void softmax_row(T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a, int
   const int m = i + 1;
   Row row(p, m);
   const T* b = sh.bias ? sh.bias + a.bias_row(sh.pos[i]) : nullptr;  // b[δ]: query i's bias
-  if (a.n_local <= 0 && a.max_distance <= 0) {  // plain causal attention: no per-key branches
-    row *= sh.scale;
+  // One sequence of operations for every mask and cap, so that a window or cap that excludes no
+  // key gives plain attention's very bits (tested): scale, bias, the vectorised exp, normalise.
+  // Masked keys enter the exp as −∞ and leave as exact zeros.
+  const bool plain = a.n_local <= 0 && a.max_distance <= 0;  // no per-key branches
+  row *= sh.scale;
+  if (plain) {
     if (b)
       for (int j = 0; j < m; ++j) p[j] += b[sh.pos[i] - sh.pos[j]];
-    row = (row - row.maxCoeff()).exp();
   } else {
-    T max_logit = -INFINITY;
-    for (int j = 0; j < m; ++j) {
-      if (!a.admits(i, j)) continue;
-      p[j] = p[j] * sh.scale + (b ? b[distance(sh, a, i, j)] : T(0));
-      max_logit = std::max(max_logit, p[j]);
-    }
-    for (int j = 0; j < m; ++j) p[j] = a.admits(i, j) ? std::exp(p[j] - max_logit) : T(0);
+    for (int j = 0; j < m; ++j)
+      if (!a.admits(i, j))
+        p[j] = -std::numeric_limits<T>::infinity();
+      else if (b)
+        p[j] += b[distance(sh, a, i, j)];
   }
+  row = (row - row.maxCoeff()).exp();
+  if (!plain)
+    for (int j = 0; j < m; ++j)
+      if (!a.admits(i, j)) p[j] = T(0);
   row *= T(1) / row.sum();
 }
 

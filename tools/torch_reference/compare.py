@@ -91,6 +91,9 @@ class Comparison:
     # off (a float64 run). It measures how far the dynamics carry a rounding-sized difference.
     control: np.ndarray | None = None
     control_label: str = ""
+    # The control's relative gradient-norm difference per step, likewise: the gradient norm can
+    # carry a difference further than the loss does.
+    control_grad_norm: np.ndarray | None = None
 
     def worst(self, values: np.ndarray) -> tuple[float, int]:
         i = int(np.nanargmax(values))
@@ -112,18 +115,19 @@ def compare(run_dir: Path, steps: int | None = None, dtype: torch.dtype | None =
                                              p.detach().numpy().astype(np.float64))) /
                    max(float(np.max(np.abs(final[name]))), 1e-300))
                    for name, p in ours.params.items()}
-    drift, label = None, ""
-    if control and ours.dtype == torch.float32:
-        other = retrain(run_dir, steps, torch.float64)
-        drift, label = relative(ours.log.loss[:n], other.log.loss[:n]), "PyTorch float32 vs float64"
-    elif control:
-        other = retrain(run_dir, steps, ours.dtype, perturb=True)
-        drift, label = relative(ours.log.loss[:n], other.log.loss[:n]), "PyTorch vs 1-ulp init"
+    drift, grad_drift, label = None, None, ""
+    if control:
+        other = (retrain(run_dir, steps, torch.float64) if ours.dtype == torch.float32
+                 else retrain(run_dir, steps, ours.dtype, perturb=True))
+        label = ("PyTorch float32 vs float64" if ours.dtype == torch.float32
+                 else "PyTorch vs 1-ulp init")
+        drift = relative(ours.log.loss[:n], other.log.loss[:n])
+        grad_drift = relative(ours.log.grad_norm[:n], other.log.grad_norm[:n])
     return Comparison(steps=lenlab["step"].astype(int), lenlab=lenlab, torch=ours.log,
                       loss=relative(lenlab["loss"], ours.log.loss[:n]),
                       grad_norm=relative(lenlab["grad_norm"], ours.log.grad_norm[:n]),
                       lr=relative(lenlab["lr"], ours.log.lr[:n]), weights=weights, control=drift,
-                      control_label=label)
+                      control_label=label, control_grad_norm=grad_drift)
 
 
 def report(c: Comparison, label: str) -> str:

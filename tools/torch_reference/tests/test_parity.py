@@ -83,13 +83,18 @@ def lenlab_train(tmp: pathlib.Path, flags: list[str], precision: str, steps: int
 def test_float64_training_matches_pytorch_step_for_step(tmp_path, name, flags):
     # What limits the agreement is the training dynamics, which carry rounding-sized differences
     # forward and grow them: the control trains PyTorch against itself from initial weights one
-    # ulp off. Every case agrees to 1e-9 or, where the dynamics amplify more (the mean task's
-    # loss falls to ~5e-5), to within a few times what one ulp of the start becomes.
+    # ulp off. Every case's loss agrees to 1e-9 or, where the dynamics amplify more (the mean
+    # task's loss falls to ~5e-5), to within ten times what one ulp of the start becomes. The
+    # gradient norm amplifies a difference further than the loss, by a factor the control shows
+    # too (3.9 for KERPLE, whose gradient norm reached 1.2e-9 in a build without -march=native,
+    # 6.8e-10 with it): its bound is the loss's times that factor.
     c = compare(lenlab_train(tmp_path, flags, "float64", 200), control=True)
     assert len(c.steps) == 200
     assert c.lr.max() < 1e-15, f"the schedules differ: {c.lr.max()}"
-    bound = max(1e-9, 10 * c.worst(c.control)[0])
-    for what, values in (("loss", c.loss), ("gradient norm", c.grad_norm)):
+    loss_bound = max(1e-9, 10 * c.worst(c.control)[0])
+    amplified = c.worst(c.control_grad_norm)[0] / max(c.worst(c.control)[0], 1e-300)
+    for what, values, bound in (("loss", c.loss, loss_bound),
+                                ("gradient norm", c.grad_norm, loss_bound * max(1.0, amplified))):
         worst, at = c.worst(values)
         assert worst < bound, f"{name}: {what} differs by {worst:.3g} at step {at} (> {bound:.3g})"
     worst = max(c.weights.values())
