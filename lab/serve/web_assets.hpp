@@ -12,7 +12,7 @@ struct WebAsset {
   std::string_view body;
 };
 
-// index.html (served at "/"), app.js, style.css, uPlot.iife.min.js, uPlot.min.css.
+// index.html (served at "/"), app.js, chart.js, style.css, uPlot.iife.min.js, uPlot.min.css.
 const std::vector<WebAsset>& web_assets();
 
 }  // namespace lenlab
