@@ -19,38 +19,6 @@
 
 namespace lenlab {
 
-PositionBiasValues parse_position_bias_csv(const std::string& text, const std::string& where) {
-  CsvRows csv(text, where, "layer,head,distance,bias", "position bias");
-  struct Entry {
-    int l, h, d;
-    double b;
-  };
-  std::vector<Entry> entries;
-  PositionBiasValues out;
-  while (csv.next()) {
-    const Entry e{csv.integer(0), csv.integer(1), csv.integer(2), csv.number(3)};
-    if (e.l < 0 || e.h < 0 || e.d < 0 || e.l > 1024 || e.h > 65536 || e.d > 10'000'000)
-      throw UsageError(fmt::format("{}: layer {}, head {} or distance {} out of range",
-                                   csv.line_ref(), e.l, e.h, e.d));
-    out.n_layer = std::max(out.n_layer, e.l + 1);
-    out.n_head = std::max(out.n_head, e.h + 1);
-    out.max_distance = std::max(out.max_distance, e.d);
-    entries.push_back(e);
-  }
-  const size_t n = static_cast<size_t>(out.n_layer) * out.n_head * (out.max_distance + 1);
-  if (entries.size() != n)
-    throw UsageError(fmt::format("{}: {} rows, but {} layers × {} heads × {} distances need {}",
-                                 where, entries.size(), out.n_layer, out.n_head,
-                                 out.max_distance + 1, n));
-  out.values.assign(n, std::nan(""));
-  for (const Entry& e : entries)
-    out.values[(static_cast<size_t>(e.l) * out.n_head + e.h) * (out.max_distance + 1) + e.d] = e.b;
-  for (double v : out.values)
-    if (std::isnan(v))
-      throw UsageError(fmt::format("{}: a (layer, head, distance) repeats", where));
-  return out;
-}
-
 std::vector<LengthResult> load_results(const std::filesystem::path& dir) {
   const auto path = dir / "results.csv";
   return parse_results_csv(read_text_file(path), path.string());
@@ -113,6 +81,7 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
   r.wall_seconds = m.value("wall_seconds", 0.0);
   r.train_seconds = m.value("train_seconds", 0.0);
   r.eval_seconds = m.value("eval_seconds", 0.0);
+  r.models_trained_together = std::max(1, m.value("models_trained_together", 1));
   if (m.contains("misalignment") && m["misalignment"].is_object()) {
     const nlohmann::ordered_json& mis = m["misalignment"];
     auto number = [](const nlohmann::ordered_json& j, const char* key) -> std::optional<double> {

@@ -6,22 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "results/position_bias_file.hpp"
 #include "train/evaluate.hpp"
 #include "train/test_time_eval.hpp"
 #include "train/train_spec.hpp"
 
 namespace lenlab {
-
-// A run's positional bias after training (position_bias.csv; models/position_bias.hpp): b by
-// layer, head and distance 0..max_distance. Empty for an encoding without one.
-struct PositionBiasValues {
-  int n_layer = 0, n_head = 0, max_distance = -1;
-  std::vector<double> values;  // [n_layer, n_head, max_distance + 1]
-  bool empty() const { return values.empty(); }
-  double at(int l, int h, int d) const {
-    return values[(static_cast<size_t>(l) * n_head + h) * (max_distance + 1) + d];
-  }
-};
 
 struct RunRecord {
   std::string id;  // the folder's name
@@ -31,6 +21,9 @@ struct RunRecord {
   double wall_seconds = 0;
   double train_seconds = 0;
   double eval_seconds = 0;
+  // How many models trained together with it on a GPU (manifest "models_trained_together"; 1 on
+  // the CPU): its seconds are the group's.
+  int models_trained_together = 1;
   // The long-short misalignment at l_train (manifest "misalignment"; train/misalignment.hpp), for
   // the tasks that have it.
   std::optional<double> misalignment;
@@ -55,9 +48,6 @@ struct RunRecord {
   std::vector<PositionResult> positions;
   PositionBiasValues position_bias;
 };
-
-// position_bias.csv's reader (UsageError naming `where` on a malformed or incomplete table).
-PositionBiasValues parse_position_bias_csv(const std::string& text, const std::string& where);
 
 // The run in `dir`; nullopt when there is no manifest. A manifest or results file that cannot be
 // parsed is a UsageError naming the file. with_results = false reads the manifest only.

@@ -454,4 +454,17 @@ TEST_CASE("token figures: the report's token section, and no theory over them") 
   CHECK(has(report, "| nope | — | — | — |"));  // nothing tested beyond l_train
   const std::string empty_report = experiment_report({}, {});
   CHECK_FALSE(has(empty_report, "## Token tasks"));
+
+  // Runs trained together on a GPU record the group's seconds each: the group counts once.
+  std::map<std::string, RunRecord> runs;
+  for (const char* id : {"a", "b", "c", "d"}) {
+    RunRecord r;
+    r.wall_seconds = 10;
+    r.models_trained_together = 4;
+    runs[id] = r;
+  }
+  runs["cpu"].wall_seconds = 5;
+  CHECK(has(experiment_report({}, runs),
+            "from 5 runs (15 s of training and evaluation in all, a group of runs trained "
+            "together on the GPU counted once)"));
 }
