@@ -284,30 +284,6 @@ void PositionBias::chain(const double* pe, int t, int rows, int cols, const doub
     }
 }
 
-std::string position_bias_csv_text(const ModelConfig& c, const std::vector<double>& params,
-                                   int max_distance) {
-  const std::unique_ptr<PositionBias> bias = PositionBias::make(c);
-  if (!bias) return "";
-  const double* pe = nullptr;
-  for (const TensorInfo& t : parameter_layout(c))
-    if (t.name.rfind("pe.", 0) == 0) {
-      pe = params.data() + t.offset;
-      break;
-    }
-  const int cols = max_distance + 1;
-  // FIRE: the rows of queries at 0..max_distance, of which the last is written.
-  const int rows = bias->by_query_position() ? cols : 1;
-  std::string out = "layer,head,distance,bias\n";
-  for (int l = 0; l < c.n_layer; ++l) {
-    const std::vector<double> table = bias->table(pe, bias->table_of_layer(l), rows, cols);
-    for (int h = 0; h < c.n_head; ++h)
-      for (int d = 0; d < cols; ++d)
-        out += fmt::format("{},{},{},{:.9g}\n", l, h, d,
-                           table[(static_cast<size_t>(h) * rows + rows - 1) * cols + d]);
-  }
-  return out;
-}
-
 void check_bias_expression(const ModelConfig& c, int max_distance) {
   if (c.pe != PositionalEncoding::kBias) return;
   PositionBias(c).table(nullptr, 0, 1, max_distance + 1);

@@ -86,13 +86,6 @@ class PositionBias {
   std::shared_ptr<const CustomPositionBias> custom_;  // bias: b(d, h) as a Python function
 };
 
-// position_bias.csv: layer, head, distance, bias — every layer's b_h(δ) (a shared table repeated
-// per layer) for δ = 0..max_distance, from a model's whole parameter vector (FIRE: for a query
-// at position max_distance, the last of the longest test sequence); "" when the encoding has no
-// bias.
-std::string position_bias_csv_text(const ModelConfig& c, const std::vector<double>& params,
-                                   int max_distance);
-
 // Checks a user's bias (--pe-bias: an expression, or a Python function "python:NAME") for a finite
 // value at every distance 0..max_distance and head; throws UsageError naming the first d and h that
 // give a non-finite one, or a Python function that is not registered.

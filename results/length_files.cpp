@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -302,6 +303,16 @@ void add_representation_csv(const std::string& text, const std::string& where,
                                      d.layer, row->length));
     row->representation.push_back(d);
   }
+}
+
+std::vector<std::string> in_listing_order(std::vector<std::string> files,
+                                          const std::vector<std::string>& order) {
+  const auto rank = [&](const std::string& f) {
+    return std::find(order.begin(), order.end(), f) - order.begin();
+  };
+  std::stable_sort(files.begin(), files.end(),
+                   [&](const std::string& a, const std::string& b) { return rank(a) < rank(b); });
+  return files;
 }
 
 }  // namespace lenlab

@@ -22,6 +22,10 @@ std::vector<std::string> write_length_files(const std::filesystem::path& dir,
                                             const std::vector<LengthResult>& results);
 // Every name write_length_files may write: what a replaced run or evaluation must not leave.
 std::vector<std::string> length_file_names();
+// `files` sorted by their place in `order` (names not in it last, as given): the order in which
+// manifest.json and eval.json have always listed their files.
+std::vector<std::string> in_listing_order(std::vector<std::string> files,
+                                          const std::vector<std::string>& order);
 
 // results.csv: one row per test length (token tasks: per length and depth), and its reader
 // (UsageError naming `where` on any malformed row). The two directions live together so the

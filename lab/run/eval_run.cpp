@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <utility>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -231,6 +232,9 @@ int run_eval(const EvalOptions& o) {
   info["status"] = "completed";
   info["eval_seconds"] = eval_seconds;
   info["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
+  files = in_listing_order(std::move(files),
+                           {"eval.json", "results.csv", "predictions.csv", "attention.csv",
+                            "attention_distance.csv", "representation.csv", "positions.csv"});
   info["files"] = files;
   write_file_atomic(o.out / "eval.json", info.dump(2) + "\n");
   if (o.log)

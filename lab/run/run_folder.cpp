@@ -9,15 +9,18 @@
 #include <optional>
 #include <ostream>
 #include <system_error>
+#include <utility>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
 #include "lab/run/init_from.hpp"
 #include "models/checkpoint.hpp"
-#include "models/position_bias.hpp"
 #include "results/length_files.hpp"
+#include "results/loss_file.hpp"
+#include "results/position_bias_file.hpp"
 #include "results/range_means.hpp"
+#include "results/run_manifest.hpp"
 #include "results/run_record.hpp"
 #include "theory/power_law.hpp"
 
@@ -33,19 +36,6 @@ double now_seconds() {
 
 std::string utc_now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(std::time(nullptr)));
-}
-
-// step,lr,loss,grad_norm; with the misalignment regularizer also misalign, L_misalign of the
-// step's pairs (the SCE, or its divergence part for kind "kl"; loss holds L_train + α·L_misalign).
-std::string loss_csv(const std::vector<StepLog>& log, const MisalignRegularizer& reg) {
-  std::string out = reg.on() ? "step,lr,loss,grad_norm,misalign\n" : "step,lr,loss,grad_norm\n";
-  for (const StepLog& s : log) {
-    // Every number in its shortest form that reads back to the same double, so that another
-    // implementation's curve can be compared to the last bit (tools/torch_reference).
-    out += fmt::format("{},{},{},{}", s.step, s.lr, s.loss, s.grad_norm);
-    out += reg.on() ? fmt::format(",{}\n", s.pair_loss / reg.alpha) : "\n";
-  }
-  return out;
 }
 
 std::string inverse_kind(const Reparam& r) {
@@ -165,15 +155,8 @@ template void RunFolder::write_init(const std::vector<double>&) const;
 
 void RunFolder::write_diverged(const TrainOutcome& outcome) {
   if (batch_log_) batch_log_->commit();
-  write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log, spec_.misalign));
-  manifest_["train_seconds"] = outcome.seconds;
-  manifest_["steps_per_second"] = outcome.log.size() / std::max(outcome.seconds, 1e-9);
-  manifest_["status"] = "diverged";
-  manifest_["diverged_at_step"] = outcome.diverged_step;
-  manifest_["error"] = fmt::format(
-      "the training loss or gradient became non-finite at step {}; try a smaller --lr or a "
-      "reparam with a narrower target range",
-      outcome.diverged_step);
+  write_file_atomic(options_.out / "loss.csv", loss_csv_text(outcome.log, spec_.misalign));
+  add_diverged_entries(manifest_, outcome);
   manifest_["wall_seconds"] = wall_seconds();
   write_file_atomic(options_.out / "manifest.json", manifest_.dump(2) + "\n");
   if (options_.log)
@@ -184,7 +167,7 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
                                 const std::vector<LengthResult>& results, double eval_seconds,
                                 const std::vector<double>& params) {
   if (batch_log_) batch_log_->commit();
-  write_file_atomic(options_.out / "loss.csv", loss_csv(outcome.log, spec_.misalign));
+  write_file_atomic(options_.out / "loss.csv", loss_csv_text(outcome.log, spec_.misalign));
   const std::vector<std::string> length_files = write_length_files(options_.out, results);
   const bool token = !results.empty() && results.front().token;
   // The encoding's bias after training, at every distance the tests met (002's Figure 1).
@@ -199,39 +182,33 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
     save_checkpoint(options_.out / "model.safetensors", model_, rounded.data(), meta);
   }
 
-  // The headline metric: test MSE on y, or a token task's accuracy (markov: excess
-  // cross-entropy), averaged within and beyond the training lengths (over every depth).
+  // The headline metric within and beyond the training lengths (results/run_manifest.hpp), and
+  // how the test error grows past l_train: c·(l − a)^p (theory/power_law.hpp).
   const bool markov = spec_.task == "markov";
-  const auto headline = [&](const LengthResult& r) {
-    return !token ? r.mse : markov ? r.excess_ce : r.token_accuracy;
-  };
-  const std::string metric = !token ? "test_mse" : markov ? "excess_ce" : "token_accuracy";
+  const Headline headline = headline_of(spec_, results);
+  const RangeMeans& means = headline.means;
+  const int n_in_range = means.n_within, n_beyond = means.n_beyond;
+  const double in_range = means.within_sum, beyond = means.beyond_sum;
   std::vector<int> lengths;
-  std::vector<double> mse, values;
+  std::vector<double> mse;
   for (const LengthResult& r : results) {
     lengths.push_back(r.length);
     mse.push_back(r.mse);
-    values.push_back(headline(r));
   }
-  const RangeMeans means = range_means(lengths, values, spec_.l_train);
-  const int n_in_range = means.n_within, n_beyond = means.n_beyond;
-  const double in_range = means.within_sum, beyond = means.beyond_sum;
   const PowerLawFit growth =
       token ? PowerLawFit{} : fit_error_growth(spec_.task, spec_.l_train, lengths, mse);
-  manifest_["train_seconds"] = outcome.seconds;
-  manifest_["steps_per_second"] = outcome.log.size() / std::max(outcome.seconds, 1e-9);
-  manifest_["status"] = "completed";
-  manifest_["final_train_loss"] = outcome.final_loss();
-  manifest_["last_step_loss"] = outcome.log.back().loss;
-  manifest_["eval_seconds"] = eval_seconds;
-  if (n_in_range > 0) manifest_["mean_" + metric + "_within_l_train"] = in_range / n_in_range;
-  if (n_beyond > 0) manifest_["mean_" + metric + "_beyond_l_train"] = beyond / n_beyond;
-  if (growth.ok())  // how the test error grows past l_train: c·(l − a)^p (theory/power_law.hpp)
+  add_completed_entries(manifest_, outcome, headline, eval_seconds);
+  if (growth.ok())
     manifest_["error_growth_fit"] = {{"p", growth.p}, {"a", growth.a}, {"c", growth.c}};
   manifest_["wall_seconds"] = wall_seconds();
-  manifest_["files"] = {"manifest.json", "loss.csv", "model.safetensors"};
-  for (const std::string& name : length_files) manifest_["files"].push_back(name);
-  if (!bias_csv.empty()) manifest_["files"].push_back("position_bias.csv");
+  std::vector<std::string> files = {"manifest.json", "loss.csv", "model.safetensors"};
+  files.insert(files.end(), length_files.begin(), length_files.end());
+  if (!bias_csv.empty()) files.push_back("position_bias.csv");
+  files =
+      in_listing_order(std::move(files), {"manifest.json", "loss.csv", "results.csv",
+                                          "model.safetensors", "positions.csv", "position_bias.csv",
+                                          "attention.csv", "attention_distance.csv"});
+  manifest_["files"] = files;
   write_file_atomic(options_.out / "manifest.json", manifest_.dump(2) + "\n");
 
   if (std::ostream* log = options_.log) {
@@ -271,7 +248,6 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
             m["perfect"]["value"].get<double>(), m["perfect"]["divergence"].get<double>(),
             m["perfect"]["entropy"].get<double>());
     }
-    std::vector<std::string> files = manifest_["files"];
     *log << fmt::format("\nwrote {}/{{{}}}\n", options_.out.string(), fmt::join(files, ", "));
   }
 }

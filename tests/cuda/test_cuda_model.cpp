@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "models/cpu/backend.hpp"
 #include "models/cuda/backend.hpp"
 #include "models/model.hpp"
+#include "results/loss_file.hpp"
 #include "results/run_record.hpp"
 #include "tasks/task.hpp"
 #include "tests/cuda/parity.hpp"
@@ -70,17 +70,7 @@ void expect_grads_close(const std::string& what, const ModelConfig& c,
 }
 
 std::vector<StepLog> read_loss_csv(const fs::path& dir) {
-  std::istringstream in(read_text_file(dir / "loss.csv"));
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<StepLog> log;
-  while (std::getline(in, line)) {
-    StepLog s{};
-    REQUIRE(std::sscanf(line.c_str(), "%d,%lf,%lf,%lf", &s.step, &s.lr, &s.loss, &s.grad_norm) ==
-            4);
-    log.push_back(s);
-  }
-  return log;
+  return parse_loss_csv(read_text_file(dir / "loss.csv"), (dir / "loss.csv").string());
 }
 
 nlohmann::json read_manifest(const fs::path& dir) {
