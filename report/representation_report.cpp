@@ -20,6 +20,7 @@
 #include "plots/gnuplot_parts.hpp"
 #include "plots/gnuplot_style.hpp"
 #include "results/correlation.hpp"
+#include "results/eval_record.hpp"
 #include "results/run_record.hpp"
 
 namespace lenlab {
@@ -47,34 +48,23 @@ struct Point {
 };
 
 Evaluation load_evaluation(const fs::path& dir) {
-  const fs::path info_path = dir / "eval.json";
-  if (!fs::exists(info_path))
-    throw UsageError(
-        fmt::format("{} holds no evaluation (no eval.json); give folders that `lenlab eval "
-                    "--representation-stats` wrote",
-                    dir.string()));
-  nlohmann::json info;
-  try {
-    info = nlohmann::json::parse(read_text_file(info_path));
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: not JSON ({})", info_path.string(), e.what()));
-  }
-  if (!info.contains("representation") || !fs::exists(dir / "representation.csv"))
+  const EvalSource source = load_eval_source(dir);
+  if (!source.representation_reference || !fs::exists(dir / "representation.csv"))
     throw UsageError(fmt::format(
         "{} was evaluated without --representation-stats (no representation.csv); run `lenlab "
         "eval RUN --representation-stats --out {}` again",
         dir.string(), dir.string()));
   Evaluation e;
   e.dir = dir;
+  e.run = source.run_id;
+  e.config = source.config;
+  e.reference = *source.representation_reference;
   try {
-    e.run = info.at("source").at("id").get<std::string>();
-    e.config = info.at("source").at("config");
     e.task = e.config.at("task").get<std::string>();
     e.pe = e.config.at("pe").get<std::string>();
     e.seed = e.config.at("seed").get<int>();
-    e.reference = info.at("representation").at("reference_length").get<int>();
   } catch (const nlohmann::json::exception& ex) {
-    throw UsageError(fmt::format("{}: {}", info_path.string(), ex.what()));
+    throw UsageError(fmt::format("{}: {}", (dir / "eval.json").string(), ex.what()));
   }
   e.results = load_results(dir);
   add_representation_csv(read_text_file(dir / "representation.csv"),

@@ -7,19 +7,18 @@
 #include <cmath>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <utility>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "core/git_revision.hpp"
 #include "core/progress.hpp"
 #include "cost/admission.hpp"
 #include "lab/run/device.hpp"
 #include "models/checkpoint.hpp"
 #include "models/parameters.hpp"
+#include "results/eval_record.hpp"
 #include "results/length_files.hpp"
 #include "results/predictions_file.hpp"
 #include "results/run_record.hpp"
@@ -205,38 +204,27 @@ int run_eval(const EvalOptions& o) {
                       predictions ? predictions->text() : token_predictions->text());
     files.push_back("predictions.csv");
   }
-  nlohmann::ordered_json info;
-  info["lenlab_version"] = "0.1.0";
-  info["git_revision"] = git_revision();
-  info["command_line"] = o.command_line;
-  info["source"] = {{"dir", fs::absolute(o.run_dir).lexically_normal().string()},
-                    {"id", record->id},
-                    {"config", to_json(trained)}};
-  info["lengths"] = format_lengths(lengths);
-  info["eval_samples"] = spec.eval_samples;
-  info["eval_seed"] = spec.eval_seed;
-  if (!o.attention.plain())
-    info["attention"] = {
-        {"n_global", attention.n_global},           {"n_local", attention.n_local},
-        {"max_distance", attention.max_distance},   {"temperature", o.attention.temperature},
-        {"rope_scaling", o.attention.rope_scaling}, {"rope_factor", o.attention.rope_factor}};
-  if (!temperatures.searched.empty()) add_temperature_json(info["attention"], temperatures);
-  if (o.representation_stats)
-    info["representation"] = {{"reference_length", trained.l_train},
-                              {"projections", o.representation_projections},
-                              {"sequences_per_length", kRepresentationSamples},
-                              {"histogram_bins", kRepresentationBins},
-                              {"projection_seed", kRepresentationSeed}};
-  info["threads"] = spec.threads;
-  info["device"] = device.label();
-  info["status"] = "completed";
-  info["eval_seconds"] = eval_seconds;
-  info["wall_seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
   files = in_listing_order(std::move(files),
                            {"eval.json", "results.csv", "predictions.csv", "attention.csv",
                             "attention_distance.csv", "representation.csv", "positions.csv"});
-  info["files"] = files;
-  write_file_atomic(o.out / "eval.json", info.dump(2) + "\n");
+  EvalRecord info;
+  info.command_line = o.command_line;
+  info.source_dir = o.run_dir;
+  info.source_id = record->id;
+  info.source = trained;
+  info.lengths = lengths;
+  info.eval_samples = spec.eval_samples;
+  info.eval_seed = spec.eval_seed;
+  info.attention = o.attention;
+  info.applied = attention;
+  info.temperatures = temperatures;
+  if (o.representation_stats) info.representation_projections = o.representation_projections;
+  info.threads = spec.threads;
+  info.device = device.label();
+  info.eval_seconds = eval_seconds;
+  info.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  info.files = files;
+  write_file_atomic(o.out / "eval.json", eval_json_text(info));
   if (o.log)
     *o.log << fmt::format("evaluated {} length{} ({}) in {:.1f} s; wrote {}/{{{}}}\n",
                           lengths.size(), lengths.size() == 1 ? "" : "s", format_lengths(lengths),

@@ -1,0 +1,69 @@
+#include "results/eval_record.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/git_revision.hpp"
+#include "core/text_file.hpp"
+#include "train/lengths.hpp"
+#include "train/representation_stats.hpp"
+
+namespace lenlab {
+
+std::string eval_json_text(const EvalRecord& r) {
+  nlohmann::ordered_json info;
+  info["lenlab_version"] = "0.1.0";
+  info["git_revision"] = git_revision();
+  info["command_line"] = r.command_line;
+  info["source"] = {{"dir", std::filesystem::absolute(r.source_dir).lexically_normal().string()},
+                    {"id", r.source_id},
+                    {"config", to_json(r.source)}};
+  info["lengths"] = format_lengths(r.lengths);
+  info["eval_samples"] = r.eval_samples;
+  info["eval_seed"] = r.eval_seed;
+  if (!r.attention.plain())
+    info["attention"] = {
+        {"n_global", r.applied.n_global},           {"n_local", r.applied.n_local},
+        {"max_distance", r.applied.max_distance},   {"temperature", r.attention.temperature},
+        {"rope_scaling", r.attention.rope_scaling}, {"rope_factor", r.attention.rope_factor}};
+  if (!r.temperatures.searched.empty()) add_temperature_json(info["attention"], r.temperatures);
+  if (r.representation_projections)
+    info["representation"] = {{"reference_length", r.source.l_train},
+                              {"projections", *r.representation_projections},
+                              {"sequences_per_length", kRepresentationSamples},
+                              {"histogram_bins", kRepresentationBins},
+                              {"projection_seed", kRepresentationSeed}};
+  info["threads"] = r.threads;
+  info["device"] = r.device;
+  info["status"] = "completed";
+  info["eval_seconds"] = r.eval_seconds;
+  info["wall_seconds"] = r.wall_seconds;
+  info["files"] = r.files;
+  return info.dump(2) + "\n";
+}
+
+EvalSource load_eval_source(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / "eval.json";
+  if (!std::filesystem::exists(path))
+    throw UsageError(
+        fmt::format("{} holds no evaluation (no eval.json); give a folder that `lenlab eval` wrote",
+                    dir.string()));
+  EvalSource out;
+  nlohmann::json info;
+  try {
+    info = nlohmann::json::parse(read_text_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{}: not JSON ({})", path.string(), e.what()));
+  }
+  try {
+    out.run_id = info.at("source").at("id").get<std::string>();
+    out.config = info.at("source").at("config");
+    if (info.contains("representation"))
+      out.representation_reference = info.at("representation").at("reference_length").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(fmt::format("{}: {}", path.string(), e.what()));
+  }
+  return out;
+}
+
+}  // namespace lenlab
