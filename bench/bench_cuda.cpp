@@ -34,15 +34,16 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 double group_steps_per_second(int K, int steps, const fs::path& dir) {
   std::vector<GroupJob> jobs;
   for (int k = 0; k < K; ++k) {
-    GroupJob j;
-    j.spec.steps = steps;
-    j.spec.optimizer.warmup_steps = std::min(100, steps);
-    j.spec.seed = k + 1;
-    j.spec.l_test = j.spec.l_train;  // evaluation is not what is measured here
-    j.spec.eval_samples = 16;
-    j.options.out = dir / fmt::format("K{}-{}", K, k);
-    j.options.overwrite = true;
-    jobs.push_back(j);
+    TrainSpec spec;
+    spec.steps = steps;
+    spec.optimizer.warmup_steps = std::min(100, steps);
+    spec.seed = k + 1;
+    spec.l_test = spec.l_train;  // evaluation is not what is measured here
+    spec.eval_samples = 16;
+    RunOptions options;
+    options.out = dir / fmt::format("K{}-{}", K, k);
+    options.overwrite = true;
+    jobs.emplace_back(spec, options);
   }
   Device::choose("cuda").train(jobs);
   const auto manifest =

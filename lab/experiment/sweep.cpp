@@ -122,7 +122,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
           flops_done += flops;
           if (interrupted) throw Interrupted();  // on_tick threw: unwind this run
         };
-        group.push_back({spec, ro});
+        group.emplace_back(spec, ro);
       }
       try {
         for (int code : device.train(group)) {

@@ -9,17 +9,23 @@
 #include <vector>
 
 #include "lab/run/run_train.hpp"
+#include "train/train_spec.hpp"
 
 namespace lenlab {
 
-struct GroupJob {  // one run of a group
+// One run of a group: its settings, resolved once here (UsageError on bad ones), and where its
+// folder goes. Change `options` freely; `spec` and `resolved` belong together.
+struct GroupJob {
+  GroupJob(TrainSpec spec, RunOptions options);
   TrainSpec spec;
+  ResolvedSpec resolved;  // resolve(spec)
   RunOptions options;
 };
 
 // Runs with equal keys can train together: same model shape and positional encoding (and learned
 // table size), steps and batch size. Everything else may differ.
 std::string gpu_group_key(const TrainSpec& spec);
+std::string gpu_group_key(const GroupJob& job);  // the same, from the job's resolved model
 
 // A GPU group holds at most this many runs (a sweep makes more groups).
 inline constexpr int kMaxModelsPerGroup = 128;

@@ -37,12 +37,12 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   if (K == 0) return {};
   std::vector<ResolvedSpec> resolved;
   for (const GroupJob& j : jobs) {
-    resolved.push_back(resolve(j.spec));
-    if (gpu_group_key(j.spec) != gpu_group_key(jobs[0].spec))
+    resolved.push_back(j.resolved);
+    if (gpu_group_key(j) != gpu_group_key(jobs[0]))
       throw UsageError(
           "runs trained together must share the model shape, positional encoding, steps and "
           "batch size");
-    if (resolved.back().float64 != std::is_same_v<typename B::Scalar, double>)
+    if (j.resolved.float64 != std::is_same_v<typename B::Scalar, double>)
       throw UsageError(fmt::format(
           "--precision {} cannot run on {} (it computes in {})", j.spec.precision, device_label,
           std::is_same_v<typename B::Scalar, double> ? "float64" : "float32"));

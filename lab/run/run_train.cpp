@@ -9,13 +9,14 @@ namespace lenlab {
 
 int run_train(const TrainSpec& given, const RunOptions& options) {
   // --init-from: the parent checked and named by id, before anything else is looked at
-  const TrainSpec spec = with_parent_id(given);
-  const ResolvedSpec resolved = resolve(spec);  // bad input is a UsageError before anything else
-  const Device device = Device::choose(options.device, resolved.float64);
+  // Resolved once (bad input is a UsageError before anything else), for the device, the cost
+  // and the training.
+  const GroupJob job(with_parent_id(given), options);
+  const Device device = Device::choose(options.device, job.resolved.float64);
   // Work that cannot fit the machine (or the time budget) is refused before anything is written;
   // long work says up front what it will take.
-  admit(Work::train(spec, resolved.model, device.gpu()), options.budget, options.log);
-  return device.train({{spec, options}}).front();
+  admit(Work::train(job.spec, job.resolved.model, device.gpu()), options.budget, options.log);
+  return device.train({job}).front();
 }
 
 }  // namespace lenlab
