@@ -1,26 +1,16 @@
-// Experiment configs, run planning, sweeps that resume, experiment folders.
+// Experiment configs, run planning, experiment folders (sweeps: test_sweep.cpp; their
+// predicted time: test_dry_run.cpp).
 #include <doctest/doctest.h>
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "core/error.hpp"
-#include "cost/budget.hpp"
-#include "cost/dry_run.hpp"
-#include "cost/run_cost.hpp"
-#include "cost/time_model.hpp"
+#include "experiment_support.hpp"
 #include "lab/experiment/experiment.hpp"
 #include "lab/experiment/experiment_config.hpp"
 #include "lab/experiment/plan.hpp"
@@ -32,50 +22,13 @@
 using namespace lenlab;
 namespace fs = std::filesystem;
 
-extern char** environ;
-
 namespace {
 
+using lenlab::test::kTinyConfig;
 using lenlab::test::read_text;
+using lenlab::test::tiny_options;
 fs::path fresh_dir(const std::string& name) {
-  return lenlab::test::fresh_dir("experiment", name);
-}
-
-// Two tiny figures that share one line (length / nope / identity): 3 distinct runs per seed.
-const char* kTinyConfig = R"(
-seeds = [1, 2]
-[defaults]
-task = "length"
-l_train = 3
-l_test = 6
-steps = 150
-warmup_steps = 5
-d_model = 16
-n_head = 2
-d_ff = 32
-n_layer = 1
-eval_samples = 16
-[figures.p]
-title = "length × pe"
-vary = "pe"
-values = ["nope", "alibi"]
-[figures.r]
-title = "length × reparam"
-vary = "reparam"
-values = ["identity", "sqrt"]
-)";
-
-ExperimentOptions tiny_options(const fs::path& out) {
-  ExperimentOptions o;
-  o.out = out;
-  o.config_text = kTinyConfig;
-  o.config_source = "tiny.toml";
-  o.jobs = 2;
-  // CPU workers, whatever the machine has: these tests count workers and read the CPU's
-  // prediction (a GPU trains the six runs as one group; tests/cuda checks groups).
-  o.device = "cpu";
-  o.plot.gnuplot = "/nonexistent/gnuplot";  // figures' data only: rendering is tested elsewhere
-  return o;
+  return lenlab::test::experiment_dir(name);
 }
 
 // The UsageError a config's text gets, or "no error".
@@ -310,62 +263,6 @@ TEST_CASE("an output folder holding results of a different config is refused") {
                        doctest::Contains("holds results from a different config"), UsageError);
 }
 
-TEST_CASE("a killed sweep resumes and gives the same results as an uninterrupted one") {
-  const fs::path whole = fresh_dir("whole"), killed = fresh_dir("killed");
-  fs::create_directories(killed);
-  const fs::path config = killed.parent_path() / "tiny.toml";
-  std::ofstream(config) << kTinyConfig;
-  auto args = [&](const fs::path& out) {
-    // On the CPU: one worker finishes one run at a time, so the kill lands between runs (a GPU
-    // trains all six as one group).
-    return std::vector<std::string>{
-        LENLAB_BINARY, "run",      config.string(), "--out",     out.string(),          "--jobs",
-        "1",           "--device", "cpu",           "--gnuplot", "/nonexistent/gnuplot"};
-  };
-  auto spawn = [](const std::vector<std::string>& a) {
-    std::vector<char*> argv;
-    for (const auto& s : a) argv.push_back(const_cast<char*>(s.c_str()));
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    REQUIRE(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
-  };
-  auto wait_ok = [](pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  };
-  REQUIRE(wait_ok(spawn(args(whole))));
-
-  // Kill the second sweep as soon as its first run has finished, mid-way through the next one.
-  const pid_t pid = spawn(args(killed));
-  auto completed = [&] {
-    int n = 0;
-    if (fs::exists(killed / "runs"))
-      for (const auto& e : fs::directory_iterator(killed / "runs"))
-        if (auto r = load_run(e.path()); r && r->status == "completed") ++n;
-    return n;
-  };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (completed() < 1 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const int done_before_kill = completed();
-  CHECK(done_before_kill >= 1);
-  CHECK(done_before_kill < 6);  // it really was interrupted
-  CHECK_FALSE(fs::exists(killed / "results.csv"));
-
-  REQUIRE(wait_ok(spawn(args(killed))));
-  for (const char* f : {"results.csv", "figp.csv", "figr.csv"})
-    CHECK_MESSAGE(read_text(whole / f) == read_text(killed / f), f);
-}
-
 TEST_CASE("lenlab plot redraws an experiment folder, figures are drawn when gnuplot is present") {
   const fs::path out = fresh_dir("plot");
   ExperimentOptions o = tiny_options(out);
@@ -415,164 +312,6 @@ TEST_CASE("--emit-slurm writes a job array with one task per run, and --run-inde
                        UsageError);
 }
 
-TEST_CASE(
-    "--dry-run prints the plan and its predicted time, leaves out finished runs, writes nothing") {
-  const fs::path out = fresh_dir("dry-run") / "exp";  // does not exist yet
-  ExperimentOptions o = tiny_options(out);
-  o.dry_run = true;
-  o.cpu_speed = {50e9, 40e9};  // fixed rates instead of a measurement: the same text every time
-  std::ostringstream printed;
-  o.print = &printed;
-  REQUIRE(run_experiment(o) == 0);
-  CHECK_FALSE(fs::exists(out));
-  CHECK(printed.str().find("lenlab trains at 50.0 GFLOP/s (a FLOP of attention costing 1.0) and "
-                           "evaluates at 40.0 GFLOP/s") != std::string::npos);
-  const std::string report = printed.str();
-  CHECK(report.find("dry run of tiny.toml: 6 runs, 6 to train, 0 already finished") !=
-        std::string::npos);
-  // Both kinds of run (l_train 3; the two PEs and two reparams cost the same), 6 in all.
-  CHECK(report.find("      6 ") != std::string::npos);
-  CHECK(report.find("predicted: ") != std::string::npos);
-  CHECK(report.find("on 2 CPU workers (--jobs 2)") != std::string::npos);
-
-  // Two runs finished in --out: only the other four are predicted.
-  o.dry_run = false;
-  o.figures = {"p"};
-  o.n_seeds = 1;
-  REQUIRE(run_experiment(o) == 0);
-  o.dry_run = true;
-  o.figures.clear();
-  o.n_seeds = 0;
-  printed.str("");
-  REQUIRE(run_experiment(o) == 0);
-  CHECK(printed.str().find("6 runs, 4 to train, 2 already finished in --out") != std::string::npos);
-
-  // Without --out: every run.
-  o.out.clear();
-  printed.str("");
-  REQUIRE(run_experiment(o) == 0);
-  CHECK(printed.str().find("6 runs, 6 to train") != std::string::npos);
-  o.emit_slurm = out / "slurm";
-  CHECK_THROWS_WITH_AS(run_experiment(o), doctest::Contains("--emit-slurm"), UsageError);
-}
-
-TEST_CASE("every config shipped in configs/ plans, resolves and dry-runs") {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator(LENLAB_CONFIGS_DIR)) {
-    if (e.path().extension() != ".toml") continue;
-    INFO(e.path().string());
-    ExperimentOptions o;
-    o.config_text = read_text(e.path());
-    o.config_source = e.path().filename().string();
-    o.jobs = 2;
-    o.device = "cpu";  // the calibrated prediction, whatever the machine has
-    o.dry_run = true;
-    o.cpu_speed = {50e9, 40e9};
-    std::ostringstream printed;
-    o.print = &printed;
-    CHECK(run_experiment(o) == 0);
-    CHECK(printed.str().find("predicted: ") != std::string::npos);
-    ++n;
-  }
-  CHECK(n >= 4);  // paper, smoke, tokens, methods
-}
-
-TEST_CASE("the GPU's time counts its steps, not only its FLOPs") {
-  // 100 000 steps of a tiny model: a few TFLOP, well under a second at the GPU's FLOP rate, but
-  // about 1 ms a step, as measured on an H100 (946 steps/s).
-  TrainSpec tiny;
-  tiny.l_train = 3, tiny.l_test = 5, tiny.d_model = 8, tiny.n_head = 2, tiny.d_ff = 8;
-  tiny.eval_samples = 4, tiny.steps = 100000;
-  const ModelConfig model = resolve(tiny).model;
-  CHECK(estimate_run_cost(tiny, model).flops() / kGpuFlopsPerSecond < 1);
-  CHECK_THROWS_WITH_AS(check_run_budget(tiny, model, Budget{"", "1s"}, /*gpu=*/true),
-                       doctest::Contains("more than --max-time 1s"), UsageError);
-  CHECK(check_run_budget(tiny, model, Budget{"", "10m"}, true).seconds >= 100);
-  CHECK(check_sweep_budget({tiny, tiny}, 2, Budget{"", "10m"}, true).seconds >= 100);
-  DryRunInput in;
-  in.config_source = "tiny.toml";
-  in.todo = {tiny};
-  in.n_planned = 1;
-  in.gpu = true;
-  CHECK(dry_run_report(in).find("roughly 1m4") != std::string::npos);
-}
-
-TEST_CASE("--dry-run: each model shape is predicted from its own measured rates") {
-  DryRunInput in;
-  in.config_source = "widths.toml";
-  TrainSpec narrow, wide;
-  narrow.d_model = 32;
-  narrow.d_ff = 128;
-  in.todo = {narrow, wide};
-  in.n_planned = 2;
-  // The same work per FLOP, but the narrow shape runs at a tenth of the wide one's rate.
-  in.speeds[speed_shape(narrow)] = {5e9, 4e9};
-  in.speeds[speed_shape(wide)] = {50e9, 40e9};
-  const std::string report = dry_run_report(in);
-  INFO(report);
-  CHECK(report.find("measured just now for each model shape:") != std::string::npos);
-  CHECK(report.find("d 32/128 layers 2 heads 4 batch 64: trains at 5.0 GFLOP/s (a FLOP of "
-                    "attention costing 1.0) and evaluates at 4.0 GFLOP/s") != std::string::npos);
-  CHECK(report.find("d 64/256 layers 2 heads 4 batch 64: trains at 50.0 GFLOP/s") !=
-        std::string::npos);
-  // Each kind's line carries its own shape's prediction.
-  const auto predicted_train_s = [&](const TrainSpec& s, const CpuSpeed& speed) {
-    return predicted_train_seconds(estimate_run_cost(s, resolve(s).model), speed);
-  };
-  CHECK(report.find(fmt::format("{:>8.1f}s", predicted_train_s(narrow, {5e9, 4e9}))) !=
-        std::string::npos);
-  CHECK(report.find(fmt::format("{:>8.1f}s", predicted_train_s(wide, {50e9, 40e9}))) !=
-        std::string::npos);
-  CHECK(predicted_train_s(narrow, {5e9, 4e9}) > 2 * predicted_train_s(wide, {50e9, 40e9}));
-}
-
-TEST_CASE("a sweep's predicted times: shared training counted once, runs on the free worker") {
-  TrainSpec base;
-  base.steps = 100;
-  TrainSpec a = base, b = base, c = base;
-  b.test_attention.temperature = "2";  // differs only in test-time attention: shares a's training
-  c.task = "sum";
-  const std::map<SpeedShape, CpuSpeed> speeds = cpu_speeds({a, b, c}, {50e9, 40e9, 3});
-  REQUIRE(speeds.size() == 1);
-  CHECK(speeds.begin()->second.attention_weight == 3);  // the fixed rates, nothing measured
-  const SweepTimes one = predict_sweep({a, b, c}, speeds, 1, 2);
-  REQUIRE(one.train_s.size() == 3);
-  const CpuSpeed& speed = speeds.begin()->second;
-  const RunCost cost = estimate_run_cost(a, resolve(a).model);
-  CHECK(one.train_s[0] == doctest::Approx(predicted_train_seconds(cost, speed)));
-  CHECK(one.eval_s[0] == doctest::Approx(predicted_eval_seconds(cost, speed)));
-  CHECK(one.train_s[1] == 0);
-  CHECK(one.training_shared == std::vector<bool>{false, true, false});
-  const double total =
-      one.train_s[0] + one.eval_s[0] + one.eval_s[1] + one.train_s[2] + one.eval_s[2];
-  CHECK(one.wall == doctest::Approx(total));  // one worker does it all
-  // Two workers: a and b are one work item, c the other.
-  const SweepTimes two = predict_sweep({a, b, c}, speeds, 2, 2);
-  CHECK(two.wall == doctest::Approx(std::max(one.train_s[0] + one.eval_s[0] + one.eval_s[1],
-                                             one.train_s[2] + one.eval_s[2])));
-  // Four workers on two cores share them: each item takes twice as long.
-  CHECK(predict_sweep({a, b, c}, speeds, 4, 2).wall == doctest::Approx(2 * two.wall));
-
-  // The line before long work: the rough estimate's memory and work, the measured rates' time.
-  WorkEstimate rough;
-  rough.seconds = 1e4;
-  rough.flops = 1e15;
-  rough.where = "2 CPU workers";
-  const WorkEstimate shown = with_measured_time(rough, {a, b, c}, 2, 2, {50e9, 40e9, 3});
-  CHECK(shown.seconds == doctest::Approx(two.wall));
-  CHECK(shown.flops == rough.flops);
-  CHECK(shown.summary().find("on 2 CPU workers (at lenlab's rates on this core, measured just "
-                             "now)") != std::string::npos);
-}
-
-TEST_CASE("the sweep's wall time: runs handed to the worker that is free first") {
-  CHECK(list_schedule_seconds({}, 2) == 0);
-  CHECK(list_schedule_seconds({3, 1, 1, 1}, 2) == 3);  // one worker takes 3, the other 1 + 1 + 1
-  CHECK(list_schedule_seconds({1, 1, 3}, 2) == 4);     // the long run starts last
-  CHECK(list_schedule_seconds({2, 2, 2}, 1) == 6);
-  CHECK(list_schedule_seconds({2, 2, 2}, 8) == 2);
-}
-
 TEST_CASE("results.csv round-trips through its writer and reader, and bad cells are named") {
   LengthResult a;
   a.length = 3;
@@ -597,54 +336,4 @@ TEST_CASE("results.csv round-trips through its writer and reader, and bad cells 
                        UsageError);
   CHECK_THROWS_WITH_AS(parse_results_csv("length,mse\n", "r.csv"),
                        doctest::Contains("not a lenlab results file"), UsageError);
-}
-
-TEST_CASE("a sweep's on_tick sees the work done, and a throw from it stops every run") {
-  const fs::path out = fresh_dir("ticks");
-  ExperimentOptions o = tiny_options(out);
-  o.config_text = std::string(kTinyConfig)
-                      .replace(std::string(kTinyConfig).find("steps = 150"), 11, "steps = 1000000");
-  std::vector<double> fractions;
-  o.on_tick = [&](double fraction) {
-    fractions.push_back(fraction);
-    if (fractions.size() == 3) throw std::runtime_error("stop here");
-  };
-  const auto start = std::chrono::steady_clock::now();
-  CHECK_THROWS_WITH(run_experiment(o), "stop here");
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
-  REQUIRE(fractions.size() == 3);
-  CHECK(fractions[0] >= 0);
-  CHECK(fractions[2] >= fractions[0]);
-  CHECK(fractions[2] < 1);
-  int running = 0;
-  for (const auto& e : fs::directory_iterator(out / "runs")) {
-    const auto rec = load_run(e.path(), false);
-    REQUIRE(rec);
-    running += rec->status == "running";
-  }
-  CHECK(running == 2);  // the two workers' runs, stopped mid-training
-}
-
-// Runs share nothing that changes their numbers: side by side (--jobs 2) they give the bytes they
-// give one by one. (The last-bit differences once seen between two --jobs 2 processes came from
-// heap addresses, which this in-process pair does not move: tests/
-// test_attention_infer_determinism.cpp checks that cause.)
-TEST_CASE("runs trained side by side give the very bytes of the same runs one by one") {
-  std::string config = kTinyConfig;
-  config.replace(config.find("l_test = 6"), 10, "l_test = 24");
-  const fs::path one = fresh_dir("one_by_one"), two = fresh_dir("side_by_side");
-  for (const auto& [out, jobs] : {std::pair{one, 1}, std::pair{two, 2}}) {
-    ExperimentOptions o = tiny_options(out);
-    o.config_text = config;
-    o.jobs = jobs;
-    REQUIRE(run_experiment(o) == 0);
-  }
-  int compared = 0;
-  for (const auto& e : fs::directory_iterator(one / "runs")) {
-    INFO(e.path().filename().string());
-    for (const char* f : {"results.csv", "loss.csv", "model.safetensors"})
-      CHECK(read_text(e.path() / f) == read_text(two / "runs" / e.path().filename() / f));
-    ++compared;
-  }
-  CHECK(compared == 6);
 }
