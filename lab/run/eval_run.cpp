@@ -22,6 +22,7 @@
 #include "results/length_files.hpp"
 #include "results/predictions_file.hpp"
 #include "results/run_record.hpp"
+#include "train/eval_plan.hpp"
 #include "train/lengths.hpp"
 #include "train/test_time_eval.hpp"
 
@@ -54,14 +55,13 @@ int run_eval(const EvalOptions& o) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   // ---- the source run and what to evaluate: every mistake before anything is written
-  if (!o.lengths.empty()) parse_lengths(o.lengths, "--lengths", kMaxLength);  // the flags first
-  if (!o.depths.empty()) parse_depths(o.depths, "--depths");
-  check_temperature(o.attention.temperature);
+  const EvalChanges changes{o.lengths,       o.depths,  o.samples,  o.eval_seed,
+                            o.has_eval_seed, o.threads, o.attention};
+  check_eval_changes(changes);  // the flags first
   if (o.representation_stats && (o.representation_projections < 1 ||
                                  o.representation_projections > kMaxRepresentationProjections))
     throw UsageError(fmt::format("--representation-projections must be in 1..{}, got {}",
                                  kMaxRepresentationProjections, o.representation_projections));
-  search_grid(o.attention);
   const std::optional<RunRecord> record = load_run(o.run_dir, /*with_results=*/false);
   if (!record)
     throw UsageError(
@@ -74,55 +74,13 @@ int run_eval(const EvalOptions& o) {
                     "evaluate",
                     o.run_dir.string(), record->status));
   const TrainSpec& trained = record->spec;
-  const ResolvedSpec model_spec = resolve(trained);  // the model as it was trained
+  const EvalPlan plan = plan_evaluation(trained, changes);
+  const ResolvedSpec& model_spec = plan.trained;
   const ModelConfig& config = model_spec.model;
-
-  TrainSpec spec = trained;  // the evaluation's settings: the run's, changed by the flags
-  if (!o.lengths.empty()) {
-    spec.lengths = o.lengths;
-    spec.l_test = std::max(trained.l_test, test_lengths(spec).back());
-  }
-  if (o.samples != 0) spec.eval_samples = o.samples;
-  if (o.has_eval_seed) spec.eval_seed = o.eval_seed;
-  if (o.threads != 0) spec.threads = o.threads;
-  if (!o.depths.empty()) {
-    if (trained.task != "passkey")
-      throw UsageError(
-          fmt::format("--depths applies to passkey runs; this run's task is '{}'", trained.task));
-    spec.depths = o.depths;
-  }
-  if (spec.random_positions > 0) {  // before resolve(), whose message would say to raise it
-    const std::vector<int> wanted = test_lengths(spec);
-    const TaskKind task = parse_task(spec.task);
-    int longest = wanted.back();
-    while (longest > 1 && tokens_per_sequence(task, spec.token, longest) > spec.random_positions)
-      --longest;
-    if (longest < wanted.back())
-      throw UsageError(fmt::format(
-          "--lengths: the run was trained with --random-positions {} (position ids 0..{}), so it "
-          "cannot evaluate length {}, which has {} tokens; choose lengths up to {}",
-          spec.random_positions, spec.random_positions - 1, wanted.back(),
-          tokens_per_sequence(task, spec.token, wanted.back()), longest));
-  }
-  // resolve() checks the lengths, the number of test sequences, the threads, and the reparam on
-  // every target the new lengths reach (its inverse is applied to every output).
-  const ResolvedSpec resolved = resolve(spec);
+  const TrainSpec& spec = plan.spec;
+  const ResolvedSpec& resolved = plan.resolved;
   const std::vector<int>& lengths = resolved.test_lengths;
-  const int64_t needed = tokens_per_sequence(resolved.task, spec.token, lengths.back());
-  if (config.pe == PositionalEncoding::kLearned && needed > config.max_positions) {
-    int longest = lengths.back();
-    while (longest > 1 &&
-           tokens_per_sequence(resolved.task, spec.token, longest) > config.max_positions)
-      --longest;
-    throw UsageError(fmt::format(
-        "--lengths: the run's learned position table has {} rows (trained with --l-test {}), so "
-        "it cannot evaluate length {}, which needs {} positions; choose lengths up to {}",
-        config.max_positions, trained.l_test, lengths.back(), needed, longest));
-  }
-
-  // Inference-side attention methods (train/test_time_attention.hpp), checked before anything runs.
-  spec.test_attention = o.attention;
-  const AttentionSpec attention = test_time_attention(o.attention, trained, config.pe);
+  const AttentionSpec& attention = plan.attention;
 
   const Device device = Device::choose(o.device, model_spec.float64);
   std::vector<CostPart> extra;
