@@ -1,24 +1,18 @@
 // Every misuse of `lenlab` as one table: a row is a command line, the exit status it must end with
 // (2: bad input, 1: the machine failed), a word its one-line error must contain, and the promise
 // that the output folder holds nothing new afterwards. A new flag adds rows. Faults that need a
-// setup of their own (a full disk, a killed writer, a figure that varies the seed) follow the
-// table.
+// setup of their own (a full disk, a killed writer, a figure that varies the seed) and the limits
+// of the settings are in test_faults.cpp.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "cli_support.hpp"
-#include "core/atomic_file.hpp"
-#include "lab/experiment/experiment_config.hpp"
-#include "lab/experiment/plan.hpp"
 #include "lab/run/device.hpp"
 
 using namespace lenlab;
@@ -465,141 +459,4 @@ TEST_CASE("every flag of train, run and eval is in the table at least once") {
       found = found || std::find(row.args.begin(), row.args.end(), flag) != row.args.end();
     CHECK_MESSAGE(found, flag << " has no row in the misuse table");
   }
-}
-
-TEST_CASE("the limits of resolve(): the last accepted value and the first refused one") {
-  const auto ok = [](auto edit) {
-    TrainSpec s;
-    edit(s);
-    return usage_message([&] { resolve(s); }) == "<no UsageError>";
-  };
-  CHECK(ok([](TrainSpec& s) { s.l_train = 1; }));
-  CHECK(!ok([](TrainSpec& s) { s.l_train = 0; }));
-  CHECK(ok([](TrainSpec& s) { s.l_test = kMaxLength; }));
-  CHECK(!ok([](TrainSpec& s) { s.l_test = kMaxLength + 1; }));
-  CHECK(ok([](TrainSpec& s) { s.threads = thread_limit(); }));
-  CHECK(!ok([](TrainSpec& s) { s.threads = thread_limit() + 1; }));
-  CHECK(ok([](TrainSpec& s) { s.n_head = 64; }));
-  CHECK(!ok([](TrainSpec& s) { s.n_head = 65; }));
-  CHECK(ok([](TrainSpec& s) { s.d_model = 65536, s.n_head = 1; }));
-  CHECK(!ok([](TrainSpec& s) { s.d_model = 65537, s.n_head = 1; }));
-  CHECK(ok([](TrainSpec& s) { s.n_layer = 1024; }));
-  CHECK(!ok([](TrainSpec& s) { s.n_layer = 1025; }));
-  // The mean task's l_test²/2 targets are not all enumerated for the reparam's checks (30000 took
-  // over 2 GB before; found by fuzzing).
-  CHECK(ok([](TrainSpec& s) { s.task = "mean", s.l_test = 30000, s.reparam = "sqrt"; }));
-  // A batch's rows must fit an int: 2^31 / (l + 2) sequences.
-  CHECK(ok([](TrainSpec& s) { s.eval_samples = 1000, s.l_test = 1'000'000; }));
-  CHECK(!ok([](TrainSpec& s) { s.eval_samples = 3000, s.l_test = 1'000'000; }));
-}
-
-TEST_CASE("lenlab_bench and lenlab_cuda_bench take --help and report bad arguments") {
-#ifndef LENLAB_BENCH_BINARY
-  MESSAGE("skipped: this build has no benchmarks (LENLAB_BUILD_BENCH is off)");
-#else
-  const fs::path dir = run_dir("bench_args");
-  const auto status = [&](const std::string& args, std::string& err) {
-    const fs::path err_file = dir / "err.txt";
-    const std::string cmd =
-        std::string(LENLAB_BENCH_BINARY) + " " + args + " >/dev/null 2>" + err_file.string();
-    const int raw = std::system(cmd.c_str());
-    err = read_text(err_file);
-    return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  };
-  std::string err;
-  CHECK(status("--help", err) == 0);
-  CHECK(status("--bogus", err) == 2);
-  CHECK(contains(err, "lenlab_bench: error:"));
-  CHECK(contains(err, "--bogus"));
-  CHECK(status("0", err) == 2);
-  CHECK(contains(err, "steps"));
-  CHECK(status("many", err) == 2);
-  CHECK(contains(err, "many"));
-#endif
-}
-
-TEST_CASE("a full disk mid-run: exit 1 naming the file, and the same command resumes the run") {
-  // A file size limit stands in for a full disk: writes past it fail with EFBIG, like ENOSPC (the
-  // signal it raises is ignored, as a shell's `trap '' XFSZ` does, so the write returns the error).
-  const fs::path dir = run_dir("disk_full"), out = dir / "run", err_file = dir / "err.txt";
-  std::string args;
-  for (const std::string& a : train({"--d-model", "64", "--n-head", "4", "--d-ff", "256", "--steps",
-                                     "20", "--device", "cpu"}))
-    args += " '" + (a == "{out}" ? out.string() : a) + "'";
-  // model.safetensors of d_model 64 is ~180 kB: 64 blocks of 1 kB stop it, not the manifest.
-  const std::string limited = "sh -c \"trap '' XFSZ; ulimit -f 64; exec " +
-                              std::string(LENLAB_BINARY) + args + "\" 2>" + err_file.string() +
-                              " >/dev/null";
-  const int raw = std::system(limited.c_str());
-  REQUIRE(WIFEXITED(raw));
-  CHECK(WEXITSTATUS(raw) == 1);
-  const std::string err = read_text(err_file);
-  INFO(err);
-  CHECK(contains(err, "lenlab: error: cannot write " + (out / "model.safetensors").string()));
-  CHECK(contains(read_text(out / "manifest.json"), "\"status\": \"running\""));
-  CHECK(!fs::exists(out / "model.safetensors"));
-  for (const auto& e : fs::directory_iterator(out))  // no temporary left behind
-    CHECK(e.path().filename().string().find(".tmp.") == std::string::npos);
-
-  // The same command, without the limit and without --overwrite, trains the run again.
-  const std::string again =
-      std::string(LENLAB_BINARY) + args + " >/dev/null 2>" + err_file.string();
-  CHECK(std::system(again.c_str()) == 0);
-  CHECK(contains(read_text(out / "manifest.json"), "\"status\": \"completed\""));
-  CHECK(fs::exists(out / "model.safetensors"));
-}
-
-TEST_CASE("temporaries of a killed writer are removed when the folder is used again") {
-  const fs::path dir = run_dir("stale_tmp");
-  // A writer on this machine that no longer exists: a child that has exited.
-  const pid_t child = ::fork();
-  if (child == 0) ::_exit(0);
-  int ignored = 0;
-  ::waitpid(child, &ignored, 0);
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  const std::string dead = fmt::format(".results.csv.tmp.{}.{}.0", host, child);
-  const std::string live = fmt::format(".report.md.tmp.{}.{}.0", host, ::getpid());
-  const std::string elsewhere = ".fig1a.csv.tmp.another-host.1.0";
-  for (const std::string& name : {dead, live, elsewhere}) std::ofstream(dir / name) << "partial";
-  CHECK(remove_stale_temporaries(dir) == 1);
-  CHECK(!fs::exists(dir / dead));
-  CHECK(fs::exists(dir / live));       // its writer may still rename it
-  CHECK(fs::exists(dir / elsewhere));  // a writer on another machine sharing the folder
-}
-
-TEST_CASE("a figure that varies the seed gets one run per value, not the sweep's seeds") {
-  const ExperimentConfig config = parse_experiment_config(R"(seeds = [7]
-[defaults]
-l_train = 3
-[figures.spread]
-vary = "seed"
-values = [1, 2, 3]
-[figures.pe]
-vary = "pe"
-values = ["nope", "alibi"]
-)",
-                                                          "seed.toml");
-  const std::vector<PlannedRun> runs = plan_runs(config, {}, config.seeds);
-  std::vector<uint64_t> seeds;
-  for (const PlannedRun& r : runs) seeds.push_back(r.spec.seed);
-  std::sort(seeds.begin(), seeds.end());
-  // spread: seeds 1, 2, 3; pe: nope and alibi at the sweep's seed 7.
-  CHECK(seeds == std::vector<uint64_t>{1, 2, 3, 7, 7});
-  const FigureSpec& spread = *config.find("spread");
-  CHECK(spread.line_seeds(1, config.seeds) == std::vector<uint64_t>{2});
-  CHECK(spread.line_spec(2, 7).seed == 3);
-}
-
-TEST_CASE("theory --runs over a folder of cut-short manifests says so instead of n = 0") {
-  const fs::path dir = run_dir("truncated_manifests");
-  for (const char* run : {"a", "b"}) {
-    fs::create_directories(dir / run);
-    std::ofstream(dir / run / "manifest.json") << R"({"status": "compl)";
-  }
-  const CliResult r = run_cli({"theory", "--runs", dir.string()});
-  INFO(r.err);
-  CHECK(r.rc == 2);
-  CHECK(contains(r.err, "no completed run"));
-  CHECK(contains(r.err, "2 unreadable manifest.json file(s)"));
 }
