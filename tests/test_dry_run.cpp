@@ -18,20 +18,12 @@
 #include "test_support.hpp"
 
 using namespace lenlab;
+using namespace lenlab::test;
 namespace fs = std::filesystem;
-using lenlab::test::kTinyConfig;
-using lenlab::test::read_text;
-using lenlab::test::tiny_options;
-
-namespace {
-fs::path fresh_dir(const std::string& name) {
-  return lenlab::test::experiment_dir(name);
-}
-}  // namespace
 
 TEST_CASE(
     "--dry-run prints the plan and its predicted time, leaves out finished runs, writes nothing") {
-  const fs::path out = fresh_dir("dry-run") / "exp";  // does not exist yet
+  const fs::path out = experiment_dir("dry-run") / "exp";  // does not exist yet
   ExperimentOptions o = tiny_options(out);
   o.dry_run = true;
   o.cpu_speed = {50e9, 40e9};  // fixed rates instead of a measurement: the same text every time

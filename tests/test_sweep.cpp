@@ -22,19 +22,11 @@
 extern char** environ;
 
 using namespace lenlab;
+using namespace lenlab::test;
 namespace fs = std::filesystem;
-using lenlab::test::kTinyConfig;
-using lenlab::test::read_text;
-using lenlab::test::tiny_options;
-
-namespace {
-fs::path fresh_dir(const std::string& name) {
-  return lenlab::test::experiment_dir(name);
-}
-}  // namespace
 
 TEST_CASE("a killed sweep resumes and gives the same results as an uninterrupted one") {
-  const fs::path whole = fresh_dir("whole"), killed = fresh_dir("killed");
+  const fs::path whole = experiment_dir("whole"), killed = experiment_dir("killed");
   fs::create_directories(killed);
   const fs::path config = killed.parent_path() / "tiny.toml";
   std::ofstream(config) << kTinyConfig;
@@ -90,7 +82,7 @@ TEST_CASE("a killed sweep resumes and gives the same results as an uninterrupted
 }
 
 TEST_CASE("a sweep's on_tick sees the work done, and a throw from it stops every run") {
-  const fs::path out = fresh_dir("ticks");
+  const fs::path out = experiment_dir("ticks");
   ExperimentOptions o = tiny_options(out);
   o.config_text = std::string(kTinyConfig)
                       .replace(std::string(kTinyConfig).find("steps = 150"), 11, "steps = 1000000");
@@ -123,7 +115,7 @@ TEST_CASE("a sweep's on_tick sees the work done, and a throw from it stops every
 TEST_CASE("runs trained side by side give the very bytes of the same runs one by one") {
   std::string config = kTinyConfig;
   config.replace(config.find("l_test = 6"), 10, "l_test = 24");
-  const fs::path one = fresh_dir("one_by_one"), two = fresh_dir("side_by_side");
+  const fs::path one = experiment_dir("one_by_one"), two = experiment_dir("side_by_side");
   for (const auto& [out, jobs] : {std::pair{one, 1}, std::pair{two, 2}}) {
     ExperimentOptions o = tiny_options(out);
     o.config_text = config;
