@@ -63,3 +63,35 @@ TEST_CASE("non-ASCII text where toml++ would read it as code is refused, with it
     CHECK(std::string(err.what()).find("t.toml:3:") == 0);
   }
 }
+
+TEST_CASE("a key nested deeper than 64 tables is refused before toml++ recurses on it") {
+  const auto dotted = [](int parts, const std::string& sep) {
+    std::string key = "a";
+    for (int i = 1; i < parts; ++i) key += sep + "a";
+    return key;
+  };
+  // lenlab's own depth, and the limit exactly, pass (with spaces and quoted parts too).
+  CHECK(accepted("[figures.a]\nvary = \"pe\"\n[figures.\"b c\".x]\n"));
+  CHECK(accepted("[" + dotted(63, ".") + "]\nx = 1\n"));  // 63 parts and the header
+  CHECK(accepted(dotted(64, " . ") + " = 1\n"));
+  CHECK(accepted("a = {" + dotted(63, ".") + " = 1}\n"));
+  // Deeper: a header, a dotted key, one inside inline tables, one after others on its line.
+  CHECK_FALSE(accepted("[" + dotted(64, ".") + "]\n"));
+  CHECK_FALSE(accepted(dotted(65, ".") + " = 1\n"));
+  CHECK_FALSE(accepted("a = {b = {" + dotted(63, ".") + " = 1}}\n"));
+  CHECK_FALSE(accepted("[" + dotted(50000, ".") + "]\n"));  // the probe's crash: 100 KB
+  CHECK_FALSE(accepted("[" + dotted(65, ".\"q\".") + "]\n"));
+  // The count starts again for each key: many shallow keys pass.
+  std::string many;
+  for (int i = 0; i < 200; ++i) many += "[t" + std::to_string(i) + "." + dotted(10, ".") + "]\n";
+  CHECK(accepted(many));
+  CHECK(accepted("a = {x.y = 1, " + dotted(63, ".") + " = 2}\n"));
+  try {
+    lenlab::check_ascii_outside_strings("x = 1\n" + dotted(65, ".") + " = 1\n", "t.toml");
+    FAIL("accepted");
+  } catch (const lenlab::UsageError& e) {
+    CHECK(std::string(e.what()) ==
+          "t.toml:2: a key nested more than 64 tables deep; lenlab's configs nest 3 "
+          "(figures.NAME.setting)");
+  }
+}

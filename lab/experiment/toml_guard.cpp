@@ -46,11 +46,26 @@ void check_ascii_outside_strings(const std::string& text, const std::string& sou
   Expect expect = kKey;
   bool string_is_key = false;  // the open string is a quoted key
   bool after_key = false;      // the last token was a key: a '.' continues it
+  bool dotted = false;         // the last token was a '.' after a key: the next key continues it
+  int key_parts = 0;           // parts of the dotted key being read
   std::vector<char> open;      // '[' arrays, '{' inline tables, 'h' a [table] header
   int line = 1;
   const auto at = [&](size_t i, const char* s) { return text.compare(i, std::strlen(s), s) == 0; };
   const auto refuse = [&](const char* what) {
     throw UsageError(fmt::format("{}:{}: a non-ASCII character {}", source, line, what));
+  };
+  // toml++ 3.3.0 recurses once per table a key opens: a header of 50 000 dotted parts overflows
+  // the stack (found by a probe; the fuzzers then stopped at 4 KB inputs). Refuse a key that
+  // nests deeper than any config needs, counting the inline tables and arrays it stands in.
+  const auto start_key = [&] {
+    key_parts = dotted ? key_parts + 1 : 1;
+    dotted = false;
+    const int depth = key_parts + static_cast<int>(open.size());
+    if (depth > kMaxTomlDepth)
+      throw UsageError(
+          fmt::format("{}:{}: a key nested more than {} tables deep; lenlab's configs nest 3 "
+                      "(figures.NAME.setting)",
+                      source, line, kMaxTomlDepth));
   };
   const auto close_string = [&] {
     state = kCode;
@@ -66,6 +81,7 @@ void check_ascii_outside_strings(const std::string& text, const std::string& sou
       while (!open.empty() && open.back() != '[') open.pop_back();  // headers and tables end too
       if (open.empty()) expect = kKey;
       after_key = false;
+      dotted = false;
       continue;
     }
     switch (state) {
@@ -87,6 +103,7 @@ void check_ascii_outside_strings(const std::string& text, const std::string& sou
             break;
           }
           string_is_key = expect == kKey;
+          if (string_is_key) start_key();
           const bool multi = at(i, "\"\"\"") || at(i, "'''");  // toml++ reads one as a key too
           state = c == '"' ? (multi ? kMultiBasic : kBasic) : (multi ? kMultiLiteral : kLiteral);
           if (multi) i += 2;
@@ -95,6 +112,7 @@ void check_ascii_outside_strings(const std::string& text, const std::string& sou
           after_key = false;
         } else if (c == '.') {
           expect = after_key ? kKey : kNothing;
+          dotted = after_key;
           after_key = false;
         } else if (c == '[') {
           if (expect == kValue) {
@@ -118,6 +136,7 @@ void check_ascii_outside_strings(const std::string& text, const std::string& sou
           expect = kNothing;
           after_key = false;
         } else {
+          if (expect == kKey) start_key();
           state = expect == kKey ? kBareKey : kBareValue;
           after_key = false;
         }
