@@ -160,7 +160,7 @@ TEST_CASE("experiment config: mistakes are named") {
   CHECK(error_of(head + "stepz = 3\n").find("unknown setting 'stepz'") != std::string::npos);
   CHECK(error_of(head + "steps = \"many\"\n").find("'steps' must be an integer") !=
         std::string::npos);
-  CHECK(error_of(head + "lr = \"fast\"\n").find("'lr' must be a number") != std::string::npos);
+  CHECK(error_of(head + "lr = \"fast\"\n").find("'lr' must be a finite number") != std::string::npos);
   CHECK(error_of("seeds = [1]\ncolour = 3\n" + head.substr(12)).find("unknown key 'colour'") !=
         std::string::npos);
   CHECK(error_of("seeds = [1]\n[figures.x]\nvary = \"pez\"\nvalues = [\"nope\"]\n")

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/text_rule.hpp"
 #include "models/position_bias.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/lengths.hpp"
@@ -30,7 +31,15 @@ int thread_limit() {
 
 namespace {
 
+// A setting's key as its flag: reparam_inverse → --reparam-inverse.
+std::string setting_flag(std::string_view key) {
+  std::string flag = "--" + std::string(key);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
 // `flag` within [lo, hi], else a UsageError naming both ends; `why` says where hi comes from.
+
 void check_range(const char* flag, int64_t value, int64_t lo, int64_t hi, const char* why = "") {
   if (value < lo || value > hi)
     throw UsageError(
@@ -168,15 +177,28 @@ ModelConfig model_config(const TrainSpec& s) {
 }
 
 ResolvedSpec resolve(const TrainSpec& s) {
+  // Every text setting under the one text rule before any is used: a NUL would end an expression
+  // early for muparser, a line break would split a CSV row of the run's settings.
+  visit_spec_fields(s, [](const char* key, const auto& value) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>)
+      check_text(setting_flag(key), value);
+  });
   const TaskKind task = parse_task(s.task);
   ModelConfig model;
   model.pe = parse_positional_encoding(s.pe);
   // Hard limits far past anything that fits a machine: they keep every size an int can hold. What
   // a machine can run is checked against its memory and a time budget (cost/budget.hpp).
   check_range("--l-train", s.l_train, 1, kMaxLength);
-  if (s.l_test < s.l_train)
+  if (s.l_test < s.l_train) {
+    // With --lengths alone, l_test is their longest (spec_from_json, the CLI): name them.
+    if (!s.lengths.empty() && s.l_test == test_lengths(s).back())
+      throw UsageError(fmt::format(
+          "--lengths '{}' ends at {}, below --l-train {}: test at least up to the training "
+          "length (add a length >= {})",
+          s.lengths, s.l_test, s.l_train, s.l_train));
     throw UsageError(
         fmt::format("--l-test ({}) must be at least --l-train ({})", s.l_test, s.l_train));
+  }
   check_range("--l-test", s.l_test, s.l_train, kMaxLength);
   std::vector<int> lengths = test_lengths(s);
   if (lengths.back() > s.l_test)

@@ -2,12 +2,14 @@
 // settings read back, and the canonical text that run ids and resumed sweeps compare.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <string>
 #include <type_traits>
 
 #include "core/error.hpp"
+#include "core/text_rule.hpp"
 #include "train/train_spec.hpp"
 
 namespace lenlab {
@@ -72,9 +74,9 @@ namespace {
 template <class T>
 std::string type_name() {
   if constexpr (std::is_same_v<T, std::string>) return "a string";
-  if constexpr (std::is_same_v<T, int>) return "an integer";
-  if constexpr (std::is_same_v<T, uint64_t>) return "a non-negative integer";
-  if constexpr (std::is_same_v<T, double>) return "a number";
+  if constexpr (std::is_same_v<T, int>) return "an integer from -2147483648 to 2147483647";
+  if constexpr (std::is_same_v<T, uint64_t>) return "an integer from 0 to 18446744073709551615";
+  if constexpr (std::is_same_v<T, double>) return "a finite number";
 }
 
 }  // namespace
@@ -103,10 +105,12 @@ TrainSpec spec_from_json(const nlohmann::ordered_json& j, const TrainSpec& base,
       if constexpr (std::is_same_v<T, uint64_t>)
         ok = value.is_number_unsigned() ||
              (value.is_number_integer() && value.template get<int64_t>() >= 0);
-      if constexpr (std::is_same_v<T, double>) ok = value.is_number();
+      // A TOML config may write inf or nan; no setting means either.
+      if constexpr (std::is_same_v<T, double>)
+        ok = value.is_number() && std::isfinite(value.template get<double>());
       if (!ok)
-        throw UsageError(
-            fmt::format("{}: '{}' must be {}, got {}", where, key, type_name<T>(), value.dump()));
+        throw UsageError(fmt::format("{}: '{}' must be {}, got {}", where, key, type_name<T>(),
+                                     shown(value.dump())));
       field = value.template get<T>();
     });
     if (!found)

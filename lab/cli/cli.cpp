@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
+#include "core/text_rule.hpp"
 #include "lab/cli/eval_command.hpp"
 #include "lab/cli/experiment_command.hpp"
 #include "lab/cli/report_commands.hpp"
@@ -56,10 +57,10 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
     std::vector<std::string> names;
     for (const CLI::App* c : app.get_subcommands({})) names.push_back(c->get_name());
     if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-      err << fmt::format(
-          "lenlab: error: unknown command '{}'; valid commands: {} (see lenlab "
-          "--help)\n",
-          argv[1], join_choices(names));
+      err << "lenlab: error: "
+          << error_line(fmt::format("unknown command {}; valid commands: {} (see lenlab --help)",
+                                    shown(argv[1]), join_choices(names)))
+          << "\n";
       return kExitUsage;
     }
   }
@@ -74,7 +75,7 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
     std::string sub;
     for (const auto& c : commands)
       if (c->parsed()) sub = c->name() + " ";
-    err << "lenlab: error: " << e.what() << " (see lenlab " << sub << "--help)\n";
+    err << "lenlab: error: " << error_line(e.what()) << " (see lenlab " << sub << "--help)\n";
     return kExitUsage;
   }
 
@@ -87,10 +88,10 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
       if (c->parsed()) return c->run(line);
     return kExitUsage;  // unreachable: app.require_subcommand(1)
   } catch (const UsageError& e) {
-    err << "lenlab: error: " << e.what() << "\n";
+    err << "lenlab: error: " << error_line(e.what()) << "\n";
     return kExitUsage;
   } catch (const std::exception& e) {  // e.g. cuda::CudaError: the input was fine, the machine not
-    err << "lenlab: error: " << e.what() << "\n";
+    err << "lenlab: error: " << error_line(e.what()) << "\n";
     return kExitFailure;
   }
 }

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/text_file.hpp"
+#include "core/text_rule.hpp"
 #include "lab/experiment/figure_rules.hpp"
 #include "lab/experiment/toml_guard.hpp"
 #include "results/figure_metric.hpp"
@@ -150,9 +151,13 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     const std::string at = "figures." + name;
     const toml::table* t = node.as_table();
     if (!t) throw UsageError(fmt::format("{}: '{}' must be a table", source, at));
+    // The name becomes fig<NAME>.csv/.png and the title gnuplot's: checked now, not at writing.
+    check_text(fmt::format("{}: the figure name", where(source, node, "figures")), name,
+               TextKind::kName);
     FigureSpec fig;
     fig.name = name;
     fig.title = t->get_as<std::string>("title") ? t->get_as<std::string>("title")->get() : name;
+    check_text(fmt::format("{}: the title", where(source, *t, at)), fig.title);
     const bool pools = t->contains("pool");
     if (pools) pooling.insert(name);
     if (pools && !t->contains("vary") && !t->contains("values")) {

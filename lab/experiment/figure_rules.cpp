@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/text_rule.hpp"
 #include "results/figure_metric.hpp"
 #include "train/lengths.hpp"
 #include "train/test_time_attention.hpp"
@@ -212,6 +213,8 @@ void check_settings_lines(const FigureSpec& fig, const toml::array& values,
           "{}: value {} of vary = \"settings\" needs a non-empty string 'label' (the line's name "
           "in the legend and the report)",
           here, i + 1));
+    check_text(fmt::format("{}: the label of value {}", here, i + 1),
+               v["label"].get<std::string>());
     if (!labels.insert(v["label"].get<std::string>()).second)
       throw UsageError(fmt::format("{}: two lines are labelled '{}'; give each its own label", here,
                                    v["label"].get<std::string>()));
