@@ -153,7 +153,7 @@ TEST_CASE(
       {{"--n-local", "4x"}, "--n-local must be 'train'"},
       {{"--n-global", "2"}, "--n-global 2 has no effect without --n-local"},
       {{"--n-global", "-1", "--n-local", "train"}, "--n-global must be >= 0, got -1"},
-      {{"--temperature", "0"}, "--temperature must be a finite number > 0"},
+      {{"--temperature", "0"}, "--temperature must be a number from 0.001 to 1000"},
       {{"--temperature", "-2"}, "got '-2'"},
       {{"--temperature", "auto-max"}, "auto-pmax or auto-entropy"},
   };

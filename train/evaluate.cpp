@@ -1,9 +1,13 @@
 #include "train/evaluate.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+
+#include "core/error.hpp"
 
 namespace lenlab {
 
@@ -16,6 +20,20 @@ LengthScorer::LengthScorer(const Batch& batch, const Reparam& reparam, int lengt
   seen_.assign(z_.size(), 0);
 }
 
+namespace {
+
+// A model whose output is not finite has no result to write: the numbers of a finite model
+// under accepted settings never get here, so its weights or the settings must be looked at.
+UsageError non_finite_output(int length, double value) {
+  return UsageError(fmt::format(
+      "the model's output is {} on a test sequence of length {}: its weights or the test-time "
+      "settings (temperature, scaling, caps) make the forward pass overflow; no results are "
+      "written for it",
+      value, length));
+}
+
+}  // namespace
+
 void LengthScorer::add(int s, double zs) {
   z_.at(static_cast<size_t>(s)) = zs;
   seen_[static_cast<size_t>(s)] = 1;
@@ -27,6 +45,8 @@ LengthResult LengthScorer::finish() const {
   // f⁻¹ and f of the whole length at once (a reparam registered from Python: one call each),
   // then the sums in sequence order.
   const size_t S = z_.size();
+  for (size_t s = 0; s < S; ++s)
+    if (!std::isfinite(z_[s])) throw non_finite_output(r_.length, z_[s]);
   std::vector<double> y_hat(S), fy(S);
   std::vector<unsigned char> clamped(S);
   reparam_.inverse_many(z_.data(), y_hat.data(), clamped.data(), S);
@@ -92,6 +112,7 @@ LengthResult TokenScorer::finish() const {
     bool all = true;
     for (int a = 0; a < A; ++a) {
       const int i = offsets_[s] + a;
+      if (std::isnan(log_p_[i])) throw non_finite_output(r.length, log_p_[i]);
       ce -= log_p_[i];
       right += correct_[i];
       all = all && correct_[i];

@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
+#include "core/text_rule.hpp"
 #include "tasks/task.hpp"
 
 namespace lenlab {
@@ -25,16 +26,18 @@ int train_or_count(const std::string& text, int train_value, const char* flag, c
   return value;
 }
 
-// A temperature given as a number (UsageError unless finite and > 0).
+// A temperature given as a number (UsageError unless within [kMinTemperature, kMaxTemperature]).
 double fixed_temperature(const std::string& text) {
   char* end = nullptr;
   const double tau = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(tau) || tau <= 0)
+  if (text.empty() || end != text.c_str() + text.size() || !(tau >= kMinTemperature) ||
+      !(tau <= kMaxTemperature))
     throw UsageError(fmt::format(
-        "--temperature must be a finite number > 0 (attention logits are divided by it; 1 is "
-        "the trained model), auto-pmax or auto-entropy (paper 002's search per test length), "
-        "got '{}'",
-        text));
+        "--temperature must be a number from {} to {} (attention logits are divided by it; 1 is "
+        "the trained model; past these ends the attention is already its argmax or uniform, "
+        "and 1/T overflows the logits long before 0), auto-pmax or auto-entropy (paper 002's "
+        "search per test length), got {}",
+        kMinTemperature, kMaxTemperature, shown(text)));
   return tau;
 }
 
@@ -87,11 +90,11 @@ void check_temperature(const std::string& text) {
 
 std::vector<double> search_grid(const TestTimeAttention& t) {
   const double lowest = t.temperature_min, step = t.temperature_step;
-  if (!(lowest > 0 && lowest <= 1))
+  if (!(lowest >= kMinTemperature && lowest <= 1))
     throw UsageError(fmt::format(
-        "--temperature-min must be in (0, 1] (the lowest temperature the search tries; the grid "
-        "runs from 1 down to it), got {}",
-        lowest));
+        "--temperature-min must be from {} to 1 (the lowest temperature the search tries; the "
+        "grid runs from 1 down to it), got {}",
+        kMinTemperature, lowest));
   if (!(step > 0) || !std::isfinite(step))
     throw UsageError(fmt::format(
         "--temperature-step must be a finite number > 0 (the grid's spacing), got {}", step));

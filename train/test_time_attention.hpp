@@ -29,14 +29,19 @@ namespace lenlab {
 // temperature).
 inline constexpr int kTemperatureSearchSamples = 64;
 
+// The temperatures a run may use, fixed or searched: logits times 1/τ stay finite in float32 for
+// any logit a model reaches, and past either end the attention is already its argmax or uniform.
+inline constexpr double kMinTemperature = 1e-3, kMaxTemperature = 1e3;
+
 // The alignment `t.temperature` asks for, if any (test_time_attention checks the text).
 std::optional<AlignBy> temperature_alignment(const TestTimeAttention& t);
 // UsageError unless `text` is a temperature test_time_attention accepts (checked before a run is
 // read, with the other flags).
 void check_temperature(const std::string& text);
 // The temperature search's grid (temperature_grid(t.temperature_min, t.temperature_step)).
-// UsageError naming the flag and the valid range: a lowest τ ≤ 0 or above 1, a step ≤ 0, more
-// than kMaxTemperatureGrid values, or a grid other than the default without an auto temperature.
+// UsageError naming the flag and the valid range: a lowest τ below kMinTemperature or above 1, a
+// step ≤ 0, more than kMaxTemperatureGrid values, or a grid other than the default without an auto
+// temperature.
 std::vector<double> search_grid(const TestTimeAttention& t);
 
 // The AttentionSpec of `t` for a run trained with `trained` (its PE in `pe`). UsageError naming
