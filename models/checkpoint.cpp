@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "core/error.hpp"
@@ -43,6 +45,14 @@ std::vector<double> load_checkpoint(const std::filesystem::path& path, const Mod
       throw UsageError(fmt::format("{}: tensor '{}' has shape [{}], the model needs [{}]",
                                    path.string(), t.name, fmt::join(nt.shape, ", "),
                                    fmt::join(want, ", ")));
+    // Training never saves a non-finite weight (a diverged run keeps no model): one here means
+    // the file was changed, and every result computed from it would be inf or NaN.
+    for (size_t i = 0; i < nt.data.size(); ++i)
+      if (!std::isfinite(nt.data[i]))
+        throw UsageError(fmt::format(
+            "{}: tensor '{}' holds {} at index {}; a model's weights are finite numbers (lenlab "
+            "never saves others: was the file changed?)",
+            path.string(), t.name, nt.data[i], i));
     std::copy(nt.data.begin(), nt.data.end(), params.begin() + t.offset);
   }
   return params;
@@ -51,6 +61,11 @@ std::vector<double> load_checkpoint(const std::filesystem::path& path, const Mod
 template <class T>
 void load_checkpoint(const std::filesystem::path& path, const ModelConfig& config, T* params) {
   const std::vector<double> values = load_checkpoint(path, config);
+  for (size_t i = 0; i < values.size(); ++i)
+    if (std::abs(values[i]) > static_cast<double>(std::numeric_limits<T>::max()))
+      throw UsageError(fmt::format(
+          "{}: weight {} is {}, past the largest float32 ({}) that this run computes in",
+          path.string(), i, values[i], std::numeric_limits<T>::max()));
   std::copy(values.begin(), values.end(), params);
 }
 

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
 #include "core/text_file.hpp"
+#include "results/json_error.hpp"
 #include "train/lengths.hpp"
 #include "train/representation_stats.hpp"
 
@@ -53,7 +54,7 @@ EvalSource load_eval_source(const std::filesystem::path& dir) {
   try {
     info = nlohmann::json::parse(read_text_file(path));
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: not JSON ({})", path.string(), e.what()));
+    throw UsageError(fmt::format("{}: not JSON ({})", path.string(), json_reason(e)));
   }
   try {
     out.run_id = info.at("source").at("id").get<std::string>();
@@ -61,7 +62,9 @@ EvalSource load_eval_source(const std::filesystem::path& dir) {
     if (info.contains("representation"))
       out.representation_reference = info.at("representation").at("reference_length").get<int>();
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: {}", path.string(), e.what()));
+    throw UsageError(
+        fmt::format("{}: {}; this eval.json was not written by `lenlab eval`, or was changed",
+                    path.string(), json_reason(e)));
   }
   return out;
 }

@@ -48,10 +48,12 @@ void add_diverged_entries(nlohmann::ordered_json& m, const TrainOutcome& outcome
   add_training_seconds(m, outcome);
   m["status"] = "diverged";
   m["diverged_at_step"] = outcome.diverged_step;
-  m["error"] = fmt::format(
-      "the training loss or gradient became non-finite at step {}; try a smaller --lr or a "
-      "reparam with a narrower target range",
-      outcome.diverged_step);
+  m["error"] = !outcome.diverged_reason.empty()
+                   ? outcome.diverged_reason
+                   : fmt::format(
+                         "the training loss or gradient became non-finite at step {}; try a "
+                         "smaller --lr or a reparam with a narrower target range",
+                         outcome.diverged_step);
 }
 
 }  // namespace lenlab

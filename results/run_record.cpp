@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/text_file.hpp"
 #include "results/csv_rows.hpp"
+#include "results/json_error.hpp"
 #include "results/length_files.hpp"
 
 namespace lenlab {
@@ -61,6 +62,9 @@ void read_temperature_search(const nlohmann::ordered_json& t, RunRecord& r) {
   }
 }
 
+RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::filesystem::path& dir,
+                               const std::string& where, bool with_results);
+
 }  // namespace
 
 std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_results) {
@@ -70,12 +74,50 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
   try {
     m = nlohmann::ordered_json::parse(read_text_file(manifest_path));
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: not valid JSON ({})", manifest_path.string(), e.what()));
+    throw UsageError(
+        fmt::format("{}: not valid JSON ({})", manifest_path.string(), json_reason(e)));
   }
+  const std::string where = manifest_path.string();
+  // What the manifest claims is checked before it is used: its settings build the model the
+  // weights must fit, so a manifest without them must not fall back on the defaults.
+  if (!m.is_object())
+    throw UsageError(fmt::format("{}: a run's manifest is a JSON object, this one is {} {}", where,
+                                 m.is_array() ? "an" : "a", m.type_name()));
+  if (!m.contains("config") || !m["config"].is_object())
+    throw UsageError(fmt::format(
+        "{}: {} ('config' holds the run's settings, which lenlab writes first); this manifest "
+        "was not written by lenlab, or was changed",
+        where,
+        m.contains("config")
+            ? fmt::format("'config' is {}, not a table of settings", m["config"].type_name())
+            : std::string("no 'config' section")));
+  try {
+    return record_from_manifest(m, dir, where, with_results);
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError(
+        fmt::format("{}: a field has the wrong type ({}); this manifest was not "
+                    "written by lenlab, or was changed",
+                    where, json_reason(e)));
+  } catch (const std::invalid_argument& e) {  // std::stoi of a key that is no length
+    throw UsageError(fmt::format(
+        "{}: a length key is not a number ({}); this manifest was not written by lenlab, or was "
+        "changed",
+        where, e.what()));
+  } catch (const std::out_of_range& e) {
+    throw UsageError(fmt::format(
+        "{}: a length key is out of range ({}); this manifest was not written by lenlab, or was "
+        "changed",
+        where, e.what()));
+  }
+}
+
+namespace {
+
+RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::filesystem::path& dir,
+                               const std::string& where, bool with_results) {
   RunRecord r;
   r.id = dir.filename().string();
-  r.spec = spec_from_json(m.value("config", nlohmann::ordered_json::object()), TrainSpec{},
-                          manifest_path.string());
+  r.spec = spec_from_json(m["config"], TrainSpec{}, where);
   r.status = m.value("status", "");
   r.final_train_loss = m.value("final_train_loss", 0.0);
   r.wall_seconds = m.value("wall_seconds", 0.0);
@@ -127,5 +169,7 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
   }
   return r;
 }
+
+}  // namespace
 
 }  // namespace lenlab
