@@ -28,6 +28,9 @@ struct TrainOutcome {
   std::vector<StepLog> log;
   bool diverged = false;
   int diverged_step = 0;  // the step whose loss or gradient was not finite
+  // Why, when the cause is known before the loss: f(y) not finite on a training target (a reparam
+  // registered from Python is checked on a grid, not at every value). Empty: the loss or gradient.
+  std::string diverged_reason;
   double seconds = 0;
   // Mean loss of the last min(100, steps) steps: less noisy than the last batch's.
   double final_loss() const;

@@ -1,6 +1,8 @@
 #pragma once
 // train()'s definition (train/trainer.hpp), instantiated per backend: train/trainer.cpp (CPU),
 // train/cuda/instantiate.cpp (CUDA builds).
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
 #include <stdexcept>
@@ -77,6 +79,20 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
       jobs[k].resolved->reparam.forward_many(batches[k].targets.data(),
                                              host_targets.data() + static_cast<size_t>(k) * R,
                                              static_cast<size_t>(batches[k].n_read()));
+    for (int k = 0; k < K; ++k) {
+      TrainOutcome& o = outcomes[k];
+      const double* fy = host_targets.data() + static_cast<size_t>(k) * R;
+      for (int i = 0; i < batches[k].n_read() && !o.diverged; ++i)
+        if (!std::isfinite(fy[i])) {  // the loss would say only "non-finite"; say why
+          o.diverged = true;
+          o.diverged_step = step + 1;
+          o.diverged_reason = fmt::format(
+              "reparam '{}' is {} at the training target y = {} (step {}); choose a reparam that "
+              "is finite on every target of the task, or a --reparam-shift",
+              jobs[k].spec->reparam, fy[i], batches[k].targets[i], step + 1);
+          --n_active;
+        }
+    }
     for (int k = 0; k < K; ++k)
       if (jobs[k].on_batch && !outcomes[k].diverged)
         jobs[k].on_batch(step + 1, batches[k], host_targets.data() + static_cast<size_t>(k) * R);

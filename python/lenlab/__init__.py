@@ -24,11 +24,13 @@ import csv
 import json
 import math
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from . import _lenlab
+from ._settings import depths_text, lengths_text, setting_value, settings_json_ready
 from ._functions import (_FINGERPRINT_FILE, _bias_fingerprint, _fingerprint,
                          _functions_fingerprint, _pe_bias_setting, _recorded_fingerprints,
                          _reparam_setting, _same_functions)
@@ -130,6 +132,12 @@ class Run:
         return self.manifest.get("status", "")
 
     @property
+    def error(self) -> str:
+        """Why the run did not complete, as its manifest says ("" for a completed run): a diverged
+        run's step and cause, e.g. a reparam that is not finite at a training target."""
+        return self.manifest.get("error", "")
+
+    @property
     def loss(self) -> dict:
         """loss.csv: step, lr, loss, grad_norm, ... as arrays."""
         return _read_csv(self.dir / "loss.csv")
@@ -138,8 +146,9 @@ class Run:
     def results(self) -> dict:
         """results.csv: one entry per test length (and passkey depth), as arrays."""
         if self.status != "completed":
-            raise UsageError(f"{self.dir}: the run is {self.status!r}, not completed: it has no "
-                             "results")
+            why = f" ({self.error})" if self.error else ""
+            raise UsageError(f"{self.dir}: the run is {self.status!r}, not completed{why}: it has "
+                             "no results")
         return _read_csv(self.dir / "results.csv")
 
     @property
@@ -186,7 +195,13 @@ class Run:
         for key in ("temperature", "rope_factor"):
             if key in attention:
                 attention[key] = str(attention[key])
-        _lenlab.evaluate(str(self.dir), str(out), lengths or "", depths or "", int(samples),
+        attention = settings_json_ready(attention)
+        samples = setting_value("samples", samples)
+        if not isinstance(samples, int) or isinstance(samples, bool):
+            raise UsageError(f"samples must be an integer (0: the run's eval_samples), got "
+                             f"{samples!r}")
+        _lenlab.evaluate(str(self.dir), str(out), lengths_text(lengths), depths_text(depths),
+                         samples,
                          bool(predictions), bool(overwrite), device, json.dumps(attention),
                          _command_line("eval", dict(lengths=lengths, samples=samples,
                                                     representation_stats=representation_stats,
@@ -248,7 +263,7 @@ def train(*, out=None, overwrite: bool = False, device: str = "auto", progress: 
     if bias_setting is not None:
         settings["pe_bias"] = bias_setting
     n_head = int(settings.get("n_head", 4))
-    text = json.dumps(settings)
+    text = json.dumps(settings_json_ready(settings))
     python_functions = not isinstance(reparam, str) or callable(pe_bias)
     if out is None:
         # runs/<run id>: the id hashes every setting, so a completed run there is this very run
@@ -270,7 +285,10 @@ def train(*, out=None, overwrite: bool = False, device: str = "auto", progress: 
     if python_functions:
         (Path(out) / _FINGERPRINT_FILE).write_text(
             _functions_fingerprint(reparam, pe_bias, n_head))
-    return Run(out)
+    run = Run(out)
+    if run.status == "diverged":  # returned, not raised (a sweep's diverged runs are data): say why
+        warnings.warn(f"{run.dir}: training diverged: {run.error}", RuntimeWarning, stacklevel=2)
+    return run
 
 
 def load(run_dir, reparam=None, reparam_name: str | None = None, pe_bias=None,

@@ -166,6 +166,47 @@ def test_a_python_exception_inside_f_surfaces_as_itself(tmp_path):
         lenlab.train(out=tmp_path / "y", progress=False, reparam=scalar_only, **TINY)
 
 
+def test_numpy_values_and_wrong_types_are_taken_or_refused_by_name(tmp_path):
+    # NumPy scalars are numbers: the same run as plain ints and floats.
+    numpy_run = lenlab.train(out=tmp_path / "np", progress=False,
+                             **dict(TINY, steps=np.int64(20), lr=np.float32(1e-3)))
+    plain_run = lenlab.train(out=tmp_path / "plain", progress=False,
+                             **dict(TINY, steps=20, lr=float(np.float32(1e-3))))
+    assert numpy_run.loss["loss"].tolist() == plain_run.loss["loss"].tolist()
+    with pytest.raises(lenlab.UsageError, match="setting 'steps' must be a number, a string or "
+                                                "a bool, got list"):
+        lenlab.train(out=tmp_path / "x", progress=False, **dict(TINY, steps=[5]))
+    # Lengths as a number or a list, as the CLI's text; anything else refused by name.
+    ev = numpy_run.eval(lengths=5, samples=np.int64(4), out=tmp_path / "e5")
+    assert ev.results["length"].tolist() == [5]
+    ev = numpy_run.eval(lengths=[2, np.int32(6)], samples=4, out=tmp_path / "e26")
+    assert ev.results["length"].tolist() == [2, 6]
+    with pytest.raises(lenlab.UsageError, match="lengths must be a text such as"):
+        numpy_run.eval(lengths=5.5, out=tmp_path / "bad")
+    with pytest.raises(lenlab.UsageError, match="samples must be an integer"):
+        numpy_run.eval(samples="many", out=tmp_path / "bad")
+    with pytest.raises(lenlab.UsageError, match="setting 'temperature_step' must be a number"):
+        numpy_run.eval(temperature="auto-pmax", temperature_step=object(), out=tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()
+
+
+def test_a_reparam_not_finite_on_a_training_batch_says_why_the_run_diverged(tmp_path):
+    def nan_in_training(y):  # finite where the domain check looks; NaN in a training batch
+        out = np.sqrt(y)
+        if len(y) == TINY["batch_size"]:
+            out[0] = np.nan
+        return out
+
+    with pytest.warns(RuntimeWarning, match=r"training diverged: reparam "
+                                            r"'python:nan_in_training' is nan at the training "
+                                            r"target y = \d+ \(step 1\)"):
+        run = lenlab.train(out=tmp_path / "x", progress=False, reparam=nan_in_training, **TINY)
+    assert run.status == "diverged"
+    assert "is nan at the training target" in run.error
+    with pytest.raises(lenlab.UsageError, match="not completed \\(reparam 'python:nan_in"):
+        run.results
+
+
 def test_a_python_reparam_run_needs_its_function_to_be_evaluated_from_the_cli(tmp_path):
     def twice(y):
         return 2.0 * y

@@ -1,0 +1,75 @@
+"""Settings from Python values to the engine's JSON: NumPy scalars become numbers, anything else
+that is no number, string or bool is refused by name (json.dumps would say only "not JSON
+serializable", without the setting)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from . import _lenlab
+
+UsageError = _lenlab.UsageError
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:60] + f"... ({len(text)} characters)"
+
+
+def setting_value(key: str, value):
+    """value as JSON takes it: bool, int, float or str; a NumPy scalar as its Python number."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral):  # int and NumPy's integers
+        return int(value)
+    if isinstance(value, numbers.Real):  # float and NumPy's floats
+        return float(value)
+    if isinstance(value, str):
+        return value
+    raise UsageError(f"setting {key!r} must be a number, a string or a bool, got "
+                     f"{type(value).__name__} {_shown(value)}")
+
+
+def settings_json_ready(settings: dict) -> dict:
+    """Every value through setting_value."""
+    return {key: setting_value(key, value) for key, value in settings.items()}
+
+
+def lengths_text(value, name: str = "lengths") -> str:
+    """A lengths setting as the CLI's text: "1..50,64", one length (5) or a list of them."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return str(int(value))
+    try:
+        items = list(value)
+    except TypeError:
+        items = None
+    if items and all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+                     for v in items):
+        return ",".join(str(int(v)) for v in items)
+    raise UsageError(f"{name} must be a text such as '1..50,64,128', a length or a list of "
+                     f"lengths, got {type(value).__name__} {_shown(value)}")
+
+
+def depths_text(value) -> str:
+    """passkey's depths as the CLI's text: "0,0.5,1", "random", one depth or a list of them."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+        return repr(float(value))
+    try:
+        items = list(value)
+    except TypeError:
+        items = None
+    if items and all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+                     for v in items):
+        return ",".join(repr(float(v)) for v in items)
+    raise UsageError(f"depths must be a text such as '0,0.5,1' or 'random', a depth in [0, 1] or "
+                     f"a list of them, got {type(value).__name__} {_shown(value)}")
