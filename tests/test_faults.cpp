@@ -1,7 +1,8 @@
 // What the misuse table (test_misuse.cpp) cannot hold: the limits of resolve() (the last value
 // accepted, the first refused), the benchmarks' arguments, and faults that need a setup of their
 // own: a full disk mid-run, a killed writer's temporaries, a figure that varies the seed, a
-// folder of cut-short manifests.
+// folder of cut-short manifests, run folders whose files do not hold what they claim, and an
+// error message that would quote a huge value.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
@@ -11,6 +12,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -159,4 +162,61 @@ TEST_CASE("theory --runs over a folder of cut-short manifests says so instead of
   CHECK(r.rc == 2);
   CHECK(contains(r.err, "no completed run"));
   CHECK(contains(r.err, "2 unreadable manifest.json file(s)"));
+}
+
+TEST_CASE("a run folder that does not hold what it claims is refused by name, nothing written") {
+  const fs::path dir = run_dir("lying_run_folder"), good = dir / "good";
+  REQUIRE(run_cli(tiny_args(good)).rc == 0);
+  const std::string manifest = read_text(good / "manifest.json");
+  const auto variant = [&](const std::string& name, const std::string& manifest_text) {
+    const fs::path run = dir / name;
+    fs::copy(good, run, fs::copy_options::recursive);
+    std::ofstream(run / "manifest.json") << manifest_text;
+    return run;
+  };
+  // A NaN in the first weight (safetensors: 8-byte header length, the JSON header, the data).
+  const fs::path nan_run = variant("nan_weight", manifest);
+  {
+    std::fstream f(nan_run / "model.safetensors", std::ios::in | std::ios::out | std::ios::binary);
+    uint64_t header = 0;
+    f.read(reinterpret_cast<char*>(&header), 8);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    f.seekp(static_cast<std::streamoff>(8 + header));
+    f.write(reinterpret_cast<const char*>(&nan), sizeof nan);
+  }
+  nlohmann::ordered_json m = nlohmann::ordered_json::parse(manifest);
+  nlohmann::ordered_json no_config = m, array_config = m;
+  no_config.erase("config");
+  array_config["config"] = nlohmann::ordered_json::array({1, 2});
+  nlohmann::ordered_json wrong_type = m;
+  wrong_type["status"] = 3;
+  const std::vector<std::pair<fs::path, std::string>> cases = {
+      {nan_run, "holds nan at index 0; a model's weights are finite numbers"},
+      {variant("no_config", no_config.dump()), "no 'config' section"},
+      {variant("array_config", array_config.dump()), "'config' is array, not a table"},
+      {variant("array_manifest", "[1, 2]"),
+       "a run's manifest is a JSON object, this one is an array"},
+      {variant("wrong_type", wrong_type.dump()), "a field has the wrong type (type must be string"},
+  };
+  for (const auto& [run, word] : cases) {
+    const fs::path out = dir / (run.filename().string() + "_eval");
+    const CliResult r = run_cli({"eval", run.string(), "--out", out.string()});
+    INFO(run.filename().string() << ": " << r.err);
+    CHECK(r.rc == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(contains(r.err, word));
+    CHECK(!fs::exists(out));
+  }
+}
+
+TEST_CASE("an error message that quotes a huge value is cut to its head and tail") {
+  const std::string value(900000, 'x');
+  const CliResult r = run_cli({"train", "--steps", value + "\x01"});  // CLI11 quotes it whole
+  CHECK(r.rc == 2);
+  CHECK(r.err.size() < 2500);
+  CHECK(contains(r.err, "lenlab: error: --steps"));
+  CHECK(contains(r.err, "bytes left out"));
+  CHECK(contains(r.err, "(see lenlab train --help)"));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK(r.err.find('\x01') == std::string::npos);
 }

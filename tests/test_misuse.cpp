@@ -79,6 +79,31 @@ std::string config_text(const std::string& name) {
   if (name == "non-ascii-after-backslash")
     return good +
            "[figures.b]\ntitle = \"\"\"\\\n\xc2\xa7\"\"\"\nvary = \"pe\"\nvalues = [\"rope\"]\n";
+  // Found by a probe (hostile input): a header of 50 000 dotted parts overflowed toml++'s stack;
+  // figure names that are paths failed only when the figure was written, after training; a NUL
+  // in an expression trained as the text before it; a 10 MB title kept gnuplot busy for minutes;
+  // a value past an int was "not an integer"; and TOML's nan reached a setting.
+  if (name == "deep-header") {
+    std::string key = "a";
+    for (int i = 0; i < 50000; ++i) key += ".a";
+    return good + "[" + key + "]\n";
+  }
+  if (name == "path-name")
+    return good + "[figures.\"../../escape\"]\nvary = \"pe\"\nvalues = [\"rope\"]\n";
+  if (name == "slash-name") return good + "[figures.\"a/b\"]\nvary = \"pe\"\nvalues = [\"rope\"]\n";
+  if (name == "nul-expression")
+    return good +
+           "[figures.b]\nreparam = \"x\\u0000garbage((\"\nvary = \"pe\"\nvalues = [\"rope\"]\n";
+  if (name == "huge-title")
+    return good + "[figures.b]\ntitle = \"" + std::string(1 << 20, 'T') +
+           "\"\nvary = \"pe\"\nvalues = [\"rope\"]\n";
+  if (name == "huge-expression")  // its error must not echo 900 KB
+    return good + "[figures.b]\nreparam = \"" + std::string(900000, 'x') +
+           "\"\nvary = \"pe\"\nvalues = [\"rope\"]\n";
+  if (name == "int-too-large")
+    return good.replace(good.find("[defaults]\n"), 11, "[defaults]\nbatch_size = 1000000000000\n");
+  if (name == "nan-setting")
+    return good + "[figures.b]\nlr = nan\nvary = \"pe\"\nvalues = [\"rope\"]\n";
   FAIL("no config named " << name);
   return "";
 }
@@ -323,12 +348,18 @@ const std::vector<Misuse>& table() {
         {train({"--yarn-alpha", "0.5"}), 2, "--rope-scaling, which is not given"},
         {train({"--n-global", "-1", "--n-local", "train"}), 2, "--n-global must be >= 0"},
         {train({"--n-global", "2"}), 2, "no effect without --n-local"},
-        {train({"--temperature", "0"}), 2, "--temperature must be a finite number > 0"},
+        {train({"--temperature", "0"}), 2, "--temperature must be a number from 0.001 to 1000"},
+        // found by a probe: 1/T overflowed the logits, every results row inf and NaN, exit 0
+        {train({"--temperature", "1e-300"}), 2, "--temperature must be a number from 0.001"},
+        {train({"--temperature", "1e300"}), 2, "--temperature must be a number from 0.001"},
         {train({"--temperature", "auto"}), 2, "auto-pmax or auto-entropy"},
         {train({"--temperature", "auto-pmax", "--temperature-min", "0"}), 2,
-         "--temperature-min must be in (0, 1]"},
+         "--temperature-min must be from 0.001 to 1"},
         {train({"--temperature", "auto-pmax", "--temperature-min", "1.5"}), 2,
-         "--temperature-min must be in (0, 1]"},
+         "--temperature-min must be from 0.001 to 1"},
+        {train({"--temperature", "auto-pmax", "--temperature-min", "1e-300", "--temperature-step",
+                "1"}),
+         2, "--temperature-min must be from 0.001 to 1"},
         {train({"--temperature", "auto-pmax", "--temperature-step", "0"}), 2,
          "--temperature-step must be a finite number > 0"},
         {train({"--temperature", "auto-pmax", "--temperature-step", "-0.1"}), 2,
@@ -337,6 +368,11 @@ const std::vector<Misuse>& table() {
                 "0.0001"}),
          2, "grid of more than 1000 temperatures"},
         {train({"--temperature-min", "0.3"}), 2, "which only an auto temperature has"},
+        {{"train", "--out", "{out}", "--steps", "5", "--l-train", "4", "--lengths", "1..3"},
+         2,
+         "--lengths '1..3' ends at 3, below --l-train 4"},
+        {train({"--reparam", "x\ty"}), 2, "--reparam holds a control character (at offset 1)"},
+        {train({"--pe", "bias", "--pe-bias", "\xff-d"}), 2, "--pe-bias is not valid UTF-8"},
         {train({"--max-memory", "1M"}), 2, "--max-memory"},
         {train({"--max-memory", "lots"}), 2, "--max-memory"},
         {train({"--max-memory", "-4G"}), 2, "--max-memory"},
@@ -368,6 +404,20 @@ const std::vector<Misuse>& table() {
         {{"run", "{config:non-ascii-after-quote}", "--out", "{out}"}, 2, "non-ASCII"},
         {{"run", "{config:non-ascii-after-backslash}", "--out", "{out}"}, 2, "backslash"},
         {{"run", "{dir}/absent.toml", "--out", "{out}"}, 2, "absent.toml"},
+        {{"run", "{config:deep-header}", "--out", "{out}"}, 2, "nested more than 64 tables deep"},
+        {{"run", "{config:path-name}", "--out", "{out}"}, 2, "path separator '/'"},
+        {{"run", "{config:slash-name}", "--out", "{out}"}, 2, "the figure name holds a path"},
+        {{"run", "{config:nul-expression}", "--out", "{out}"},
+         2,
+         "--reparam holds a control character (at offset 1)"},
+        {{"run", "{config:huge-title}", "--out", "{out}"}, 2, "the title is 1048576 bytes long"},
+        {{"run", "{config:huge-expression}", "--out", "{out}"},
+         2,
+         "--reparam is 900000 bytes long"},
+        {{"run", "{config:int-too-large}", "--out", "{out}"},
+         2,
+         "'batch_size' must be an integer from -2147483648 to 2147483647"},
+        {{"run", "{config:nan-setting}", "--out", "{out}"}, 2, "'lr' must be a finite number"},
         {{"plot", "{dir}"}, 2, "not an experiment folder"},
         // ---- theory
         {{"theory", "--task", "lenght"}, 2, "lenght"},
