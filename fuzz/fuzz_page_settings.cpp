@@ -14,7 +14,7 @@
 // Work cap (so that the fuzzer explores the checks rather than waits on huge valid settings; it
 // skips work, never an input): check_page_settings resolves the request, and subsets of it, up to
 // (keys + 1)^2 times; a request is not checked when that many resolves of its largest domain check
-// (fuzz/fuzz_caps.hpp's target_count, over the request and each of its settings on its own) would
+// (fuzz/fuzz_caps.hpp's target_count, over the request's task, l_test and lengths) would
 // evaluate f at more than kMaxTargetEvaluations targets, as many as fuzz_config's 16 resolves of
 // at most kMaxTargets each. Nothing is trained (the queue is never reached).
 //
@@ -57,7 +57,9 @@ Json errors_json(const std::vector<lenlab::FieldError>& errors) {
 }
 
 // The most target values one of check_page_settings's resolves can check (an upper bound): the
-// request's settings may be resolved whole or in part, over the page's defaults.
+// request's settings may be resolved whole or in part, over the page's defaults, and only task,
+// l_test and lengths (which sets l_test when l_test is not given) change the count. Settings of
+// another type are left to check_page_settings (a nested value is never copied here).
 double largest_domain_check(const Json& request) {
   const lenlab::TrainSpec base = lenlab::page_base_spec();
   double most = lenlab::fuzz::target_count(base);
@@ -72,8 +74,14 @@ double largest_domain_check(const Json& request) {
     } catch (const lenlab::UsageError&) {
     }
   };
-  consider(request);
-  for (const auto& item : request.items()) consider(Json{{item.key(), item.value()}});
+  Json drivers = Json::object();
+  for (const char* key : {"task", "l_test", "lengths"}) {
+    const auto it = request.find(key);
+    if (it == request.end() || it->is_structured()) continue;
+    drivers[key] = *it;
+    consider(Json{{key, *it}});
+  }
+  consider(drivers);
   lenlab::TrainSpec widest = base;
   widest.l_test = longest;
   widest.task = mean ? "mean" : "length";
