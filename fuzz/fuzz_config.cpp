@@ -13,12 +13,9 @@
 // - of the planned runs, only the first kMaxResolvedSpecs distinct settings (seeds ignored, as
 //   resolve() does not read them) are resolved;
 // - a run is not resolved when its domain check would evaluate f at more than kMaxTargets target
-//   values: l_test + 1 of them, or (m + 1)(m + 2) / 2 fractions for mean and mean-uniform, where m
-//   = min(l_test, 1000) (resolve() checks the mean targets up to length 1000 only: every fraction
-//   of a longer length lies in [0, 1], which the shorter lengths' targets already cover densely).
+//   values (fuzz/fuzz_caps.hpp).
 //
 // Also replayed over fuzz/corpus/config/ by the normal test suite (fuzz/replay_main.cpp).
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <set>
@@ -26,6 +23,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "fuzz/fuzz_caps.hpp"
 #include "lab/experiment/experiment_config.hpp"
 #include "lab/experiment/plan.hpp"
 #include "train/train_spec.hpp"
@@ -34,14 +32,6 @@ namespace {
 
 constexpr size_t kMaxPlannedRuns = 512;
 constexpr size_t kMaxResolvedSpecs = 16;
-constexpr double kMaxTargets = 600000;
-
-// How many target values resolve()'s domain check enumerates for this run (an upper bound).
-double target_count(const lenlab::TrainSpec& spec) {
-  const double l = std::max(spec.l_test, 0);
-  const double m = std::min(l, 1000.0);
-  return spec.task.rfind("mean", 0) == 0 ? (m + 1) * (m + 2) / 2 : l + 1;
-}
 
 }  // namespace
 
@@ -67,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (resolved.size() >= kMaxResolvedSpecs) break;
     lenlab::TrainSpec spec = run.spec;
     spec.seed = 0;
-    if (target_count(spec) > kMaxTargets) continue;
+    if (lenlab::fuzz::target_count(spec) > lenlab::fuzz::kMaxTargets) continue;
     if (!resolved.insert(lenlab::canonical_spec_text(spec)).second) continue;
     try {
       (void)lenlab::resolve(run.spec);

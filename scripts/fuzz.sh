@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Fuzzes the config-file and expression parsers with libFuzzer (docs/fuzzing.md).
+# Fuzzes what users hand lenlab with libFuzzer (docs/fuzzing.md): configs, expressions, the live
+# page's run requests and run folders.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     SECONDS per target (default 600); TARGET: config,
-#                                             expression (default both, one after the other)
+#                                             expression, page_settings, run_folder (default all,
+#                                             one after the other)
 # Configures a clang build in build/fuzz (-DLENLAB_FUZZ=ON: ASan, UBSan, libFuzzer), builds the
 # targets and runs each on one core for SECONDS on a scratch copy of its seed corpus
-# (build/fuzz/corpus/TARGET; fuzz/corpus/ in the repo is only read). A crash, sanitizer report,
+# (build/fuzz/corpus/TARGET; fuzz/corpus/ in the repo is only read), with inputs of up to 1 MB
+# (MAX_LEN bytes, the size of the live page's largest request). A crash, sanitizer report,
 # timeout (> 10 s for one input) or out-of-memory (> 2 GB) is a finding: its input is saved in
 # build/fuzz/findings/TARGET/ and the script exits 1 after running the remaining targets.
-# Environment: JOBS (build jobs, default 2), FUZZ_FLAGS (extra libFuzzer flags), MUPARSER_SRC
-# (a muparser source tree of the installed release, e.g. `git clone -b v2.3.3-1
-# https://github.com/beltoforion/muparser`: compiled in, instrumented, instead of Debian's
-# uninstrumented libmuparser, so that the fuzzer is guided through muparser's parser too).
+# Environment: JOBS (build jobs, default 2), MAX_LEN (largest input in bytes, default 1048576),
+# FUZZ_FLAGS (extra libFuzzer flags), MUPARSER_SRC (a muparser source tree of the installed
+# release, e.g. `git clone -b v2.3.3-1 https://github.com/beltoforion/muparser`: compiled in,
+# instrumented, instead of Debian's uninstrumented libmuparser, so that the fuzzer is guided
+# through muparser's parser too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,13 +25,19 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
 fi
 shift $(( $# > 0 ? 1 : 0 ))
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(config expression)
+all_targets=(config expression page_settings run_folder)
+[ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do
   case "$t" in
-    config|expression) ;;
-    *) echo "scripts/fuzz.sh: unknown target '$t'; valid targets: 'config' or 'expression'" >&2; exit 2 ;;
+    config|expression|page_settings|run_folder) ;;
+    *) echo "scripts/fuzz.sh: unknown target '$t'; valid targets: ${all_targets[*]}" >&2; exit 2 ;;
   esac
 done
+max_len="${MAX_LEN:-1048576}"
+if ! [[ "$max_len" =~ ^[1-9][0-9]*$ ]]; then
+  echo "scripts/fuzz.sh: MAX_LEN must be a positive integer (bytes), got '$max_len'" >&2
+  exit 2
+fi
 
 # clang and its libFuzzer runtime (Debian ships the runtime in libclang-rt-N-dev).
 fuzzer_rt=""
@@ -63,19 +73,19 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus" "$findings"
   cp fuzz/corpus/"$t"/* "$corpus"/
   seeds=$(ls "$corpus" | wc -l)
-  echo "== fuzz_$t: ${seconds} s on $seeds seed inputs (log: $log)"
+  echo "== fuzz_$t: ${seconds} s on $seeds seed inputs of up to $max_len bytes (log: $log)"
   rc=0
   # shellcheck disable=SC2086  # FUZZ_FLAGS is a list of flags
-  "$build/fuzz/fuzz_$t" "$corpus" -dict="fuzz/$t.dict" -max_total_time="$seconds" -timeout=10 \
-    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" ${FUZZ_FLAGS:-} \
+  "$build/fuzz/fuzz_$t" "$corpus" -dict="fuzz/$t.dict" -max_total_time="$seconds" -max_len="$max_len" \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$findings/" ${FUZZ_FLAGS:-} \
     >"$log" 2>&1 || rc=$?
   grep -E '^(#[0-9]+ +DONE|Done [0-9]+ runs)' "$log" | tail -2 || true
   grep -E '^stat::' "$log" || true
   line="fuzz_$t: exit $rc, corpus $seeds -> $(ls "$corpus" | wc -l) inputs"
   if [ "$rc" -ne 0 ]; then
     status=1
-    line="$line, FINDING: $(grep -m1 -E 'ERROR: |runtime error|fuzz_expression: ' "$log" || echo 'see the log'); input(s): $(ls "$findings" | tr '\n' ' ')"
-    grep -E -A30 'ERROR: |runtime error|fuzz_expression: ' "$log" | head -40 || true
+    line="$line, FINDING: $(grep -m1 -E 'ERROR: |runtime error|fuzz_[a-z_]+: ' "$log" || echo 'see the log'); input(s): $(ls "$findings" | tr '\n' ' ')"
+    grep -E -A30 'ERROR: |runtime error|fuzz_[a-z_]+: ' "$log" | head -40 || true
   fi
   summary="$summary$line"$'\n'
 done
