@@ -12,6 +12,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_input.hpp"
 
 namespace lenlab {
 
@@ -147,9 +148,12 @@ SafeTensors load_safetensors(const std::filesystem::path& path) {
               std::to_string(file.size()) + " bytes)");
   }
   const char* header_begin = file.data() + 8;
-  const ordered_json header = ordered_json::parse(header_begin, header_begin + header_len, nullptr,
-                                                  /*allow_exceptions=*/false);
-  if (header.is_discarded()) throw bad("the header is not valid JSON");
+  ordered_json header;
+  try {
+    header = parse_json_input(std::string_view(header_begin, header_len), "the header");
+  } catch (const UsageError& e) {  // not JSON, or nested past any safetensors header
+    throw bad(e.what());
+  }
   if (!header.is_object()) throw bad("the header is not a JSON object");
 
   const uint64_t buffer_size = file.size() - 8 - header_len;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/json_input.hpp"
 #include "cost/run_cost.hpp"
 #include "lab/experiment/experiment.hpp"
 #include "lab/run/eval_run.hpp"
@@ -199,7 +200,8 @@ int without_gil(Work&& work) {
 }
 
 TrainSpec spec_of(const std::string& settings_json) {
-  return spec_from_json(nlohmann::ordered_json::parse(settings_json), TrainSpec{}, "lenlab.train");
+  return spec_from_json(parse_json_input(settings_json, "lenlab.train"), TrainSpec{},
+                        "lenlab.train");
 }
 
 int train(const std::string& settings_json, const std::string& out, bool overwrite,
@@ -239,7 +241,7 @@ int evaluate_run(const std::string& run_dir, const std::string& out, const std::
   o.command_line = command_line;
   // The test-time attention settings under their config keys, read the way a config's are.
   const TrainSpec attention =
-      spec_from_json(nlohmann::ordered_json::parse(attention_json), TrainSpec{}, "lenlab eval");
+      spec_from_json(parse_json_input(attention_json, "lenlab eval"), TrainSpec{}, "lenlab eval");
   o.attention = attention.test_attention;
   return without_gil([&] { return run_eval(o); });
 }

@@ -4,8 +4,8 @@
 
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
+#include "core/json_input.hpp"
 #include "core/text_file.hpp"
-#include "results/json_error.hpp"
 #include "train/lengths.hpp"
 #include "train/representation_stats.hpp"
 
@@ -50,12 +50,7 @@ EvalSource load_eval_source(const std::filesystem::path& dir) {
         fmt::format("{} holds no evaluation (no eval.json); give a folder that `lenlab eval` wrote",
                     dir.string()));
   EvalSource out;
-  nlohmann::json info;
-  try {
-    info = nlohmann::json::parse(read_text_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(fmt::format("{}: not JSON ({})", path.string(), json_reason(e)));
-  }
+  const nlohmann::json info = parse_json_input<nlohmann::json>(read_text_file(path), path.string());
   try {
     out.run_id = info.at("source").at("id").get<std::string>();
     out.config = info.at("source").at("config");

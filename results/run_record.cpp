@@ -13,9 +13,9 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/json_input.hpp"
 #include "core/text_file.hpp"
 #include "results/csv_rows.hpp"
-#include "results/json_error.hpp"
 #include "results/length_files.hpp"
 
 namespace lenlab {
@@ -70,13 +70,8 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
 std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_results) {
   const auto manifest_path = dir / "manifest.json";
   if (!std::filesystem::exists(manifest_path)) return std::nullopt;
-  nlohmann::ordered_json m;
-  try {
-    m = nlohmann::ordered_json::parse(read_text_file(manifest_path));
-  } catch (const nlohmann::json::exception& e) {
-    throw UsageError(
-        fmt::format("{}: not valid JSON ({})", manifest_path.string(), json_reason(e)));
-  }
+  const nlohmann::ordered_json m =
+      parse_json_input(read_text_file(manifest_path), manifest_path.string());
   const std::string where = manifest_path.string();
   // What the manifest claims is checked before it is used: its settings build the model the
   // weights must fit, so a manifest without them must not fall back on the defaults.
@@ -123,7 +118,15 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
   r.wall_seconds = m.value("wall_seconds", 0.0);
   r.train_seconds = m.value("train_seconds", 0.0);
   r.eval_seconds = m.value("eval_seconds", 0.0);
-  r.models_trained_together = std::max(1, m.value("models_trained_together", 1));
+  // An int read as such: a number past int (1e300) would be undefined behaviour cast to one.
+  const auto& together = m.contains("models_trained_together") ? m["models_trained_together"]
+                                                               : nlohmann::ordered_json(1);
+  if (!together.is_number_integer() || together.get<int64_t>() < 1 ||
+      together.get<int64_t>() > 1000000)
+    throw UsageError(
+        fmt::format("{}: 'models_trained_together' must be an integer from 1 to 1000000, got {}",
+                    where, together.dump()));
+  r.models_trained_together = together.get<int>();
   if (m.contains("misalignment") && m["misalignment"].is_object()) {
     const nlohmann::ordered_json& mis = m["misalignment"];
     auto number = [](const nlohmann::ordered_json& j, const char* key) -> std::optional<double> {

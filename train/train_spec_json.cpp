@@ -99,9 +99,12 @@ TrainSpec spec_from_json(const nlohmann::ordered_json& j, const TrainSpec& base,
       found = true;
       bool ok = false;
       if constexpr (std::is_same_v<T, std::string>) ok = value.is_string();
+      // An unsigned JSON number read as int64 wraps: 2^64 - 1 would pass as -1.
       if constexpr (std::is_same_v<T, int>)
-        ok = value.is_number_integer() && value.template get<int64_t>() >= INT32_MIN &&
-             value.template get<int64_t>() <= INT32_MAX;
+        ok = value.is_number_unsigned()
+                 ? value.template get<uint64_t>() <= INT32_MAX
+                 : value.is_number_integer() && value.template get<int64_t>() >= INT32_MIN &&
+                       value.template get<int64_t>() <= INT32_MAX;
       if constexpr (std::is_same_v<T, uint64_t>)
         ok = value.is_number_unsigned() ||
              (value.is_number_integer() && value.template get<int64_t>() >= 0);

@@ -176,6 +176,10 @@ def test_numpy_values_and_wrong_types_are_taken_or_refused_by_name(tmp_path):
     with pytest.raises(lenlab.UsageError, match="setting 'steps' must be a number, a string or "
                                                 "a bool, got list"):
         lenlab.train(out=tmp_path / "x", progress=False, **dict(TINY, steps=[5]))
+    # Past int: named with its range (2^64 - 1 once passed as -1, found by fuzzing).
+    with pytest.raises(lenlab.UsageError, match="'steps' must be an integer from -2147483648 to "
+                                                "2147483647, got '18446744073709551615'"):
+        lenlab.train(out=tmp_path / "x", progress=False, **dict(TINY, steps=2**64 - 1))
     # Lengths as a number or a list, as the CLI's text; anything else refused by name.
     ev = numpy_run.eval(lengths=5, samples=np.int64(4), out=tmp_path / "e5")
     assert ev.results["length"].tolist() == [5]
