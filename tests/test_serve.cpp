@@ -359,3 +359,31 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
     CHECK(Json::parse(body_of(garbage))["errors"][0]["field"].is_null());
   }
 }
+
+TEST_CASE("a run far past --max-time is refused in microseconds, by the page and lenlab train") {
+#ifdef LENLAB_SANITIZED
+  constexpr double kBound = 2.0;
+#else
+  constexpr double kBound = 0.05;  // it took 5 s: resolve() and the estimate, once per field
+#endif
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  auto begun = std::chrono::steady_clock::now();
+  const auto e = errors_of(tiny({{"l_test", 1000000}}));
+  CHECK(seconds_since(begun) < kBound);
+  REQUIRE(!e.empty());
+  CHECK(e[0].field == "l_test");
+  CHECK(e[0].message.find("at least") != std::string::npos);
+  CHECK(e[0].message.find("l_test 1000000") != std::string::npos);
+  CHECK(e[0].message.find("--max-time") != std::string::npos);
+
+  TempDir dir;
+  begun = std::chrono::steady_clock::now();
+  const CliResult cli =
+      run_cli({"train", "--l-test", "1000000", "--out", (dir.path / "huge").string()});
+  CHECK(seconds_since(begun) < kBound);
+  CHECK(cli.rc == 2);
+  CHECK(cli.err.find("--l-test 1000000") != std::string::npos);
+  CHECK(!fs::exists(dir.path / "huge"));
+}
