@@ -387,3 +387,29 @@ TEST_CASE("a run far past --max-time is refused in microseconds, by the page and
   CHECK(cli.err.find("--l-test 1000000") != std::string::npos);
   CHECK(!fs::exists(dir.path / "huge"));
 }
+
+TEST_CASE("a restarted server keeps the runs an earlier session finished in its folder") {
+  TempDir dir;
+  RunQueueOptions o;
+  o.out = dir.path;
+  std::string first_id;
+  {
+    RunQueue q(o);
+    first_id = (*q.run_json(q.submit(check_page_settings(tiny(), {}, false).spec)))["id"];
+    q.wait_until_idle();
+  }
+  RunQueue again(o);
+  const Json listed = again.runs_json()["runs"];
+  REQUIRE(listed.size() == 1);
+  CHECK(listed[0]["id"] == first_id);
+  CHECK(listed[0]["state"] == "completed");
+  CHECK(listed[0]["results"].size() == 6);
+  const int second = again.submit(check_page_settings(tiny({{"pe", "rope"}}), {}, false).spec);
+  CHECK(second == 2);
+  again.wait_until_idle();
+  const ExperimentConfig config = load_experiment_config((dir.path / "config.toml").string());
+  std::vector<std::string> ids;
+  for (const PlannedRun& r : plan_runs(config, {}, {1})) ids.push_back(r.id);
+  CHECK(ids.size() == 2);
+  CHECK(std::find(ids.begin(), ids.end(), first_id) != ids.end());
+}
