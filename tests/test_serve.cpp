@@ -349,6 +349,16 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
     CHECK(status_of(deep) == 400);
     CHECK(error_message(deep).find("flat JSON object") != std::string::npos);
   }
+  SUBCASE("a refused setting keeps its connection for the next request") {
+    const std::string body = R"({"task": "nope"})";
+    const std::string both = round_trip(
+        page.port,
+        "POST /api/runs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+            std::to_string(body.size()) + "\r\n\r\n" + body + get_request("/api/options"));
+    CHECK(status_of(both) == 400);
+    CHECK(both.find("HTTP/1.1 200 OK") != std::string::npos);
+  }
   SUBCASE("no such path, and HTTP that is not HTTP") {
     const std::string missing = round_trip(page.port, get_request("/nope"));
     CHECK(status_of(missing) == 404);

@@ -161,13 +161,13 @@ PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   // Every error a client gets is JSON with a message, the errors of httplib's own making too
-  // (bad HTTP, no such path, a body over the limit). After a 400 or 413 the rest of the request
-  // may be unread: the connection is closed.
+  // (bad HTTP, no such path, a body over the limit). After its 400 or 413 the rest of the request
+  // may be unread: the connection is closed (a handler's 400, a refused setting, keeps it).
   using HandlerResponse = httplib::Server::HandlerResponse;
   s.http.set_error_handler(
       httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
-        if (res.status == 400 || res.status == 413) GuardedServer::close_after_reply();
         if (!res.body.empty()) return HandlerResponse::Unhandled;  // a handler's own message
+        if (res.status == 400 || res.status == 413) GuardedServer::close_after_reply();
         send_error(res, res.status, library_error_message(req, res.status));
         return HandlerResponse::Handled;
       }));
