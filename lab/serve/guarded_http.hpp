@@ -28,7 +28,7 @@ struct HttpLimits {
   std::chrono::milliseconds write{5000};               // one write's wait for the client to read
   std::size_t request_bytes = (1 << 20) + (64 << 10);  // body limit + headers
   int max_requests = 100;                              // per connection (keep-alive)
-  int workers = 64;
+  int workers = 256;
 };
 
 class GuardedServer : public httplib::Server {

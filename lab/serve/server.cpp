@@ -28,7 +28,7 @@ HttpLimits page_limits() {
   limits.write = std::chrono::seconds(5);
   limits.request_bytes = kMaxBody + (64 << 10);
   limits.max_requests = 100;
-  limits.workers = 64;
+  limits.workers = 256;
   return limits;
 }
 
