@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "cost/admission.hpp"
+#include "cost/preflight.hpp"
 #include "models/config.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
@@ -66,6 +67,7 @@ namespace {
 std::optional<std::string> problem_with(const Json& settings, const Budget& budget, bool gpu) {
   try {
     const TrainSpec spec = spec_from_json(settings, page_base_spec(), "settings");
+    preflight_run(spec, budget, gpu);  // microseconds; resolve() grows with the lengths
     const ResolvedSpec resolved = resolve(spec);
     admit(Work::train(spec, resolved.model, gpu), budget);
     return std::nullopt;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
@@ -92,6 +93,7 @@ RunQueue::RunQueue(RunQueueOptions options) : options_(std::move(options)) {
   // Every run trains on one thread (page_base_spec): set Eigen's process-wide count once here,
   // so that workers side by side never write it (as lab/experiment/sweep.cpp does).
   Eigen::setNbThreads(1);
+  restore_finished_runs();
   for (int i = 0; i < options_.max_running; ++i) workers_.emplace_back([this] { work(); });
 }
 
@@ -103,6 +105,36 @@ RunQueue::~RunQueue() {
   }
   changed_.notify_all();
   for (std::thread& t : workers_) t.join();
+}
+
+void RunQueue::restore_finished_runs() {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, RunRecord>> found;
+  for (const auto& entry : fs::directory_iterator(options_.out / "runs", ec)) {
+    try {
+      auto record = load_run(entry.path());
+      if (record && (record->status == "completed" || record->status == "diverged"))
+        found.emplace_back(fs::last_write_time(entry.path() / "manifest.json"), std::move(*record));
+    } catch (const std::exception&) {  // a folder that cannot be read back: not listed, as in
+    }                                  // lenlab plot, and trained again if submitted
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first, a.second.id) < std::tie(b.first, b.second.id);
+  });
+  for (auto& [when, record] : found) {
+    auto run = std::make_unique<Run>();
+    run->number = static_cast<int>(runs_.size()) + 1;
+    run->id = record.id;
+    run->spec = record.spec;
+    run->label = run_label(record.spec);
+    run->metric = default_metric(parse_task(record.spec.task));
+    run->state = record.status;
+    run->results = std::move(record.results);
+    run->work_done = run->work_total;
+    if (record.status == "diverged") run->message = "training diverged (an earlier session)";
+    runs_.push_back(std::move(run));
+  }
+  if (!runs_.empty()) write_experiment_config();
 }
 
 int RunQueue::submit(const TrainSpec& spec) {

@@ -38,6 +38,8 @@ struct QueueFull : std::runtime_error {
 
 class RunQueue {
  public:
+  // Runs an earlier session left finished in options.out/runs/ (completed or diverged) are listed
+  // first, numbered in the order they finished: config.toml keeps them and the page shows them.
   explicit RunQueue(RunQueueOptions options);
   // Waits for the runs in training to finish; queued runs are dropped (their folders never made).
   ~RunQueue();
@@ -46,8 +48,8 @@ class RunQueue {
 
   // Queues a run (spec already checked: lab/serve/page_settings.hpp) and returns its number
   // (1, 2, …). The same settings submitted again give the same run: the one already queued,
-  // training or finished in this session, or the completed folder a previous session left
-  // (read back, not retrained).
+  // training or finished, or the completed folder another process left since (read back, not
+  // retrained).
   int submit(const TrainSpec& spec);
 
   // A run as the page sees it (GET /api/runs/N): number, id, label, settings, state (queued,
@@ -64,6 +66,7 @@ class RunQueue {
 
  private:
   struct Run;
+  void restore_finished_runs();  // before the workers start
   void work();
   void train(Run& run);
   void write_experiment_config() const;  // with mutex_ held: out/config.toml, selection.json

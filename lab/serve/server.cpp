@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+
 #include "core/error.hpp"
 #include "core/text_file.hpp"
 #include "lab/run/device.hpp"
@@ -9,16 +11,33 @@
 #include "lab/serve/web_assets.hpp"
 
 // Last: it includes <resolv.h>, whose `_res` macro breaks Eigen headers included after it.
-#include <httplib.h>
+#include "lab/serve/guarded_http.hpp"
 
 namespace lenlab {
 
 using Json = nlohmann::ordered_json;
 
+namespace {
+
+// server.hpp's limits (a form's settings take a few hundred bytes).
+constexpr size_t kMaxBody = 1 << 20;
+HttpLimits page_limits() {
+  HttpLimits limits;
+  limits.request_read = std::chrono::seconds(5);
+  limits.idle = std::chrono::seconds(2);
+  limits.write = std::chrono::seconds(5);
+  limits.request_bytes = kMaxBody + (64 << 10);
+  limits.max_requests = 100;
+  limits.workers = 256;
+  return limits;
+}
+
+}  // namespace
+
 struct PageServer::Impl {
   ServeOptions options;
   RunQueue queue;
-  httplib::Server http;
+  GuardedServer http{page_limits()};
   bool gpu = false;  // whether runs train on a GPU: the budget check's machine
 
   explicit Impl(ServeOptions o)
@@ -31,7 +50,9 @@ namespace {
 
 void send_json(httplib::Response& res, int status, const Json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json; charset=utf-8");
+  // replace: a message may quote what a client sent, which need not be UTF-8.
+  res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace),
+                  "application/json; charset=utf-8");
 }
 
 Json errors_json(const std::vector<FieldError>& errors) {
@@ -42,21 +63,124 @@ Json errors_json(const std::vector<FieldError>& errors) {
   return {{"errors", list}};
 }
 
-void not_found(httplib::Response& res, const std::string& what) {
-  send_json(res, 404, errors_json({{"", what}}));
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  send_json(res, status, errors_json({{"", message}}));
+}
+
+constexpr const char* kApi =
+    "GET /api/options, POST /api/runs, GET /api/runs, GET /api/runs/N, "
+    "GET /api/runs/N/results.csv";
+
+// The message of an error httplib answers by itself (the request never reached a handler).
+std::string library_error_message(const httplib::Request& req, int status) {
+  switch (status) {
+    case 400:
+      return "the request could not be read: not valid HTTP, or not all of it arrived within 5 s "
+             "of its first byte";
+    case 404:
+      return fmt::format("nothing at {} {}; the page is GET /, the API {}", req.method, req.path,
+                         kApi);
+    case 413:
+      return fmt::format(
+          "the request body is larger than the limit of {} bytes (a run's "
+          "settings take a few hundred)",
+          kMaxBody);
+    case 414:
+      return "the URL is longer than 8192 characters";
+    default:
+      return fmt::format("HTTP {} for {} {}; the API is {}", status, req.method, req.path, kApi);
+  }
+}
+
+// A request body as a flat JSON object, or the 400/413 to send.
+struct ReadBody {
+  Json json;
+  int status = 200;
+  std::string error;
+};
+
+ReadBody read_json_body(const httplib::Request& req, httplib::Response& res,
+                        const httplib::ContentReader& read) {
+  if (req.is_multipart_form_data())
+    return {{},
+            400,
+            "expected a JSON object of settings (Content-Type: application/json), got a "
+            "multipart form"};
+  // Counted here, whatever the transfer encoding: httplib's own limit (set_payload_max_length)
+  // holds only for a Content-Length.
+  std::string body;
+  bool too_large = false;
+  const bool whole = read([&](const char* data, size_t n) {
+    if (body.size() + n > kMaxBody) {
+      too_large = true;
+      return false;
+    }
+    body.append(data, n);
+    return true;
+  });
+  if (too_large || res.status == 413) return {{}, 413, library_error_message(req, 413)};
+  if (!whole)
+    return {{},
+            400,
+            "the request body could not be read: cut short, malformed chunks, or not "
+            "all of it within 5 s"};
+  // Settings are flat: a deeper value is refused as it is parsed (a megabyte of '[' would
+  // otherwise be a value whose copies recurse a million levels deep).
+  constexpr int kMaxDepth = 2;
+  const auto flat = [](int depth, Json::parse_event_t, Json&) {
+    if (depth > kMaxDepth) throw std::invalid_argument("nested");
+    return true;
+  };
+  try {
+    return {Json::parse(body, flat), 200, ""};
+  } catch (const std::invalid_argument&) {
+    return {{},
+            400,
+            "the settings must be a flat JSON object, e.g. {\"task\": \"length\", "
+            "\"l_train\": 10}; a value nests arrays or objects"};
+  } catch (const Json::parse_error& e) {
+    // nlohmann's parser refuses ill-formed UTF-8 (JSON text is UTF-8) with its own message.
+    const bool utf8 = std::string(e.what()).find("UTF-8") != std::string::npos;
+    return {{},
+            400,
+            fmt::format("the request is not {} ({})",
+                        utf8 ? "valid UTF-8, which JSON must be" : "JSON", e.what())};
+  }
 }
 
 }  // namespace
 
 PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
   Impl& s = *impl_;
-  s.http.set_payload_max_length(1 << 20);  // a form's settings, never more
+  s.http.set_payload_max_length(kMaxBody);  // a form's settings, never more
   // httplib's default adds SO_REUSEPORT, with which a second `lenlab serve` on the same port
   // binds too and the kernel splits the students' requests between the two. SO_REUSEADDR alone
   // still lets a restarted server take its port back at once.
   s.http.set_socket_options([](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  // Every error a client gets is JSON with a message, the errors of httplib's own making too
+  // (bad HTTP, no such path, a body over the limit). After its 400 or 413 the rest of the request
+  // may be unread: the connection is closed (a handler's 400, a refused setting, keeps it).
+  using HandlerResponse = httplib::Server::HandlerResponse;
+  s.http.set_error_handler(
+      httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return HandlerResponse::Unhandled;  // a handler's own message
+        if (res.status == 400 || res.status == 413) GuardedServer::close_after_reply();
+        send_error(res, res.status, library_error_message(req, res.status));
+        return HandlerResponse::Handled;
+      }));
+  s.http.set_exception_handler([](const httplib::Request& req, httplib::Response& res,
+                                  std::exception_ptr ep) {
+    std::string what = "an unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    send_error(res, 500, fmt::format("the server failed on {} {}: {}", req.method, req.path, what));
   });
   for (const WebAsset& asset : web_assets())
     s.http.Get(std::string(asset.path), [&asset](const httplib::Request&, httplib::Response& res) {
@@ -66,16 +190,15 @@ PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
   s.http.Get("/api/options", [&s](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, page_options(s.options.queue.max_running));
   });
-  s.http.Post("/api/runs", [&s](const httplib::Request& req, httplib::Response& res) {
-    Json body;
-    try {
-      body = Json::parse(req.body);
-    } catch (const Json::exception& e) {
-      send_json(res, 400,
-                errors_json({{"", fmt::format("the request is not JSON ({})", e.what())}}));
+  s.http.Post("/api/runs", [&s](const httplib::Request& req, httplib::Response& res,
+                                const httplib::ContentReader& read) {
+    const ReadBody body = read_json_body(req, res, read);
+    if (body.status != 200) {
+      GuardedServer::close_after_reply();
+      send_error(res, body.status, body.error);
       return;
     }
-    const PageSettings checked = check_page_settings(body, s.options.queue.budget, s.gpu);
+    const PageSettings checked = check_page_settings(body.json, s.options.queue.budget, s.gpu);
     if (!checked.errors.empty()) {
       send_json(res, 400, errors_json(checked.errors));
       return;
@@ -97,19 +220,19 @@ PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
     if (const auto run = s.queue.run_json(std::stoi(req.matches[1])))
       send_json(res, 200, *run);
     else
-      not_found(res, fmt::format("no run {}", req.matches[1].str()));
+      send_error(res, 404, fmt::format("no run {}", req.matches[1].str()));
   });
-  s.http.Get(R"(/api/runs/(\d{1,9})/results\.csv)",
-             [&s](const httplib::Request& req, httplib::Response& res) {
-               const auto folder = s.queue.finished_folder(std::stoi(req.matches[1]));
-               if (!folder || !std::filesystem::exists(*folder / "results.csv")) {
-                 not_found(res, fmt::format("run {} has no results yet", req.matches[1].str()));
-                 return;
-               }
-               res.set_header("Content-Disposition", fmt::format("attachment; filename=\"{}.csv\"",
-                                                                 folder->filename().string()));
-               res.set_content(read_text_file(*folder / "results.csv"), "text/csv; charset=utf-8");
-             });
+  s.http.Get(R"(/api/runs/(\d{1,9})/results\.csv)", [&s](const httplib::Request& req,
+                                                         httplib::Response& res) {
+    const auto folder = s.queue.finished_folder(std::stoi(req.matches[1]));
+    if (!folder || !std::filesystem::exists(*folder / "results.csv")) {
+      send_error(res, 404, fmt::format("run {} has no results yet", req.matches[1].str()));
+      return;
+    }
+    res.set_header("Content-Disposition",
+                   fmt::format("attachment; filename=\"{}.csv\"", folder->filename().string()));
+    res.set_content(read_text_file(*folder / "results.csv"), "text/csv; charset=utf-8");
+  });
 }
 
 PageServer::~PageServer() = default;
@@ -125,6 +248,7 @@ int PageServer::bind() {
         "cannot listen on {}:{} (in use, or not an address of this machine); choose another "
         "--port (0: any free one) or --host",
         s.options.host, s.options.port));
+  s.http.widen_backlog();
   return port;
 }
 

@@ -6,6 +6,21 @@
 //                                    CLI's messages; 503 when the queue is full
 //   GET  /api/runs, /api/runs/N      the runs (lab/serve/run_queue.hpp's run_json)
 //   GET  /api/runs/N/results.csv     a finished run's results.csv (404 before)
+// Every error is JSON, {"errors": [{"field": null or a setting, "message": "..."}]}: 400 for a
+// request or body that cannot be read (not HTTP, not UTF-8, not JSON, not a flat object), 404,
+// 413 for a body over 1 MiB (counted as it is read, chunked or not), 500 with the exception's
+// message.
+// Limits against slow or hostile clients (lab/serve/guarded_http.hpp), sized for a room of
+// students whose browsers poll twice a second:
+//   - a request (line, headers, body) must arrive within 5 s of its first byte, and at most
+//     1 MiB + 64 KiB of it is read; a connection waits 2 s for its next request, serves at most
+//     100, and a reply's write may wait 5 s for the client;
+//   - 256 threads serve connections (httplib serves a connection on one thread from its first
+//     byte to its close): a polling browser keeps one busy, and slow clients (each held at most
+//     ~7 s) must outnumber what a class leaves free to starve the others; past 256 connections
+//     the next wait in a queue (not refused) for a thread to come free;
+//   - the listen backlog is SOMAXCONN (4096 on current Linux, capped by net.core.somaxconn), so a
+//     burst of a few hundred connections is queued, not reset.
 #include <memory>
 #include <string>
 

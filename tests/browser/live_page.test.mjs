@@ -173,6 +173,53 @@ async function testBadExpression(page) {
   return `a bad reparam expression: the error appears under #reparam ("${text.trim().slice(0, 70)}…")`;
 }
 
+// Every field of the form has a human label (not its setting's key), and at common screen sizes
+// no label overlaps another label or any field, for each method's settings.
+async function testLayout(page) {
+  const sizes = [[1400, 1000], [1024, 768], [800, 600]];
+  const methods = await page.$$eval('#method option', (os) => os.map((o) => o.value));
+  let checked = 0;
+  const problems = [];
+  for (const [width, height] of sizes) {
+    await page.setViewport({ width, height });
+    for (const method of methods) {
+      await page.select('#method', method);
+      const found = await page.evaluate(() => {
+        const box = (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, r: r.right, b: r.bottom }; };
+        const visible = (e) => e.getClientRects().length > 0;
+        const form = document.querySelector('#run-form');
+        const labels = [...form.querySelectorAll('label')].filter(visible).map((e) => ({
+          what: `label "${e.textContent.trim().replace(/\s+/g, ' ')}"`,
+          // the words a student reads first: the label less its small hint
+          text: [...e.childNodes].filter((n) => !(n.classList && n.classList.contains('hint'))).map((n) => n.textContent).join('').trim(),
+          // its text's extent: a word wider than its column overflows the label's own box
+          box: (() => { const r = document.createRange(); r.selectNodeContents(e); return box(r); })(),
+        }));
+        const fields = [...form.querySelectorAll('input, select')].filter(visible).map((e) => ({ what: `field #${e.id}`, box: box(e) }));
+        return { labels, fields };
+      });
+      const overlap = (a, b) => Math.min(a.r, b.r) - Math.max(a.x, b.x) > 0.5 && Math.min(a.b, b.b) - Math.max(a.y, b.y) > 0.5;
+      for (const label of found.labels) {
+        if (!label.text || /_/.test(label.text)) problems.push(`${width}×${height}, method ${method}: ${label.what} is a setting's key, not a human label`);
+      }
+      const items = [...found.labels, ...found.fields];
+      for (let i = 0; i < found.labels.length; i++) {
+        for (let j = i + 1; j < items.length; j++) {
+          if (overlap(found.labels[i].box, items[j].box)) {
+            problems.push(`${width}×${height}, method ${method}: ${found.labels[i].what} overlaps ${items[j].what}`);
+          }
+        }
+      }
+      checked += found.labels.length;
+    }
+  }
+  const overlaps = problems.filter((p) => p.includes(' overlaps '));
+  check(problems.length === 0, `${problems.length - overlaps.length} labels that are keys, ${overlaps.length} overlaps, e.g.\n  ${[...overlaps.slice(0, 4), ...problems.slice(0, 2)].join('\n  ')}`);
+  await page.select('#method', methods[0]);
+  await page.setViewport({ width: 1280, height: 900 });
+  return `the form's labels are human words and overlap nothing at ${sizes.map((s) => s.join('×')).join(', ')} with every method (${checked} labels checked)`;
+}
+
 async function testTwoRuns(page, base, downloads, errors) {
   const errorsBefore = errors.length;
   const settings = { '#task': 'length', '#pe': 'nope', '#reparam': 'identity', '#l_train': '5', '#l_test': '12', '#steps': '40' };
@@ -332,6 +379,7 @@ try {
   await page.goto(base, { waitUntil: 'load' });
   await page.waitForFunction(() => document.querySelector('#task').options.length > 0, { timeout: 10_000 });
 
+  await runTest('the form\'s layout', errors, () => testLayout(page));
   await runTest('bad reparam expression', errors, () => testBadExpression(page));
   await runTest('two runs', errors, () => testTwoRuns(page, base, downloads, errors));
   // The page's runs are saved like any other: `lenlab plot` draws them, and its report.html

@@ -1,0 +1,20 @@
+#pragma once
+// The cheap first look at one run, before resolve(): a lower bound of its evaluation's work,
+// from a few dozen lengths instead of every one, held against --max-time. resolve() checks the
+// reparam at every target up to --l-test and the full estimate costs every test length, which
+// for `--l-test 1000000` took half a second each, and the live page asks once per field to
+// blame: so a run refused anyway is refused here in microseconds (lenlab train and the page both
+// call it). It refuses only what admit() (cost/admission.hpp) would refuse too: the bound is
+// never above the full estimate. Settings it cannot cost (a bad name, a length out of range) are
+// left to resolve()'s messages.
+#include "cost/budget.hpp"
+#include "train/train_spec.hpp"
+
+namespace lenlab {
+
+// Throws UsageError, naming the bound, the limit and the settings that drive it, when even the
+// bound is over --max-time. `maybe_gpu`: the run may train on a GPU (the bound is then the faster
+// of the two machines').
+void preflight_run(const TrainSpec& spec, const Budget& budget, bool maybe_gpu);
+
+}  // namespace lenlab
