@@ -1,6 +1,6 @@
 // libFuzzer target: the body of `lenlab serve`'s POST /api/runs, handled as the server handles it
-// (lab/serve/server.cpp) up to the point where a run would be queued: nlohmann::ordered_json::parse
-// (a json exception: the 400 "the request is not JSON" reply), then check_page_settings with the
+// (lab/serve/server.cpp) up to the point where a run would be queued: parse_page_request (a
+// UsageError: the 400 with its message), then check_page_settings with the
 // budget `lenlab serve` passes by default (--max-time 10m, --max-memory: the memory available) on a
 // CPU machine, then the reply's body as the server builds it ({"errors": [{field, message}...]})
 // and dumps it to text.
@@ -47,15 +47,6 @@ constexpr double kMaxTargetEvaluations = 16 * lenlab::fuzz::kMaxTargets;
   std::abort();
 }
 
-// As server.cpp's errors_json.
-Json errors_json(const std::vector<lenlab::FieldError>& errors) {
-  Json list = Json::array();
-  for (const lenlab::FieldError& e : errors)
-    list.push_back(
-        {{"field", e.field.empty() ? Json(nullptr) : Json(e.field)}, {"message", e.message}});
-  return {{"errors", list}};
-}
-
 // The most target values one of check_page_settings's resolves can check (an upper bound): the
 // request's settings may be resolved whole or in part, over the page's defaults, and only task,
 // l_test and lengths (which sets l_test when l_test is not given) change the count. Settings of
@@ -94,9 +85,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data), size);
   Json request;
   try {
-    request = Json::parse(body);
-  } catch (const Json::exception& e) {
-    (void)errors_json({{"", std::string("the request is not JSON (") + e.what() + ")"}}).dump();
+    request = lenlab::parse_page_request(body);
+  } catch (const lenlab::UsageError& e) {
+    (void)lenlab::errors_json({{"", e.what()}}).dump();  // strict: the message must be UTF-8
     return 0;
   }
   if (request.is_object()) {
@@ -115,7 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       finding("an error beside '" + e.field + "', not a field of the request: " + e.message);
   }
   if (!checked.errors.empty()) {
-    (void)errors_json(checked.errors).dump();
+    (void)lenlab::errors_json(checked.errors).dump();
     return 0;
   }
   try {

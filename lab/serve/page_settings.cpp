@@ -1,10 +1,14 @@
 #include "lab/serve/page_settings.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/json_input.hpp"
+#include "core/text_rule.hpp"
 #include "cost/admission.hpp"
 #include "cost/preflight.hpp"
 #include "models/config.hpp"
@@ -175,6 +179,46 @@ PageSettings check_page_settings(const Json& request, const Budget& budget, bool
   PageSettings out = check_in_cli_words(request, budget, gpu);
   for (FieldError& e : out.errors) e.message = in_page_words(e.message);
   return out;
+}
+
+Json parse_page_request(std::string_view body) {
+  // Settings are flat: a deeper value is refused as it is parsed.
+  struct Nested {};
+  const auto flat = [](int depth, Json::parse_event_t, Json&) {
+    if (depth > 1) throw Nested{};
+    return true;
+  };
+  Json request;
+  try {
+    request = Json::parse(body.begin(), body.end(), flat);
+  } catch (const Nested&) {
+    throw UsageError(
+        "the settings must be a flat JSON object, e.g. {\"task\": \"length\", \"l_train\": 10}; "
+        "a value nests arrays or objects");
+  } catch (const Json::parse_error& e) {
+    // nlohmann's parser refuses ill-formed UTF-8 (JSON text is UTF-8); its message quotes the
+    // bytes it read, escaped here so that the reply is UTF-8 itself.
+    const bool utf8 = std::string_view(e.what()).find("UTF-8") != std::string_view::npos;
+    throw UsageError(fmt::format("the request is not {} ({})",
+                                 utf8 ? "valid UTF-8, which JSON must be" : "JSON",
+                                 error_line(json_reason(e))));
+  }
+  size_t settings = 0;
+  const TrainSpec fields;
+  visit_spec_fields(fields, [&](const char*, const auto&) { ++settings; });
+  if (request.is_object() && request.size() > settings)
+    throw UsageError(
+        fmt::format("the request has {} settings; a run has {} (GET /api/options lists them)",
+                    request.size(), settings));
+  return request;
+}
+
+Json errors_json(const std::vector<FieldError>& errors) {
+  Json list = Json::array();
+  for (const FieldError& e : errors)
+    list.push_back(
+        {{"field", e.field.empty() ? Json(nullptr) : Json(e.field)}, {"message", e.message}});
+  return {{"errors", list}};
 }
 
 }  // namespace lenlab

@@ -4,6 +4,7 @@
 // field it is about.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cost/budget.hpp"
@@ -29,6 +30,16 @@ struct PageSettings {
   TrainSpec spec;                  // valid when errors is empty
   std::vector<FieldError> errors;  // empty: valid
 };
+
+// A POST /api/runs body as the flat JSON of settings check_page_settings takes (which refuses a
+// non-object). UsageError, its message the 400's: not JSON or not UTF-8 (the message escapes the
+// bad bytes), a value that nests (refused as it is parsed: a megabyte of '[' would otherwise be a
+// value whose copies recurse a million levels deep), or more keys than there are settings (50 000
+// unknown keys once took 6 s and a 49 MB reply).
+nlohmann::ordered_json parse_page_request(std::string_view body);
+
+// The 400's body: {"errors": [{"field": KEY or null, "message": TEXT}, ...]}.
+nlohmann::ordered_json errors_json(const std::vector<FieldError>& errors);
 
 // A request body (a flat JSON object of settings) checked as `lenlab train` checks its flags:
 // parsing (unknown keys, wrong types), resolve() (bad names, ranges, a reparam that does not hold

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <stdexcept>
-
 #include "core/error.hpp"
 #include "core/text_file.hpp"
 #include "lab/run/device.hpp"
@@ -53,14 +51,6 @@ void send_json(httplib::Response& res, int status, const Json& body) {
   // replace: a message may quote what a client sent, which need not be UTF-8.
   res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace),
                   "application/json; charset=utf-8");
-}
-
-Json errors_json(const std::vector<FieldError>& errors) {
-  Json list = Json::array();
-  for (const FieldError& e : errors)
-    list.push_back(
-        {{"field", e.field.empty() ? Json(nullptr) : Json(e.field)}, {"message", e.message}});
-  return {{"errors", list}};
 }
 
 void send_error(httplib::Response& res, int status, const std::string& message) {
@@ -124,27 +114,10 @@ ReadBody read_json_body(const httplib::Request& req, httplib::Response& res,
             400,
             "the request body could not be read: cut short, malformed chunks, or not "
             "all of it within 5 s"};
-  // Settings are flat: a deeper value is refused as it is parsed (a megabyte of '[' would
-  // otherwise be a value whose copies recurse a million levels deep).
-  constexpr int kMaxDepth = 2;
-  const auto flat = [](int depth, Json::parse_event_t, Json&) {
-    if (depth > kMaxDepth) throw std::invalid_argument("nested");
-    return true;
-  };
   try {
-    return {Json::parse(body, flat), 200, ""};
-  } catch (const std::invalid_argument&) {
-    return {{},
-            400,
-            "the settings must be a flat JSON object, e.g. {\"task\": \"length\", "
-            "\"l_train\": 10}; a value nests arrays or objects"};
-  } catch (const Json::parse_error& e) {
-    // nlohmann's parser refuses ill-formed UTF-8 (JSON text is UTF-8) with its own message.
-    const bool utf8 = std::string(e.what()).find("UTF-8") != std::string::npos;
-    return {{},
-            400,
-            fmt::format("the request is not {} ({})",
-                        utf8 ? "valid UTF-8, which JSON must be" : "JSON", e.what())};
+    return {parse_page_request(body), 200, ""};
+  } catch (const UsageError& e) {
+    return {{}, 400, e.what()};
   }
 }
 
