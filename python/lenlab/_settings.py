@@ -37,39 +37,40 @@ def settings_json_ready(settings: dict) -> dict:
     return {key: setting_value(key, value) for key, value in settings.items()}
 
 
-def lengths_text(value, name: str = "lengths") -> str:
-    """A lengths setting as the CLI's text: "1..50,64", one length (5) or a list of them."""
+def _is_integer(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def _items_text(value, is_item, as_text, refusal: str) -> str:
+    """None, a text, one item or a list of items as the CLI's comma-separated text."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
-        return str(int(value))
+    if is_item(value):
+        return as_text(value)
     try:
         items = list(value)
     except TypeError:
         items = None
-    if items and all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
-                     for v in items):
-        return ",".join(str(int(v)) for v in items)
-    raise UsageError(f"{name} must be a text such as '1..50,64,128', a length or a list of "
-                     f"lengths, got {type(value).__name__} {_shown(value)}")
+    if items and all(is_item(v) for v in items):
+        return ",".join(as_text(v) for v in items)
+    raise UsageError(f"{refusal}, got {type(value).__name__} {_shown(value)}")
+
+
+def lengths_text(value) -> str:
+    """A lengths setting as the CLI's text: "1..50,64", one length (5) or a list of them."""
+    return _items_text(value, _is_integer, lambda v: str(int(v)),
+                       "lengths must be a text such as '1..50,64,128', a length or a list of "
+                       "lengths")
 
 
 def depths_text(value) -> str:
     """passkey's depths as the CLI's text: "0,0.5,1", "random", one depth or a list of them."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
-        return repr(float(value))
-    try:
-        items = list(value)
-    except TypeError:
-        items = None
-    if items and all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
-                     for v in items):
-        return ",".join(repr(float(v)) for v in items)
-    raise UsageError(f"depths must be a text such as '0,0.5,1' or 'random', a depth in [0, 1] or "
-                     f"a list of them, got {type(value).__name__} {_shown(value)}")
+    return _items_text(value, _is_real, lambda v: repr(float(v)),
+                       "depths must be a text such as '0,0.5,1' or 'random', a depth in [0, 1] "
+                       "or a list of them")
