@@ -116,7 +116,11 @@ void temperature_curves(const std::string& metric, FigureLine& line) {
       if (it != p.metrics.end() && std::isfinite(it->second))
         values[p.length][p.tau].push_back(it->second);
     }
-  for (const auto& [length, by_tau] : values) {
+  // Not a structured binding: the lambdas below capture length, which clang before 16 refuses
+  // for structured bindings (Debian 12's clang 14 builds the fuzz targets).
+  for (const auto& entry : values) {
+    const int length = entry.first;
+    const auto& by_tau = entry.second;
     TemperatureCurve c;
     c.length = length;
     for (auto t = by_tau.rbegin(); t != by_tau.rend(); ++t) {  // τ descending
