@@ -343,7 +343,7 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
     CHECK(error_message(latin1).find("not valid UTF-8") != std::string::npos);
     const std::string junk = round_trip(page.port, post_request("{task:"));
     CHECK(status_of(junk) == 400);
-    CHECK(error_message(junk).find("not JSON") != std::string::npos);
+    CHECK(error_message(junk).find("not valid JSON") != std::string::npos);
     const std::string deep =
         round_trip(page.port, post_request("{\"task\": " + std::string(100000, '[') + "}"));
     CHECK(status_of(deep) == 400);

@@ -8,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "core/json_input.hpp"
-#include "core/text_rule.hpp"
 #include "cost/admission.hpp"
 #include "cost/preflight.hpp"
 #include "models/config.hpp"
@@ -183,26 +182,7 @@ PageSettings check_page_settings(const Json& request, const Budget& budget, bool
 
 Json parse_page_request(std::string_view body) {
   // Settings are flat: a deeper value is refused as it is parsed.
-  struct Nested {};
-  const auto flat = [](int depth, Json::parse_event_t, Json&) {
-    if (depth > 1) throw Nested{};
-    return true;
-  };
-  Json request;
-  try {
-    request = Json::parse(body.begin(), body.end(), flat);
-  } catch (const Nested&) {
-    throw UsageError(
-        "the settings must be a flat JSON object, e.g. {\"task\": \"length\", \"l_train\": 10}; "
-        "a value nests arrays or objects");
-  } catch (const Json::parse_error& e) {
-    // nlohmann's parser refuses ill-formed UTF-8 (JSON text is UTF-8); its message quotes the
-    // bytes it read, escaped here so that the reply is UTF-8 itself.
-    const bool utf8 = std::string_view(e.what()).find("UTF-8") != std::string_view::npos;
-    throw UsageError(fmt::format("the request is not {} ({})",
-                                 utf8 ? "valid UTF-8, which JSON must be" : "JSON",
-                                 error_line(json_reason(e))));
-  }
+  Json request = parse_json_input<Json>(body, "the settings", kFlatJsonDepth);
   size_t settings = 0;
   const TrainSpec fields;
   visit_spec_fields(fields, [&](const char*, const auto&) { ++settings; });
