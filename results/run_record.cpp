@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <stdexcept>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/json_input.hpp"
 #include "core/text_file.hpp"
+#include "core/text_rule.hpp"
 #include "results/csv_rows.hpp"
 #include "results/length_files.hpp"
 
@@ -27,21 +28,36 @@ std::vector<LengthResult> load_results(const std::filesystem::path& dir) {
 
 namespace {
 
+// A key of a per-length table ("12": ...) as the length it names, 1..kMaxLength; a manifest that
+// lenlab did not write may hold anything there.
+int length_key(const std::string& key, const std::string& where) {
+  int length = 0;
+  const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), length);
+  if (error != std::errc() || end != key.data() + key.size() || length < 1 || length > kMaxLength)
+    throw UsageError(fmt::format(
+        "{}: a per-length table has the key {}, which is no length from 1 to {}; this manifest "
+        "was not written by lenlab, or was changed",
+        where, shown(key), kMaxLength));
+  return length;
+}
+
 double number_or_nan(const nlohmann::ordered_json& j) {
   return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
 // The manifest's "temperature_search" (train/test_time_eval.hpp's temperature_search_json);
 // entries of another shape are skipped, as the other optional manifest parts are.
-void read_temperature_search(const nlohmann::ordered_json& t, RunRecord& r) {
+void read_temperature_search(const nlohmann::ordered_json& t, const std::string& where,
+                             RunRecord& r) {
   if (t.contains("at_bound") && t["at_bound"].is_object())
     for (const auto& [length, bound] : t["at_bound"].items())
-      if (bound.is_string()) r.temperature_at_bound[std::stoi(length)] = bound.get<std::string>();
+      if (bound.is_string())
+        r.temperature_at_bound[length_key(length, where)] = bound.get<std::string>();
   if (t.contains("chosen") && t["chosen"].is_object())
     for (const auto& [criterion, by_length] : t["chosen"].items())
       if (by_length.is_object())
         for (const auto& [length, tau] : by_length.items())
-          r.temperature_chosen[criterion][std::stoi(length)] = number_or_nan(tau);
+          r.temperature_chosen[criterion][length_key(length, where)] = number_or_nan(tau);
   if (!t.contains("curve") || !t["curve"].is_array()) return;
   for (const auto& p : t["curve"]) {
     if (!p.is_object() || !p.contains("length") || !p["length"].is_number_integer() ||
@@ -93,16 +109,6 @@ std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_re
         fmt::format("{}: a field has the wrong type ({}); this manifest was not "
                     "written by lenlab, or was changed",
                     where, json_reason(e)));
-  } catch (const std::invalid_argument& e) {  // std::stoi of a key that is no length
-    throw UsageError(fmt::format(
-        "{}: a length key is not a number ({}); this manifest was not written by lenlab, or was "
-        "changed",
-        where, e.what()));
-  } catch (const std::out_of_range& e) {
-    throw UsageError(fmt::format(
-        "{}: a length key is out of range ({}); this manifest was not written by lenlab, or was "
-        "changed",
-        where, e.what()));
   }
 }
 
@@ -143,7 +149,7 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
   }
   if (m.contains("temperature_by_length") && m["temperature_by_length"].is_object())
     for (const auto& [length, tau] : m["temperature_by_length"].items())
-      if (tau.is_number()) r.temperature_by_length[std::stoi(length)] = tau.get<double>();
+      if (tau.is_number()) r.temperature_by_length[length_key(length, where)] = tau.get<double>();
   if (m.contains("temperature_closed_form") && m["temperature_closed_form"].is_object())
     for (const auto& [key, into] :
          {std::pair{"proposition_1_pmax", &r.temperature_pmax_closed_form},
@@ -151,10 +157,10 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
       if (m["temperature_closed_form"].contains(key) &&
           m["temperature_closed_form"][key].is_object())
         for (const auto& [length, tau] : m["temperature_closed_form"][key].items())
-          (*into)[std::stoi(length)] =
+          (*into)[length_key(length, where)] =
               tau.is_number() ? tau.get<double>() : std::numeric_limits<double>::quiet_NaN();
   if (m.contains("temperature_search") && m["temperature_search"].is_object())
-    read_temperature_search(m["temperature_search"], r);
+    read_temperature_search(m["temperature_search"], where, r);
   if (with_results && r.status == "completed") {
     r.results = load_results(dir);
     const auto positions = dir / "positions.csv";

@@ -1,8 +1,8 @@
 // What the misuse table (test_misuse.cpp) cannot hold: the limits of resolve() (the last value
 // accepted, the first refused), the benchmarks' arguments, and faults that need a setup of their
 // own: a full disk mid-run, a killed writer's temporaries, a figure that varies the seed, a
-// folder of cut-short manifests, run folders whose files do not hold what they claim, and an
-// error message that would quote a huge value.
+// folder of cut-short manifests, run folders whose files do not hold what they claim, an error
+// message that would quote a huge value, and an experiment folder whose selection.json was changed.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
@@ -190,6 +190,9 @@ TEST_CASE("a run folder that does not hold what it claims is refused by name, no
   array_config["config"] = nlohmann::ordered_json::array({1, 2});
   nlohmann::ordered_json wrong_type = m;
   wrong_type["status"] = 3;
+  nlohmann::ordered_json word_key = m, huge_key = m;
+  word_key["temperature_by_length"] = {{"x", 1.0}};
+  huge_key["temperature_search"] = {{"at_bound", {{"99999999999", "low"}}}};
   const std::vector<std::pair<fs::path, std::string>> cases = {
       {nan_run, "holds nan at index 0; a model's weights are finite numbers"},
       {variant("no_config", no_config.dump()), "no 'config' section"},
@@ -197,6 +200,8 @@ TEST_CASE("a run folder that does not hold what it claims is refused by name, no
       {variant("array_manifest", "[1, 2]"),
        "a run's manifest is a JSON object, this one is an array"},
       {variant("wrong_type", wrong_type.dump()), "a field has the wrong type (type must be string"},
+      {variant("word_key", word_key.dump()), "has the key 'x', which is no length from 1 to"},
+      {variant("huge_key", huge_key.dump()), "has the key '99999999999', which is no length"},
   };
   for (const auto& [run, word] : cases) {
     const fs::path out = dir / (run.filename().string() + "_eval");
@@ -219,4 +224,30 @@ TEST_CASE("an error message that quotes a huge value is cut to its head and tail
   CHECK(contains(r.err, "(see lenlab train --help)"));
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK(r.err.find('\x01') == std::string::npos);
+}
+
+TEST_CASE("lenlab plot refuses a changed selection.json by name, nothing drawn") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"not JSON", "not valid JSON"},
+      {"[\"x\"]", "a JSON object was expected, not array"},
+      {"{\"seeds\": [1]}", "key 'figures' not found"},
+      {"{\"figures\": [\"x\"], \"seeds\": \"1\"}", "type must be array"},
+      {"{\"figures\": " + std::string(1000, '[') + std::string(1000, ']') + "}",
+       "nested more than 32 levels deep"},
+      {"{\"figures\": [\"nope\"], \"seeds\": [1]}", "unknown figure 'nope'"},
+  };
+  int i = 0;
+  for (const auto& [selection, word] : cases) {
+    const fs::path dir = run_dir(fmt::format("selection_{}", i++));
+    write_file_atomic(dir / "config.toml",
+                      "seeds = [1]\n[figures.x]\nvary = \"pe\"\nvalues = [\"nope\"]\n");
+    write_file_atomic(dir / "selection.json", selection);
+    const CliResult r = run_cli({"plot", dir.string()});
+    INFO(selection << ": " << r.err);
+    CHECK(r.rc == 2);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK(contains(r.err, word));
+    if (i < static_cast<int>(cases.size())) CHECK(contains(r.err, "selection.json"));
+    CHECK(!fs::exists(dir / "figx.csv"));
+  }
 }

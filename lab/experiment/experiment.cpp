@@ -13,9 +13,11 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/json_input.hpp"
 #include "core/text_file.hpp"
 #include "cost/admission.hpp"
 #include "cost/dry_run.hpp"
+#include "cost/preflight.hpp"
 #include "cost/run_cost.hpp"
 #include "lab/experiment/sweep.hpp"
 #include "lab/run/device.hpp"
@@ -246,6 +248,35 @@ int run_experiment(const ExperimentOptions& options) {
   return plot_experiment(o.out, o.plot, o.log);
 }
 
+namespace {
+
+// selection.json, as run_experiment writes it: which of the config's figures and seeds were run.
+struct Selection {
+  std::vector<std::string> figures;
+  std::vector<uint64_t> seeds;
+  bool figure_seeds = true;  // false: --seeds N replaced the figures' own seeds
+};
+
+Selection read_selection(const fs::path& path) {
+  const Json j = parse_json_input(read_text_file(path), path.string());
+  const auto refuse = [&](const std::string& why) {
+    return UsageError(
+        fmt::format("{}: {}; this selection.json was not written by lenlab, or was changed",
+                    path.string(), why));
+  };
+  if (!j.is_object())
+    throw refuse(fmt::format("a JSON object was expected, not {}", j.type_name()));
+  try {
+    Selection s{j.at("figures").get<std::vector<std::string>>(),
+                j.at("seeds").get<std::vector<uint64_t>>(), j.value("figure_seeds", true)};
+    return s;
+  } catch (const Json::exception& e) {
+    throw refuse(json_reason(e));
+  }
+}
+
+}  // namespace
+
 int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* log) {
   if (!fs::exists(dir / "config.toml") || !fs::exists(dir / "selection.json"))
     throw UsageError(
@@ -254,16 +285,10 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
                     dir.string()));
   ExperimentConfig config = load_experiment_config((dir / "config.toml").string());
   remove_stale_temporaries(dir);
-  Json selection;
-  try {
-    selection = Json::parse(read_text_file(dir / "selection.json"));
-  } catch (const Json::exception& e) {
-    throw UsageError(
-        fmt::format("{}: not valid JSON ({})", (dir / "selection.json").string(), e.what()));
-  }
-  const auto figures = selection.at("figures").get<std::vector<std::string>>();
-  const auto seeds = selection.at("seeds").get<std::vector<uint64_t>>();
-  if (!selection.value("figure_seeds", true)) use_only_experiment_seeds(config);  // --seeds N
+  const Selection selection = read_selection(dir / "selection.json");
+  const std::vector<std::string>& figures = selection.figures;
+  const std::vector<uint64_t>& seeds = selection.seeds;
+  if (!selection.figure_seeds) use_only_experiment_seeds(config);  // --seeds N
 
   std::map<std::string, RunRecord> records;
   // A line's run by its settings as the figure states them (init_from as written, no parent id):
