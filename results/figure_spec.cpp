@@ -10,9 +10,14 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-std::string sanitize(const std::string& s) {
+// The reparameterization as the readable part of a run's folder name: alphanumerics, '_' for the
+// rest, cut to 48 characters. The hash at the end of the id tells runs apart; a whole expression
+// (up to 1000 bytes) made a name past the file system's 255 bytes, and the sweep failed on it.
+std::string readable_part(const std::string& s) {
+  constexpr size_t kMaxChars = 48;
   std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  for (size_t i = 0; i < s.size() && i < kMaxChars; ++i)
+    out += std::isalnum(static_cast<unsigned char>(s[i])) ? s[i] : '_';
   return out;
 }
 
@@ -74,7 +79,7 @@ std::vector<std::string> ExperimentConfig::figure_names() const {
 }
 
 std::string run_id(const TrainSpec& s) {
-  return fmt::format("{}-{}-{}-L{}-s{}-{:016x}", s.task, s.pe, sanitize(s.reparam), s.l_train,
+  return fmt::format("{}-{}-{}-L{}-s{}-{:016x}", s.task, s.pe, readable_part(s.reparam), s.l_train,
                      s.seed, fnv1a(canonical_spec_text(s)));
 }
 

@@ -74,8 +74,9 @@ struct ExperimentConfig {
   std::vector<std::string> figure_names() const;
 };
 
-// A run's stable id: a readable prefix (task, pe, reparam, l_train, seed) and a hash of every
-// setting, so the same run shared by two figures is trained once and found again on disk.
+// A run's stable id: a readable prefix (task, pe, the reparam's first 48 characters, l_train,
+// seed) and a hash of every setting, so the same run shared by two figures is trained once and
+// found again on disk. Short enough for a folder name (255 bytes) whatever the settings.
 std::string run_id(const TrainSpec& spec);
 
 }  // namespace lenlab

@@ -60,6 +60,19 @@ TEST_CASE("experiment config: figures expand to the right runs, shared runs once
   CHECK(runs[0].id.rfind("length-nope-identity-L3-s1-", 0) == 0);
 }
 
+TEST_CASE("a run's id fits a folder name whatever the reparameterization's length") {
+  // A valid 1000-byte expression once made a 1000-byte folder name: the sweep failed on it.
+  TrainSpec a, b;
+  a.reparam = "sqrt(x" + std::string(200, ' ') + "+ 1)";
+  b.reparam = "sqrt(x" + std::string(200, ' ') + "+ 2)";
+  CHECK(run_id(a).size() < 200);
+  CHECK(run_id(a).rfind("length-nope-sqrt_x_____", 0) == 0);
+  CHECK(run_id(a) != run_id(b));  // cut alike, told apart by the hash
+  TrainSpec plain;
+  plain.reparam = "sqrt";
+  CHECK(run_id(plain).rfind("length-nope-sqrt-L", 0) == 0);
+}
+
 TEST_CASE("the built-in paper config has every figure of the paper") {
   const ExperimentConfig c = parse_experiment_config(paper_config_text(), "paper.toml");
   CHECK(c.figure_names() ==
@@ -160,7 +173,8 @@ TEST_CASE("experiment config: mistakes are named") {
   CHECK(error_of(head + "stepz = 3\n").find("unknown setting 'stepz'") != std::string::npos);
   CHECK(error_of(head + "steps = \"many\"\n").find("'steps' must be an integer") !=
         std::string::npos);
-  CHECK(error_of(head + "lr = \"fast\"\n").find("'lr' must be a finite number") != std::string::npos);
+  CHECK(error_of(head + "lr = \"fast\"\n").find("'lr' must be a finite number") !=
+        std::string::npos);
   CHECK(error_of("seeds = [1]\ncolour = 3\n" + head.substr(12)).find("unknown key 'colour'") !=
         std::string::npos);
   CHECK(error_of("seeds = [1]\n[figures.x]\nvary = \"pez\"\nvalues = [\"nope\"]\n")
