@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "cost/run_cost.hpp"
@@ -42,29 +44,49 @@ std::optional<double> eval_flops_floor(const TrainSpec& spec) {
   }
 }
 
-}  // namespace
-
-void preflight_run(const TrainSpec& spec, const Budget& budget, bool maybe_gpu) {
-  const std::optional<double> flops = eval_flops_floor(spec);
-  if (!flops || spec.threads < 1) return;
+// Throws when the floor of `specs`' evaluations, on `cpu_threads` threads or the GPU (as admit()
+// costs the work: cost/budget.cpp), is over --max-time. `what`: "this run", "this sweep of N runs".
+void refuse_over_time(const std::vector<TrainSpec>& specs, int cpu_threads, bool gpu,
+                      const Budget& budget, const std::string& what) {
   WorkEstimate e;
-  e.flops = *flops;
-  e.seconds = e.flops / (kCpuFlopsPerSecondPerThread * spec.threads);
-  e.where = fmt::format("{} CPU thread{}", spec.threads, spec.threads > 1 ? "s" : "");
-  if (maybe_gpu && gpu_seconds(e.flops, 0) < e.seconds) {
-    e.seconds = gpu_seconds(e.flops, 0);
-    e.where = "the GPU";
+  const TrainSpec* heaviest = nullptr;
+  double most = -1;
+  for (const TrainSpec& spec : specs) {
+    const std::optional<double> flops = eval_flops_floor(spec);
+    if (!flops) continue;
+    e.flops += *flops;
+    if (*flops > most) most = *flops, heaviest = &spec;
   }
+  if (!heaviest || cpu_threads < 1) return;
+  e.seconds = gpu ? gpu_seconds(e.flops, 0) : e.flops / (kCpuFlopsPerSecondPerThread * cpu_threads);
+  e.where = gpu ? "the GPU"
+                : fmt::format("{} CPU {}{}", cpu_threads, specs.size() > 1 ? "worker" : "thread",
+                              cpu_threads > 1 ? "s" : "");
   e.time_limit = parse_duration(budget.max_time, "--max-time");
   if (e.seconds <= e.time_limit) return;
-  const std::string lengths = spec.lengths.empty() ? fmt::format("--l-test {}", spec.l_test)
-                                                   : fmt::format("--lengths {}", spec.lengths);
+  const TrainSpec& h = *heaviest;
+  const std::string lengths = h.lengths.empty() ? fmt::format("--l-test {}", h.l_test)
+                                                : fmt::format("--lengths {}", h.lengths);
   throw UsageError(fmt::format(
-      "this run would take at least {} ({} on {}) for its evaluation alone, more than --max-time "
-      "{}; it is set by {}, --eval-samples {}, --d-model {}, --d-ff {}, --n-layer {}: lower "
-      "those, or raise --max-time",
-      e.time_text(), format_flops(e.flops), e.where, budget.max_time, lengths, spec.eval_samples,
-      spec.d_model, spec.d_ff, spec.n_layer));
+      "{} would take at least {} ({} on {}) for {} alone, more than --max-time {}; {} set by {}, "
+      "--eval-samples {}, --d-model {}, --d-ff {}, --n-layer {}: lower those, or raise --max-time",
+      what, e.time_text(), format_flops(e.flops), e.where,
+      specs.size() > 1 ? "its evaluations" : "its evaluation", budget.max_time,
+      specs.size() > 1 ? "the heaviest run's is" : "it is", lengths, h.eval_samples, h.d_model,
+      h.d_ff, h.n_layer));
+}
+
+}  // namespace
+
+void preflight_run(const TrainSpec& spec, const Budget& budget, bool gpu) {
+  refuse_over_time({spec}, spec.threads, gpu, budget, "this run");
+}
+
+void preflight_sweep(const std::vector<TrainSpec>& runs, int jobs, const Budget& budget, bool gpu) {
+  if (runs.empty()) return;
+  // Workers as check_sweep_budget counts them: the `jobs` runs side by side.
+  const int workers = std::max(1, std::min(jobs, static_cast<int>(runs.size())));
+  refuse_over_time(runs, workers, gpu, budget, fmt::format("this sweep of {} runs", runs.size()));
 }
 
 }  // namespace lenlab

@@ -398,7 +398,10 @@ const std::vector<Misuse>& table() {
         {{"run", "{config:threads}", "--out", "{out}"}, 2, "--threads"},
         {{"run", "{config:bad-value}", "--out", "{out}"}, 2, "foo"},
         {{"run", "{config:not-toml}", "--out", "{out}"}, 2, "not-toml.toml"},
-        {{"run", "{config:huge}", "--out", "{out}"}, 2, "--max-time"},
+        // Refused by the sweep's cheap first look (cost/preflight.hpp), before any run's resolve().
+        {{"run", "{config:huge}", "--out", "{out}"},
+         2,
+         "for its evaluations alone, more than --max-time"},
         {{"run", "{config:float-seed}", "--out", "{out}"}, 2, "'seeds'"},
         {{"run", "{config:non-ascii}", "--out", "{out}"}, 2, "non-ASCII"},
         {{"run", "{config:non-ascii-after-quote}", "--out", "{out}"}, 2, "non-ASCII"},

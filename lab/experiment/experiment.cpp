@@ -150,6 +150,29 @@ int run_experiment(const ExperimentOptions& options) {
   check_plan_size(count_planned_runs(config, o.figures, n_seeds), n_seeds, o.budget);
   const std::vector<uint64_t> seeds = chosen_seeds(config, o.n_seeds);
   const std::vector<PlannedRun> runs = plan_runs(config, o.figures, seeds);
+  if (o.run_index >= static_cast<int>(runs.size()))
+    throw UsageError(
+        fmt::format("--run-index {} is out of range: this experiment has {} runs "
+                    "(0..{})",
+                    o.run_index, runs.size(), runs.size() - 1));
+  // What this command trains, and where (SLURM tasks choose their device on their own node).
+  Device device;
+  std::vector<TrainSpec> specs;
+  const int jobs = o.run_index >= 0 ? 1 : o.jobs;
+  if (o.emit_slurm.empty()) {
+    const std::vector<PlannedRun> todo = o.run_index >= 0
+                                             ? std::vector<PlannedRun>{runs[o.run_index]}
+                                         : o.out.empty() ? runs
+                                                         : unfinished(runs, o.out);
+    for (const PlannedRun& r : todo) specs.push_back(r.spec);
+    // float64 runs (--precision) train on the CPU: a sweep holding any does not use the GPU.
+    device = Device::choose(
+        o.device, std::any_of(specs.begin(), specs.end(),
+                              [](const TrainSpec& s) { return s.precision == "float64"; }));
+    // A sweep far past --max-time is refused from its settings alone, before resolve() checks
+    // each run's reparam at every target up to its l_test (cost/preflight.hpp).
+    preflight_sweep(specs, jobs, o.budget, device.gpu());
+  }
   for (const PlannedRun& r : runs) {  // every mistake before anything is written
     try {
       resolve(r.spec);
@@ -157,11 +180,6 @@ int run_experiment(const ExperimentOptions& options) {
       throw UsageError(fmt::format("{}, run {}: {}", o.config_source, r.id, e.what()));
     }
   }
-  if (o.run_index >= static_cast<int>(runs.size()))
-    throw UsageError(
-        fmt::format("--run-index {} is out of range: this experiment has {} runs "
-                    "(0..{})",
-                    o.run_index, runs.size(), runs.size() - 1));
   if (!o.emit_slurm.empty())
     for (const PlannedRun& r : runs)
       if (!r.parent.empty())
@@ -170,19 +188,7 @@ int run_experiment(const ExperimentOptions& options) {
             "SLURM job array starts its tasks at once; train the parents' figures first (their "
             "own --emit-slurm), then the fine-tunes",
             r.id, r.parent, r.spec.init_from));
-  Device device;  // SLURM tasks choose their device on their own node
   if (o.emit_slurm.empty()) {
-    const std::vector<PlannedRun> todo = o.run_index >= 0
-                                             ? std::vector<PlannedRun>{runs[o.run_index]}
-                                         : o.out.empty() ? runs
-                                                         : unfinished(runs, o.out);
-    std::vector<TrainSpec> specs;
-    for (const PlannedRun& r : todo) specs.push_back(r.spec);
-    // float64 runs (--precision) train on the CPU: a sweep holding any does not use the GPU.
-    device = Device::choose(
-        o.device, std::any_of(specs.begin(), specs.end(),
-                              [](const TrainSpec& s) { return s.precision == "float64"; }));
-    const int jobs = o.run_index >= 0 ? 1 : o.jobs;
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     // Long work says how long: on the CPU from this core's measured rates (a second, against
     // minutes of work), on the GPU at the budget's fixed rate. A dry run says more, below.
