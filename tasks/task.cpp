@@ -21,16 +21,20 @@ struct TaskEntry {
 };
 
 // Order = TaskKind order = the order error messages list the choices in.
-constexpr std::array<TaskEntry, 10> kTasks = {{{TaskKind::kMean, "mean"},
-                                               {TaskKind::kLength, "length"},
-                                               {TaskKind::kSum, "sum"},
-                                               {TaskKind::kMeanUniform, "mean-uniform"},
-                                               {TaskKind::kPasskey, "passkey"},
-                                               {TaskKind::kRecall, "recall"},
-                                               {TaskKind::kCopy, "copy"},
-                                               {TaskKind::kReverse, "reverse"},
-                                               {TaskKind::kParity, "parity"},
-                                               {TaskKind::kMarkov, "markov"}}};
+constexpr std::array<TaskEntry, 13> kTasks = {
+    {{TaskKind::kMean, "mean"},
+     {TaskKind::kLength, "length"},
+     {TaskKind::kSum, "sum"},
+     {TaskKind::kMeanUniform, "mean-uniform"},
+     {TaskKind::kPasskey, "passkey"},
+     {TaskKind::kRecall, "recall"},
+     {TaskKind::kCopy, "copy"},
+     {TaskKind::kReverse, "reverse"},
+     {TaskKind::kParity, "parity"},
+     {TaskKind::kMarkov, "markov"},
+     {TaskKind::kEvenPairs, "even-pairs"},
+     {TaskKind::kCycleNavigation, "cycle-navigation"},
+     {TaskKind::kModularArithmetic, "modular-arithmetic"}}};
 
 }  // namespace
 

@@ -28,15 +28,19 @@ enum class TaskKind {
   kCopy,
   kReverse,
   kParity,
-  kMarkov
+  kMarkov,
+  kEvenPairs,
+  kCycleNavigation,
+  kModularArithmetic
 };
 
 inline bool is_token_task(TaskKind task) {
   return task >= TaskKind::kPasskey;
 }
 
-// "mean", "length", "sum", "mean-uniform", "passkey", "recall", "copy", "reverse", "parity" or
-// "markov"; anything else throws UsageError listing the choices.
+// "mean", "length", "sum", "mean-uniform", "passkey", "recall", "copy", "reverse", "parity",
+// "markov", "even-pairs", "cycle-navigation" or "modular-arithmetic"; anything else throws
+// UsageError listing the choices.
 TaskKind parse_task(const std::string& name);
 std::string task_name(TaskKind task);
 std::vector<std::string> task_names();  // in the order of TaskKind

@@ -18,6 +18,32 @@
 namespace lenlab {
 namespace {
 
+// The study's fixed alphabets (tasks/regular/ of Delétang et al.'s code: docs/tasks.md).
+constexpr int kModulus = 5;             // cycle-navigation's cycle, modular-arithmetic's mod
+constexpr int32_t kModPlus = kModulus;  // modular-arithmetic's operators follow the digits
+constexpr int32_t kModMinus = kModulus + 1;
+constexpr int32_t kModTimes = kModulus + 2;
+
+// The content symbols of a task whose alphabet is fixed, 0 for one sized by n_symbols.
+int fixed_alphabet(TaskKind task) {
+  switch (task) {
+    case TaskKind::kParity:
+    case TaskKind::kEvenPairs:
+      return 2;  // the bits
+    case TaskKind::kCycleNavigation:
+      return kModulus;  // moves 0..2 and positions 0..4 share the symbols
+    case TaskKind::kModularArithmetic:
+      return kModTimes + 1;  // digits, then the operators
+    default:
+      return 0;
+  }
+}
+
+// modular-arithmetic draws an odd number of tokens: L, or L − 1 for an even L (as the study does).
+int expression_tokens(int length) {
+  return length % 2 == 1 ? length : length - 1;
+}
+
 void require_token_task(TaskKind task, const char* function) {
   if (!is_token_task(task)) {
     throw std::logic_error(std::string(function) + ": '" + task_name(task) +
@@ -44,13 +70,34 @@ int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int le
     case TaskKind::kReverse:
       return 2 * l + 2;
     case TaskKind::kParity:
+    case TaskKind::kEvenPairs:
+    case TaskKind::kCycleNavigation:
       return l + 3;
+    case TaskKind::kModularArithmetic:
+      return expression_tokens(length) + 3;
     case TaskKind::kMarkov:
       return l + 1;
     default:
       break;
   }
   throw std::logic_error("sequence_tokens: not a token task");
+}
+
+// A value of a modular-arithmetic expression: digits 0..4 at even offsets, operators
+// (kModPlus, kModMinus, kModTimes) between them; × binds first, as in the study: a − b is
+// a + (−b), each +-separated term a product, the terms' sum taken mod 5 into 0..4.
+int modular_value(const int32_t* expression, int n_tokens) {
+  int sum = 0, term = expression[0];
+  for (int i = 1; i + 1 < n_tokens; i += 2) {
+    const int32_t op = expression[i], digit = expression[i + 1];
+    if (op == kModTimes) {
+      term = term * digit % kModulus;
+    } else {
+      sum = (sum + term) % kModulus;
+      term = op == kModPlus ? digit : (kModulus - digit) % kModulus;
+    }
+  }
+  return (sum + term) % kModulus;
 }
 
 // One sequence: its tokens, and its answer rows first .. first + count − 1 (every task's answer
@@ -132,6 +179,42 @@ void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const Marko
       seq.count = 1;
       return;
     }
+    case TaskKind::kEvenPairs: {
+      int32_t changes = 0;
+      for (int i = 0; i < length; ++i) {
+        t.push_back(rng.bit() ? 1 : 0);
+        if (i > 0) changes ^= t[i] != t[i + 1] ? 1 : 0;  // t[0] is BOS
+      }
+      seq.first = static_cast<int>(t.size());
+      t.push_back(special.sep);
+      t.push_back(changes);
+      seq.count = 1;
+      return;
+    }
+    case TaskKind::kCycleNavigation: {
+      int position = 0;
+      for (int i = 0; i < length; ++i) {
+        const int32_t move = static_cast<int32_t>(rng.uniform_int(0, 2));
+        t.push_back(move);
+        position = (position + move - 1 + kModulus) % kModulus;
+      }
+      seq.first = static_cast<int>(t.size());
+      t.push_back(special.sep);
+      t.push_back(position);
+      seq.count = 1;
+      return;
+    }
+    case TaskKind::kModularArithmetic: {
+      const int n_tokens = expression_tokens(length);
+      for (int i = 0; i < n_tokens; ++i)
+        t.push_back(static_cast<int32_t>(i % 2 == 0 ? rng.uniform_int(0, kModulus - 1)
+                                                    : rng.uniform_int(kModPlus, kModTimes)));
+      seq.first = static_cast<int>(t.size());
+      t.push_back(special.sep);
+      t.push_back(modular_value(t.data() + 1, n_tokens));
+      seq.count = 1;
+      return;
+    }
     case TaskKind::kMarkov: {
       // x_t sits at row t; the first `order` symbols are iid uniform, the rest follow the chain.
       chain->append_sample(t, length, rng);
@@ -171,6 +254,9 @@ int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int leng
       return settings.key_length;
     case TaskKind::kRecall:
     case TaskKind::kParity:
+    case TaskKind::kEvenPairs:
+    case TaskKind::kCycleNavigation:
+    case TaskKind::kModularArithmetic:
       return 1;
     case TaskKind::kCopy:
     case TaskKind::kReverse:
@@ -187,7 +273,8 @@ int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int leng
 
 int token_content_symbols(TaskKind task, const TokenTaskSettings& settings) {
   require_token_task(task, "token_content_symbols");
-  return task == TaskKind::kParity ? 2 : settings.n_symbols;
+  const int fixed = fixed_alphabet(task);
+  return fixed > 0 ? fixed : settings.n_symbols;
 }
 
 int token_vocab_size(TaskKind task, const TokenTaskSettings& settings) {
@@ -206,7 +293,7 @@ void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_mi
     throw UsageError(fmt::format("empty length range {}..{}", l_min, l_max));
   }
   const int n = settings.n_symbols;
-  if (task != TaskKind::kParity && (n < 2 || n > 4096)) {
+  if (fixed_alphabet(task) == 0 && (n < 2 || n > 4096)) {
     throw UsageError(fmt::format("--n-symbols (n_symbols) must be in 2..4096, got {}", n));
   }
   switch (task) {

@@ -7,8 +7,9 @@
 // (read_rows, targets, weights) stays empty. Readout rows are in sequence order.
 //
 // Vocabulary: content symbols 0..n−1, then BOS = n, SEP = n+1, FILL = n+2, MARK = n+3 (n + 4
-// tokens), where n = n_symbols, except parity whose content symbols are the two bits (n = 2
-// always).
+// tokens), where n = n_symbols, except the tasks of a fixed alphabet (n always): parity and
+// even-pairs 2 (the bits), cycle-navigation 5 (moves 0..2, positions 0..4), modular-arithmetic 8
+// (digits 0..4, then + − × as 5 6 7).
 //
 // "Length" L is each task's size parameter:
 //   passkey  [BOS] FILL×a MARK key(k) FILL×b [SEP] key(k)   L = a + 1 + k + b >= k + 1
@@ -17,6 +18,15 @@
 //   reverse  [BOS] x1 .. xL [SEP] xL .. x1
 //   parity   [BOS] b1 .. bL [SEP] p                         p = XOR of the bits
 //   markov   [BOS] x1 .. xL                                 every row 0..L−1 answers
+// The regular tasks of the Chomsky-hierarchy benchmark (Delétang et al. 2023; docs/tasks.md):
+//   even-pairs          [BOS] b1 .. bL [SEP] e     e = 1 when the pairs b_i b_{i+1} that differ
+//                                                  are odd in number (that is, b1 != bL)
+//   cycle-navigation    [BOS] m1 .. mL [SEP] p     move m − 1 (0: left, 1: stay, 2: right) on a
+//                                                  cycle of 5 from 0; p = Σ (m_i − 1) mod 5
+//   modular-arithmetic  [BOS] d1 o1 d2 .. dk [SEP] r   digits 0..4 and operators + − ×, 2k − 1 = L
+//                                                  tokens for an odd L, L − 1 for an even one (as
+//                                                  the study draws them); r = the value mod 5, ×
+//                                                  before + and −
 // All randomness comes from Rng, so a seed gives identical data everywhere.
 #include <cstdint>
 #include <vector>
@@ -44,7 +54,7 @@ struct SpecialTokens {
   int bos, sep, fill, mark;
 };
 
-// Content symbols of the task: 2 for parity, n_symbols otherwise.
+// Content symbols of the task: a fixed alphabet's size (above), n_symbols otherwise.
 int token_content_symbols(TaskKind task, const TokenTaskSettings& settings);
 // content symbols + 4. Both throw std::logic_error for a scalar task (as do the functions below).
 int token_vocab_size(TaskKind task, const TokenTaskSettings& settings);
@@ -58,9 +68,9 @@ int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int leng
 
 // Throws UsageError, naming the flag and config key, the value and what is allowed, for settings
 // the task cannot use at lengths l_min..l_max: lengths < 1 or l_min > l_max; n_symbols outside
-// 2..4096 (not parity); key_length < 1 or l_min < key_length + 1 (passkey); l_max > n_symbols
-// (recall); markov_order < 1, n_symbols^markov_order > 65536 or markov_concentration not finite
-// and > 0 (markov). Settings a task does not use are not checked.
+// 2..4096 (the tasks that use it); key_length < 1 or l_min < key_length + 1 (passkey); l_max >
+// n_symbols (recall); markov_order < 1, n_symbols^markov_order > 65536 or markov_concentration not
+// finite and > 0 (markov). Settings a task does not use are not checked.
 void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_min, int l_max);
 // A depth of --depths must be in [0, 1] (NaN is refused); parse_depths checks user text first.
 void check_depth(double depth);

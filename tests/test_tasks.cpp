@@ -63,7 +63,9 @@ uint64_t fnv1a(const std::vector<int32_t>& tokens) {
 
 TEST_CASE("task names parse, print and reject unknown names") {
   CHECK(task_names() == std::vector<std::string>{"mean", "length", "sum", "mean-uniform", "passkey",
-                                                 "recall", "copy", "reverse", "parity", "markov"});
+                                                 "recall", "copy", "reverse", "parity", "markov",
+                                                 "even-pairs", "cycle-navigation",
+                                                 "modular-arithmetic"});
   CHECK(scalar_task_names() == std::vector<std::string>{"mean", "length", "sum", "mean-uniform"});
   CHECK(task_name(TaskKind::kCopy) == "copy");
   CHECK(usage_message([] { parse_scalar_task("copy"); }) ==
@@ -71,9 +73,11 @@ TEST_CASE("task names parse, print and reject unknown names") {
   CHECK(usage_message([] { parse_scalar_task("foo"); }) ==
         "unknown task 'foo'; valid choices: 'mean', 'length', 'sum' or 'mean-uniform'");
   for (const TaskKind t : kAllTasks) CHECK(parse_task(task_name(t)) == t);
+  for (const std::string& name : task_names()) CHECK(task_name(parse_task(name)) == name);
   CHECK(usage_message([] { parse_task("foo"); }) ==
         "unknown task 'foo'; valid choices: 'mean', 'length', 'sum', 'mean-uniform', 'passkey', "
-        "'recall', 'copy', 'reverse', 'parity' or 'markov'");
+        "'recall', 'copy', 'reverse', 'parity', 'markov', 'even-pairs', 'cycle-navigation' or "
+        "'modular-arithmetic'");
   CHECK_THROWS_AS(parse_task("Mean"), UsageError);
   CHECK_THROWS_AS(parse_task(""), UsageError);
 }

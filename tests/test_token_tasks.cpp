@@ -2,6 +2,8 @@
 // seeding and the settings' checks: test_token_batches.cpp.
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "token_task_support.hpp"
 
 namespace lenlab {
@@ -11,7 +13,11 @@ TEST_CASE("token vocabulary and special tokens") {
   TokenTaskSettings s;
   s.n_symbols = 10;
   for (const TaskKind t : kTokenTasks) {
-    const int n = t == TaskKind::kParity ? 2 : 10;
+    // The fixed alphabets: bits; moves and positions on a cycle of 5; digits 0..4 and + − ×.
+    const int n = t == TaskKind::kParity || t == TaskKind::kEvenPairs ? 2
+                  : t == TaskKind::kCycleNavigation                   ? 5
+                  : t == TaskKind::kModularArithmetic                 ? 8
+                                                                      : 10;
     CHECK(token_vocab_size(t, s) == n + 4);
     const SpecialTokens sp = special_tokens(t, s);
     CHECK(sp.bos == n);
@@ -177,6 +183,102 @@ TEST_CASE("parity layout: bits, SEP, XOR") {
   }
   CHECK(ones_answers > 10);
   CHECK(ones_answers < 80);
+}
+
+namespace {
+
+// Brute force for the regular tasks (docs/tasks.md), written apart from the generators.
+int32_t even_pairs_answer(const std::vector<int32_t>& bits) {
+  int differing = 0;
+  for (size_t i = 0; i + 1 < bits.size(); ++i) differing += bits[i] != bits[i + 1];
+  return differing % 2;
+}
+
+int32_t cycle_answer(const std::vector<int32_t>& moves) {
+  int position = 0;  // walked step by step on the cycle 0..4
+  for (const int32_t m : moves) {
+    if (m == 0) position = position == 0 ? 4 : position - 1;
+    if (m == 2) position = position == 4 ? 0 : position + 1;
+  }
+  return position;
+}
+
+// Digits 0..4 at even offsets, 5 6 7 = + − × between them: the exact integer value (products
+// first, then the sum, left to right), reduced mod 5 at the end.
+int32_t modular_answer(const std::vector<int32_t>& e) {
+  std::vector<int64_t> terms{e[0]};
+  std::vector<int32_t> signs{5};
+  for (size_t i = 1; i + 1 < e.size(); i += 2) {
+    if (e[i] == 7) {
+      terms.back() *= e[i + 1];
+    } else {
+      terms.push_back(e[i + 1]);
+      signs.push_back(e[i]);
+    }
+  }
+  int64_t value = 0;
+  for (size_t i = 0; i < terms.size(); ++i) value += signs[i] == 6 ? -terms[i] : terms[i];
+  return static_cast<int32_t>(((value % 5) + 5) % 5);
+}
+
+}  // namespace
+
+TEST_CASE("the regular tasks: layout, every answer against brute force, every input at length 3") {
+  TokenTaskSettings s;
+  s.n_symbols = 100;  // ignored: their alphabets are fixed
+  struct Case {
+    TaskKind task;
+    int symbols;                                // content symbols
+    bool (*valid_input)(int i, int32_t token);  // token i of the input is in its alphabet
+    int inputs_at_3;                            // distinct inputs of length 3
+    int32_t (*answer)(const std::vector<int32_t>&);
+  };
+  const std::vector<Case> cases = {
+      {TaskKind::kEvenPairs, 2, [](int, int32_t b) { return b == 0 || b == 1; }, 8,
+       even_pairs_answer},
+      {TaskKind::kCycleNavigation, 5, [](int, int32_t m) { return m >= 0 && m <= 2; }, 27,
+       cycle_answer},
+      {TaskKind::kModularArithmetic, 8,
+       [](int i, int32_t x) { return i % 2 == 0 ? x >= 0 && x <= 4 : x >= 5 && x <= 7; }, 75,
+       modular_answer},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(task_name(c.task));
+    const SpecialTokens sp = special_tokens(c.task, s);
+    CHECK(sp.bos == c.symbols);
+    for (const int length : {1, 2, 3, 6, 13, 40}) {
+      CAPTURE(length);
+      // modular-arithmetic: an odd number of tokens, L − 1 for an even L (as the study draws).
+      const int n = c.task == TaskKind::kModularArithmetic && length % 2 == 0 ? length - 1 : length;
+      const Batch b = token_eval_batch(c.task, s, nullptr, length, 2000, 5);
+      const auto ro = check_common(b, c.symbols + 4);
+      std::set<std::vector<int32_t>> inputs;
+      std::set<int32_t> answers;
+      for (int sq = 0; sq < b.n_seq(); ++sq) {
+        const std::vector<int32_t> t = sequence_of(b, sq);
+        REQUIRE(t.size() == static_cast<size_t>(n + 3));
+        REQUIRE(token_sequence_tokens(c.task, s, length) == n + 3);
+        CHECK(t[0] == sp.bos);
+        CHECK(t[n + 1] == sp.sep);
+        const std::vector<int32_t> input(t.begin() + 1, t.begin() + 1 + n);
+        for (int i = 0; i < n; ++i) CHECK(c.valid_input(i, input[i]));
+        CHECK(t[n + 2] == c.answer(input));
+        CHECK(b.token.labels[ro[sq]] == t[n + 2]);
+        CHECK(answer_rows(b, ro, sq) == std::vector<int>{n + 1});
+        inputs.insert(input);
+        answers.insert(t[n + 2]);
+      }
+      if (length == 3) CHECK(inputs.size() == static_cast<size_t>(c.inputs_at_3));
+      // Every answer occurs once inputs are long enough (even-pairs at length 1 is always 0).
+      if (n >= 3)
+        CHECK(answers.size() == static_cast<size_t>(c.task == TaskKind::kEvenPairs ? 2 : 5));
+    }
+  }
+  // The study's examples (docs/research/chomsky_study_formats.md).
+  CHECK(even_pairs_answer({0, 0, 1, 1, 1, 0}) == 0);
+  CHECK(cycle_answer({2, 0, 1, 0, 0}) == 3);
+  CHECK(modular_answer({1, 5, 2, 7, 3}) == 2);  // 1 + 2 × 3 = 7
+  CHECK(modular_answer({1, 6, 2, 7, 3}) == 0);  // 1 − 2 × 3 = −5
 }
 
 TEST_CASE("markov layout: every row predicts the next symbol") {

@@ -21,9 +21,10 @@
 
 namespace lenlab::test {
 
-inline const std::vector<TaskKind> kTokenTasks = {TaskKind::kPasskey, TaskKind::kRecall,
-                                                  TaskKind::kCopy,    TaskKind::kReverse,
-                                                  TaskKind::kParity,  TaskKind::kMarkov};
+inline const std::vector<TaskKind> kTokenTasks = {
+    TaskKind::kPasskey,   TaskKind::kRecall,          TaskKind::kCopy,
+    TaskKind::kReverse,   TaskKind::kParity,          TaskKind::kMarkov,
+    TaskKind::kEvenPairs, TaskKind::kCycleNavigation, TaskKind::kModularArithmetic};
 
 inline std::vector<int32_t> sequence_of(const Batch& b, int s) {
   return {b.tokens.begin() + b.offsets[s], b.tokens.begin() + b.offsets[s + 1]};
