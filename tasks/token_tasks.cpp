@@ -109,6 +109,14 @@ struct Sequence {
   int count = 0;
 };
 
+// Ends a one-answer sequence: SEP, whose row predicts the answer that follows it.
+void end_with_answer(int32_t sep, int32_t answer, Sequence& seq) {
+  seq.first = static_cast<int>(seq.tokens.size());
+  seq.tokens.push_back(sep);
+  seq.tokens.push_back(answer);
+  seq.count = 1;
+}
+
 // Draws a sequence of length L into `seq`. passkey_fill: the fill tokens before MARK, or −1 for a
 // uniformly random number.
 void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
@@ -173,10 +181,7 @@ void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const Marko
         t.push_back(b);
         parity ^= b;
       }
-      seq.first = static_cast<int>(t.size());
-      t.push_back(special.sep);
-      t.push_back(parity);
-      seq.count = 1;
+      end_with_answer(special.sep, parity, seq);
       return;
     }
     case TaskKind::kEvenPairs: {
@@ -185,10 +190,7 @@ void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const Marko
         t.push_back(rng.bit() ? 1 : 0);
         if (i > 0) changes ^= t[i] != t[i + 1] ? 1 : 0;  // t[0] is BOS
       }
-      seq.first = static_cast<int>(t.size());
-      t.push_back(special.sep);
-      t.push_back(changes);
-      seq.count = 1;
+      end_with_answer(special.sep, changes, seq);
       return;
     }
     case TaskKind::kCycleNavigation: {
@@ -198,10 +200,7 @@ void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const Marko
         t.push_back(move);
         position = (position + move - 1 + kModulus) % kModulus;
       }
-      seq.first = static_cast<int>(t.size());
-      t.push_back(special.sep);
-      t.push_back(position);
-      seq.count = 1;
+      end_with_answer(special.sep, position, seq);
       return;
     }
     case TaskKind::kModularArithmetic: {
@@ -209,10 +208,7 @@ void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const Marko
       for (int i = 0; i < n_tokens; ++i)
         t.push_back(static_cast<int32_t>(i % 2 == 0 ? rng.uniform_int(0, kModulus - 1)
                                                     : rng.uniform_int(kModPlus, kModTimes)));
-      seq.first = static_cast<int>(t.size());
-      t.push_back(special.sep);
-      t.push_back(modular_value(t.data() + 1, n_tokens));
-      seq.count = 1;
+      end_with_answer(special.sep, modular_value(t.data() + 1, n_tokens), seq);
       return;
     }
     case TaskKind::kMarkov: {
