@@ -32,7 +32,7 @@ std::optional<double> eval_flops_floor(const TrainSpec& spec) {
       for (const int l : test_lengths(spec)) flops += cost.eval_flops_at(l);
       return flops;
     }
-    const int first = cost.task == TaskKind::kPasskey ? std::max(spec.token.key_length + 1, 1) : 1;
+    const int first = shortest_length(cost.task, spec.token);
     for (int hi = spec.l_test; hi >= first;) {
       const int lo = std::max(first, hi / 2 + 1);
       flops += (hi - lo + 1) * cost.eval_flops_at(lo);

@@ -21,7 +21,7 @@ struct TaskEntry {
 };
 
 // Order = TaskKind order = the order error messages list the choices in.
-constexpr std::array<TaskEntry, 13> kTasks = {
+constexpr std::array<TaskEntry, 23> kTasks = {
     {{TaskKind::kMean, "mean"},
      {TaskKind::kLength, "length"},
      {TaskKind::kSum, "sum"},
@@ -34,7 +34,17 @@ constexpr std::array<TaskEntry, 13> kTasks = {
      {TaskKind::kMarkov, "markov"},
      {TaskKind::kEvenPairs, "even-pairs"},
      {TaskKind::kCycleNavigation, "cycle-navigation"},
-     {TaskKind::kModularArithmetic, "modular-arithmetic"}}};
+     {TaskKind::kModularArithmetic, "modular-arithmetic"},
+     {TaskKind::kStackManipulation, "stack-manipulation"},
+     {TaskKind::kModularArithmeticBrackets, "modular-arithmetic-brackets"},
+     {TaskKind::kSolveEquation, "solve-equation"},
+     {TaskKind::kDuplicateString, "duplicate-string"},
+     {TaskKind::kMissingDuplicateString, "missing-duplicate-string"},
+     {TaskKind::kOddsFirst, "odds-first"},
+     {TaskKind::kBinaryAddition, "binary-addition"},
+     {TaskKind::kBinaryMultiplication, "binary-multiplication"},
+     {TaskKind::kComputeSqrt, "compute-sqrt"},
+     {TaskKind::kBucketSort, "bucket-sort"}}};
 
 }  // namespace
 

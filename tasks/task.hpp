@@ -31,7 +31,17 @@ enum class TaskKind {
   kMarkov,
   kEvenPairs,
   kCycleNavigation,
-  kModularArithmetic
+  kModularArithmetic,
+  kStackManipulation,
+  kModularArithmeticBrackets,
+  kSolveEquation,
+  kDuplicateString,
+  kMissingDuplicateString,
+  kOddsFirst,
+  kBinaryAddition,
+  kBinaryMultiplication,
+  kComputeSqrt,
+  kBucketSort
 };
 
 inline bool is_token_task(TaskKind task) {
@@ -39,8 +49,11 @@ inline bool is_token_task(TaskKind task) {
 }
 
 // "mean", "length", "sum", "mean-uniform", "passkey", "recall", "copy", "reverse", "parity",
-// "markov", "even-pairs", "cycle-navigation" or "modular-arithmetic"; anything else throws
-// UsageError listing the choices.
+// "markov", then the Chomsky-hierarchy benchmark's "even-pairs", "cycle-navigation",
+// "modular-arithmetic", "stack-manipulation", "modular-arithmetic-brackets", "solve-equation",
+// "duplicate-string", "missing-duplicate-string", "odds-first", "binary-addition",
+// "binary-multiplication", "compute-sqrt" or "bucket-sort"; anything else throws UsageError
+// listing the choices.
 TaskKind parse_task(const std::string& name);
 std::string task_name(TaskKind task);
 std::vector<std::string> task_names();  // in the order of TaskKind

@@ -14,34 +14,17 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "tasks/chomsky_tasks.hpp"
 
 namespace lenlab {
 namespace {
 
-// The study's fixed alphabets (tasks/regular/ of Delétang et al.'s code: docs/tasks.md).
-constexpr int kModulus = 5;             // cycle-navigation's cycle, modular-arithmetic's mod
-constexpr int32_t kModPlus = kModulus;  // modular-arithmetic's operators follow the digits
-constexpr int32_t kModMinus = kModulus + 1;
-constexpr int32_t kModTimes = kModulus + 2;
-
-// The content symbols of a task whose alphabet is fixed, 0 for one sized by n_symbols.
-int fixed_alphabet(TaskKind task) {
-  switch (task) {
-    case TaskKind::kParity:
-    case TaskKind::kEvenPairs:
-      return 2;  // the bits
-    case TaskKind::kCycleNavigation:
-      return kModulus;  // moves 0..2 and positions 0..4 share the symbols
-    case TaskKind::kModularArithmetic:
-      return kModTimes + 1;  // digits, then the operators
-    default:
-      return 0;
-  }
-}
-
-// modular-arithmetic draws an odd number of tokens: L, or L − 1 for an even L (as the study does).
-int expression_tokens(int length) {
-  return length % 2 == 1 ? length : length - 1;
+// The content symbols of a task whose alphabet is fixed (or set by the modulus), 0 for one sized
+// by n_symbols.
+int fixed_alphabet(TaskKind task, const TokenTaskSettings& settings) {
+  if (is_chomsky_task(task))
+    return chomsky_uses_n_symbols(task) ? 0 : chomsky_content_symbols(task, settings);
+  return task == TaskKind::kParity ? 2 : 0;  // the bits
 }
 
 void require_token_task(TaskKind task, const char* function) {
@@ -60,6 +43,7 @@ void require_chain(TaskKind task, const TokenTaskSettings& settings, const Marko
 }
 
 int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length) {
+  if (is_chomsky_task(task)) return chomsky_sequence_tokens(task, settings, length);
   const int64_t l = length;
   switch (task) {
     case TaskKind::kPasskey:
@@ -70,11 +54,7 @@ int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int le
     case TaskKind::kReverse:
       return 2 * l + 2;
     case TaskKind::kParity:
-    case TaskKind::kEvenPairs:
-    case TaskKind::kCycleNavigation:
       return l + 3;
-    case TaskKind::kModularArithmetic:
-      return expression_tokens(length) + 3;
     case TaskKind::kMarkov:
       return l + 1;
     default:
@@ -83,50 +63,20 @@ int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int le
   throw std::logic_error("sequence_tokens: not a token task");
 }
 
-// A value of a modular-arithmetic expression: digits 0..4 at even offsets, operators
-// (kModPlus, kModMinus, kModTimes) between them; × binds first, as in the study: a − b is
-// a + (−b), each +-separated term a product, the terms' sum taken mod 5 into 0..4.
-int modular_value(const int32_t* expression, int n_tokens) {
-  int sum = 0, term = expression[0];
-  for (int i = 1; i + 1 < n_tokens; i += 2) {
-    const int32_t op = expression[i], digit = expression[i + 1];
-    if (op == kModTimes) {
-      term = term * digit % kModulus;
-    } else {
-      sum = (sum + term) % kModulus;
-      term = op == kModPlus ? digit : (kModulus - digit) % kModulus;
-    }
-  }
-  return (sum + term) % kModulus;
-}
-
-// One sequence: its tokens, and its answer rows first .. first + count − 1 (every task's answer
-// rows are contiguous).
-struct Sequence {
-  std::vector<int32_t> tokens;
-  std::vector<int32_t> scratch;  // recall's key permutation
-  int first = 0;
-  int count = 0;
-};
-
-// Ends a one-answer sequence: SEP, whose row predicts the answer that follows it.
-void end_with_answer(int32_t sep, int32_t answer, Sequence& seq) {
-  seq.first = static_cast<int>(seq.tokens.size());
-  seq.tokens.push_back(sep);
-  seq.tokens.push_back(answer);
-  seq.count = 1;
-}
-
 // Draws a sequence of length L into `seq`. passkey_fill: the fill tokens before MARK, or −1 for a
 // uniformly random number.
 void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
-                   int length, int passkey_fill, Rng& rng, Sequence& seq) {
+                   int length, int passkey_fill, Rng& rng, TokenSequence& seq) {
   const int n = token_content_symbols(task, settings);
   const SpecialTokens special = special_tokens(task, settings);
   auto symbol = [&] { return static_cast<int32_t>(rng.uniform_int(0, n - 1)); };
   std::vector<int32_t>& t = seq.tokens;
   t.clear();
   t.push_back(special.bos);
+  if (is_chomsky_task(task)) {
+    draw_chomsky_sequence(task, settings, special, length, rng, seq);
+    return;
+  }
   switch (task) {
     case TaskKind::kPasskey: {
       const int k = settings.key_length;
@@ -184,33 +134,6 @@ void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const Marko
       end_with_answer(special.sep, parity, seq);
       return;
     }
-    case TaskKind::kEvenPairs: {
-      int32_t changes = 0;
-      for (int i = 0; i < length; ++i) {
-        t.push_back(rng.bit() ? 1 : 0);
-        if (i > 0) changes ^= t[i] != t[i + 1] ? 1 : 0;  // t[0] is BOS
-      }
-      end_with_answer(special.sep, changes, seq);
-      return;
-    }
-    case TaskKind::kCycleNavigation: {
-      int position = 0;
-      for (int i = 0; i < length; ++i) {
-        const int32_t move = static_cast<int32_t>(rng.uniform_int(0, 2));
-        t.push_back(move);
-        position = (position + move - 1 + kModulus) % kModulus;
-      }
-      end_with_answer(special.sep, position, seq);
-      return;
-    }
-    case TaskKind::kModularArithmetic: {
-      const int n_tokens = expression_tokens(length);
-      for (int i = 0; i < n_tokens; ++i)
-        t.push_back(static_cast<int32_t>(i % 2 == 0 ? rng.uniform_int(0, kModulus - 1)
-                                                    : rng.uniform_int(kModPlus, kModTimes)));
-      end_with_answer(special.sep, modular_value(t.data() + 1, n_tokens), seq);
-      return;
-    }
     case TaskKind::kMarkov: {
       // x_t sits at row t; the first `order` symbols are iid uniform, the rest follow the chain.
       chain->append_sample(t, length, rng);
@@ -225,7 +148,7 @@ void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const Marko
 }
 
 // Appends `seq` at positions 0, 1, … with its answer rows, each weighted 1/(n_seq · count).
-void append_token_sequence(const Sequence& seq, int n_seq, Batch& batch) {
+void append_token_sequence(const TokenSequence& seq, int n_seq, Batch& batch) {
   const int32_t base = batch.offsets.back();
   append_tokens(batch, seq.tokens);
   const double w = 1.0 / (static_cast<double>(n_seq) * static_cast<double>(seq.count));
@@ -245,14 +168,12 @@ int64_t token_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, 
 }
 
 int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int length) {
+  if (is_chomsky_task(task)) return chomsky_answer_rows(task, settings, length);
   switch (task) {
     case TaskKind::kPasskey:
       return settings.key_length;
     case TaskKind::kRecall:
     case TaskKind::kParity:
-    case TaskKind::kEvenPairs:
-    case TaskKind::kCycleNavigation:
-    case TaskKind::kModularArithmetic:
       return 1;
     case TaskKind::kCopy:
     case TaskKind::kReverse:
@@ -261,15 +182,20 @@ int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int leng
     case TaskKind::kMean:
     case TaskKind::kLength:
     case TaskKind::kSum:
-    case TaskKind::kMeanUniform:
+    default:
       break;
   }
   throw std::logic_error("token_answer_rows: not a token task");
 }
 
+int shortest_length(TaskKind task, const TokenTaskSettings& settings) {
+  if (task == TaskKind::kPasskey) return std::max(settings.key_length + 1, 1);
+  return is_chomsky_task(task) ? chomsky_shortest_length(task) : 1;
+}
+
 int token_content_symbols(TaskKind task, const TokenTaskSettings& settings) {
   require_token_task(task, "token_content_symbols");
-  const int fixed = fixed_alphabet(task);
+  const int fixed = fixed_alphabet(task, settings);
   return fixed > 0 ? fixed : settings.n_symbols;
 }
 
@@ -289,22 +215,27 @@ void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_mi
     throw UsageError(fmt::format("empty length range {}..{}", l_min, l_max));
   }
   const int n = settings.n_symbols;
-  if (fixed_alphabet(task) == 0 && (n < 2 || n > 4096)) {
+  if (fixed_alphabet(task, settings) == 0 && (n < 2 || n > 4096)) {  // the modulus is checked too
     throw UsageError(fmt::format("--n-symbols (n_symbols) must be in 2..4096, got {}", n));
   }
+  if (task == TaskKind::kPasskey && settings.key_length < 1)
+    throw UsageError(
+        fmt::format("--key-length (key_length) must be >= 1, got {}", settings.key_length));
+  const int shortest = shortest_length(task, settings);
+  if (l_min < shortest) {
+    if (task == TaskKind::kPasskey)
+      throw UsageError(fmt::format(
+          "a passkey of {} symbols (--key-length, key_length) needs length >= {}, got {}",
+          settings.key_length, shortest, l_min));
+    throw UsageError(fmt::format("task '{}' needs length >= {} ({}), got {}", task_name(task),
+                                 shortest,
+                                 task == TaskKind::kSolveEquation ? "the shortest equation is x = v"
+                                 : task == TaskKind::kMissingDuplicateString
+                                     ? "a string of one bit and its copy"
+                                     : "two numbers of one bit and the operator between them",
+                                 l_min));
+  }
   switch (task) {
-    case TaskKind::kPasskey: {
-      const int k = settings.key_length;
-      if (k < 1) {
-        throw UsageError(fmt::format("--key-length (key_length) must be >= 1, got {}", k));
-      }
-      if (l_min < k + 1) {
-        throw UsageError(fmt::format(
-            "a passkey of {} symbols (--key-length, key_length) needs length >= {}, got {}", k,
-            k + 1, l_min));
-      }
-      break;
-    }
     case TaskKind::kRecall:
       if (l_max > n) {
         throw UsageError(fmt::format(
@@ -334,11 +265,7 @@ Batch token_train_batch(TaskKind task, const TokenTaskSettings& settings, const 
     throw UsageError(fmt::format("training length must be >= 1 (got {})", l_train));
   }
   if (n_seq < 1) throw UsageError(fmt::format("sequences per batch must be >= 1 (got {})", n_seq));
-  int l_lo = 1, l_hi = l_train;
-  if (task == TaskKind::kPasskey) {
-    l_lo = settings.key_length + 1;
-    l_hi = std::max(l_lo, l_train);
-  }
+  int l_lo = shortest_length(task, settings), l_hi = std::max(l_lo, l_train);
   if (l_min > 0) {
     if (l_min < l_lo || l_min > l_hi)
       throw UsageError(
@@ -351,7 +278,7 @@ Batch token_train_batch(TaskKind task, const TokenTaskSettings& settings, const 
   Batch batch;
   batch.offsets.reserve(n_seq + 1);
   batch.offsets.push_back(0);
-  Sequence seq;
+  TokenSequence seq;
   for (int s = 0; s < n_seq; ++s) {
     const int length = static_cast<int>(rng.uniform_int(l_lo, l_hi));
     draw_sequence(task, settings, chain, length, -1, rng, seq);
@@ -386,7 +313,7 @@ Batch token_eval_batch(TaskKind task, const TokenTaskSettings& settings, const M
   batch.positions.reserve(batch.tokens.capacity());
   batch.offsets.reserve(n_samples + 1);
   batch.offsets.push_back(0);
-  Sequence seq;
+  TokenSequence seq;
   for (int s = 0; s < n_samples; ++s) {
     draw_sequence(task, settings, chain, length, passkey_fill, rng, seq);
     append_token_sequence(seq, n_samples, batch);

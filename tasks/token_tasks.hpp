@@ -7,9 +7,8 @@
 // (read_rows, targets, weights) stays empty. Readout rows are in sequence order.
 //
 // Vocabulary: content symbols 0..n−1, then BOS = n, SEP = n+1, FILL = n+2, MARK = n+3 (n + 4
-// tokens), where n = n_symbols, except the tasks of a fixed alphabet (n always): parity and
-// even-pairs 2 (the bits), cycle-navigation 5 (moves 0..2, positions 0..4), modular-arithmetic 8
-// (digits 0..4, then + − × as 5 6 7).
+// tokens), where n = n_symbols, except the tasks of a fixed alphabet: parity 2 (the bits) and the
+// Chomsky-hierarchy tasks' (tasks/chomsky_tasks.hpp).
 //
 // "Length" L is each task's size parameter:
 //   passkey  [BOS] FILL×a MARK key(k) FILL×b [SEP] key(k)   L = a + 1 + k + b >= k + 1
@@ -18,15 +17,7 @@
 //   reverse  [BOS] x1 .. xL [SEP] xL .. x1
 //   parity   [BOS] b1 .. bL [SEP] p                         p = XOR of the bits
 //   markov   [BOS] x1 .. xL                                 every row 0..L−1 answers
-// The regular tasks of the Chomsky-hierarchy benchmark (Delétang et al. 2023; docs/tasks.md):
-//   even-pairs          [BOS] b1 .. bL [SEP] e     e = 1 when the pairs b_i b_{i+1} that differ
-//                                                  are odd in number (that is, b1 != bL)
-//   cycle-navigation    [BOS] m1 .. mL [SEP] p     move m − 1 (0: left, 1: stay, 2: right) on a
-//                                                  cycle of 5 from 0; p = Σ (m_i − 1) mod 5
-//   modular-arithmetic  [BOS] d1 o1 d2 .. dk [SEP] r   digits 0..4 and operators + − ×, 2k − 1 = L
-//                                                  tokens for an odd L, L − 1 for an even one (as
-//                                                  the study draws them); r = the value mod 5, ×
-//                                                  before + and −
+// and the Chomsky-hierarchy benchmark's tasks, [BOS] input [SEP] output (tasks/chomsky_tasks.hpp).
 // All randomness comes from Rng, so a seed gives identical data everywhere.
 #include <cstdint>
 #include <vector>
@@ -38,12 +29,16 @@
 
 namespace lenlab {
 
+// The largest modulus: its digits are tokens, so it sizes the vocabulary as n_symbols does.
+inline constexpr int kMaxModulus = 4096;
+
 struct TokenTaskSettings {
   int n_symbols = 16;                 // content symbols (every token task but parity)
   int key_length = 4;                 // passkey: symbols in the key
   int markov_order = 2;               // markov: the chain's order
   double markov_concentration = 0.5;  // markov: Dirichlet concentration of each transition row
   uint64_t markov_seed = 1;           // markov: the chain's seed (the chain, not the sequences)
+  int modulus = 5;  // cycle-navigation's cycle, the arithmetic tasks' modulus (2..kMaxModulus)
   auto operator<=>(const TokenTaskSettings&) const = default;
 };
 
@@ -60,26 +55,31 @@ int token_content_symbols(TaskKind task, const TokenTaskSettings& settings);
 int token_vocab_size(TaskKind task, const TokenTaskSettings& settings);
 SpecialTokens special_tokens(TaskKind task, const TokenTaskSettings& settings);
 
+// The shortest length the task is defined at: passkey key_length + 1, chomsky_shortest_length for
+// the Chomsky-hierarchy tasks, 1 for the others (scalar tasks too).
+int shortest_length(TaskKind task, const TokenTaskSettings& settings);
+
 // Tokens of one sequence of length L, BOS included (the learned position table's rows for L).
 int64_t token_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length);
 // Answer rows of one sequence of length L (the rows the last block runs at; cost/run_cost.hpp):
-// the task's own count, so that a new task cannot be costed by a default.
+// the task's own count (the most a sequence has, for the tasks whose answer ends at END), so that
+// a new task cannot be costed by a default.
 int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int length);
 
 // Throws UsageError, naming the flag and config key, the value and what is allowed, for settings
-// the task cannot use at lengths l_min..l_max: lengths < 1 or l_min > l_max; n_symbols outside
-// 2..4096 (the tasks that use it); key_length < 1 or l_min < key_length + 1 (passkey); l_max >
+// the task cannot use at lengths l_min..l_max: lengths < 1 or l_min > l_max; l_min below
+// shortest_length; n_symbols outside 2..4096 (the tasks that use it); modulus outside
+// 2..kMaxModulus (the tasks that use it); key_length < 1 (passkey); l_max >
 // n_symbols (recall); markov_order < 1, n_symbols^markov_order > 65536 or markov_concentration not
 // finite and > 0 (markov). Settings a task does not use are not checked.
 void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_min, int l_max);
 // A depth of --depths must be in [0, 1] (NaN is refused); parse_depths checks user text first.
 void check_depth(double depth);
 
-// n_seq fresh sequences from rng. Lengths are uniform in 1..l_train, except passkey's: uniform in
-// (k+1)..max(k+1, l_train), k = key_length, with the key at a uniformly random depth; l_min > 0
-// raises the shortest (UsageError below the task's shortest or above l_train). `chain` is
-// required for markov (built from the settings; std::logic_error if missing or not matching) and
-// ignored otherwise.
+// n_seq fresh sequences from rng. Lengths are uniform in s..max(s, l_train), s = shortest_length
+// (passkey's key at a uniformly random depth); l_min > 0 raises the shortest (UsageError below the
+// task's shortest or above l_train). `chain` is required for markov (built from the settings;
+// std::logic_error if missing or not matching) and ignored otherwise.
 Batch token_train_batch(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
                         int l_train, int n_seq, Rng& rng, int l_min = 0);
 

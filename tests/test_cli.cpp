@@ -72,6 +72,7 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--out", ""},
                                                                   {"--n-symbols", "16"},
                                                                   {"--key-length", "4"},
+                                                                  {"--modulus", "5"},
                                                                   {"--markov-order", "2"},
                                                                   {"--markov-concentration", "0.5"},
                                                                   {"--markov-seed", "1"},

@@ -209,7 +209,7 @@ TEST_CASE("evaluate's representation measurement: rows per length and layer, zer
       CHECK(plain[i].representation.empty());
       REQUIRE(r.representation.size() == 2);
       const int tokens = r.token ? r.length + 1 : r.length + 2;  // markov: BOS and the symbols
-      const int read = r.token ? r.n_answer_tokens : 1;
+      const int read = r.token ? r.n_answer_tokens / r.n_sequences : 1;
       const int n = std::min(r.n_sequences, kRepresentationSamples);
       CHECK(r.representation[0].rows == n * tokens);
       CHECK(r.representation[1].rows == n * read);

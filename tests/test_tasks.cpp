@@ -62,10 +62,29 @@ uint64_t fnv1a(const std::vector<int32_t>& tokens) {
 }  // namespace
 
 TEST_CASE("task names parse, print and reject unknown names") {
-  CHECK(task_names() == std::vector<std::string>{"mean", "length", "sum", "mean-uniform", "passkey",
-                                                 "recall", "copy", "reverse", "parity", "markov",
-                                                 "even-pairs", "cycle-navigation",
-                                                 "modular-arithmetic"});
+  CHECK(task_names() == std::vector<std::string>{"mean",
+                                                 "length",
+                                                 "sum",
+                                                 "mean-uniform",
+                                                 "passkey",
+                                                 "recall",
+                                                 "copy",
+                                                 "reverse",
+                                                 "parity",
+                                                 "markov",
+                                                 "even-pairs",
+                                                 "cycle-navigation",
+                                                 "modular-arithmetic",
+                                                 "stack-manipulation",
+                                                 "modular-arithmetic-brackets",
+                                                 "solve-equation",
+                                                 "duplicate-string",
+                                                 "missing-duplicate-string",
+                                                 "odds-first",
+                                                 "binary-addition",
+                                                 "binary-multiplication",
+                                                 "compute-sqrt",
+                                                 "bucket-sort"});
   CHECK(scalar_task_names() == std::vector<std::string>{"mean", "length", "sum", "mean-uniform"});
   CHECK(task_name(TaskKind::kCopy) == "copy");
   CHECK(usage_message([] { parse_scalar_task("copy"); }) ==
@@ -76,8 +95,10 @@ TEST_CASE("task names parse, print and reject unknown names") {
   for (const std::string& name : task_names()) CHECK(task_name(parse_task(name)) == name);
   CHECK(usage_message([] { parse_task("foo"); }) ==
         "unknown task 'foo'; valid choices: 'mean', 'length', 'sum', 'mean-uniform', 'passkey', "
-        "'recall', 'copy', 'reverse', 'parity', 'markov', 'even-pairs', 'cycle-navigation' or "
-        "'modular-arithmetic'");
+        "'recall', 'copy', 'reverse', 'parity', 'markov', 'even-pairs', 'cycle-navigation', "
+        "'modular-arithmetic', 'stack-manipulation', 'modular-arithmetic-brackets', "
+        "'solve-equation', 'duplicate-string', 'missing-duplicate-string', 'odds-first', "
+        "'binary-addition', 'binary-multiplication', 'compute-sqrt' or 'bucket-sort'");
   CHECK_THROWS_AS(parse_task("Mean"), UsageError);
   CHECK_THROWS_AS(parse_task(""), UsageError);
 }

@@ -29,31 +29,12 @@ TEST_CASE("token train batches: lengths, weights, and dependence on the rng only
     std::set<int> lengths;
     for (int sq = 0; sq < a.n_seq(); ++sq) {
       const int n = a.seq_len(sq);
-      int l = 0;
-      switch (task) {
-        case TaskKind::kPasskey:
-          l = n - 2 - 4;
-          break;
-        case TaskKind::kRecall:
-          l = (n - 4) / 2;
-          break;
-        case TaskKind::kCopy:
-        case TaskKind::kReverse:
-          l = (n - 2) / 2;
-          break;
-        case TaskKind::kParity:
-        case TaskKind::kEvenPairs:
-        case TaskKind::kCycleNavigation:
-        case TaskKind::kModularArithmetic:  // its tokens: L, or L − 1 for an even L
-          l = n - 3;
-          break;
-        default:
-          l = n - 1;
-          break;
-      }
+      // The shortest length with this many tokens (modular-arithmetic: L and L − 1 alike).
+      int l = 1;
+      while (l < 100 && token_sequence_tokens(task, s, l) != n) ++l;
       lengths.insert(l);
     }
-    const int lo = task == TaskKind::kPasskey ? 5 : 1;
+    const int lo = shortest_length(task, s);
     CHECK(*lengths.begin() == lo);
     CHECK(*lengths.rbegin() == 9);
     CHECK(lengths.size() ==
@@ -66,8 +47,7 @@ TEST_CASE("token train batches: lengths, weights, and dependence on the rng only
     const Batch one = token_train_batch(task, s, &chain, 9, 64, r5, 9);
     for (int sq = 0; sq < one.n_seq(); ++sq) CHECK(one.seq_len(sq) == one.seq_len(0));
     Rng r6(42);
-    if (task == TaskKind::kPasskey)
-      CHECK_THROWS_AS(token_train_batch(task, s, &chain, 9, 64, r6, 4), UsageError);
+    if (lo > 1) CHECK_THROWS_AS(token_train_batch(task, s, &chain, 9, 64, r6, lo - 1), UsageError);
     CHECK_THROWS_AS(token_train_batch(task, s, &chain, 9, 64, r6, 10), UsageError);
   }
   // Passkey with l_train below k + 1 trains at length k + 1 only.
@@ -165,6 +145,35 @@ TEST_CASE("check_token_task and check_depth name the setting and the value") {
     CHECK(contains(m, "--markov-concentration (markov_concentration) must be a finite number > 0"));
     CHECK(contains(m, fmt::format("got {}", c)));
   }
+
+  // The Chomsky-hierarchy tasks: the shortest lengths they are defined at, and the modulus.
+  CHECK(message(TaskKind::kSolveEquation, s, 2, 10) ==
+        "task 'solve-equation' needs length >= 3 (the shortest equation is x = v), got 2");
+  CHECK(message(TaskKind::kBinaryAddition, s, 2, 10) ==
+        "task 'binary-addition' needs length >= 3 (two numbers of one bit and the operator "
+        "between them), got 2");
+  CHECK(contains(message(TaskKind::kBinaryMultiplication, s, 1, 10), "needs length >= 3"));
+  CHECK(message(TaskKind::kMissingDuplicateString, s, 1, 10) ==
+        "task 'missing-duplicate-string' needs length >= 2 (a string of one bit and its copy), "
+        "got 1");
+  CHECK(message(TaskKind::kSolveEquation, s, 3, 10) == "<no UsageError>");
+  bad = s;
+  bad.modulus = 1;
+  CHECK(message(TaskKind::kCycleNavigation, bad, 1, 5) ==
+        "--modulus (modulus) must be in 2..4096 (task 'cycle-navigation': its digits are tokens), "
+        "got 1");
+  bad.modulus = 4097;
+  for (const TaskKind t : {TaskKind::kModularArithmetic, TaskKind::kModularArithmeticBrackets,
+                           TaskKind::kSolveEquation})
+    CHECK(contains(message(t, bad, 3, 5), "--modulus (modulus) must be in 2..4096"));
+  CHECK(message(TaskKind::kEvenPairs, bad, 1, 5) == "<no UsageError>");  // no modulus there
+  CHECK(usage_message([&] { token_vocab_size(TaskKind::kSolveEquation, bad); }) !=
+        "<no UsageError>");
+  bad = s;
+  bad.n_symbols = 1;
+  for (const TaskKind t : {TaskKind::kDuplicateString, TaskKind::kOddsFirst, TaskKind::kBucketSort})
+    CHECK(message(t, bad, 1, 5) == "--n-symbols (n_symbols) must be in 2..4096, got 1");
+  CHECK(message(TaskKind::kStackManipulation, bad, 1, 5) == "<no UsageError>");
 
   CHECK(message(TaskKind::kCopy, s, 0, 5) == "lengths must be >= 1, got 0");
   CHECK(message(TaskKind::kCopy, s, 6, 5) == "empty length range 6..5");

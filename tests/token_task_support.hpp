@@ -21,10 +21,32 @@
 
 namespace lenlab::test {
 
-inline const std::vector<TaskKind> kTokenTasks = {
-    TaskKind::kPasskey,   TaskKind::kRecall,          TaskKind::kCopy,
-    TaskKind::kReverse,   TaskKind::kParity,          TaskKind::kMarkov,
-    TaskKind::kEvenPairs, TaskKind::kCycleNavigation, TaskKind::kModularArithmetic};
+inline const std::vector<TaskKind> kTokenTasks = {TaskKind::kPasskey,
+                                                  TaskKind::kRecall,
+                                                  TaskKind::kCopy,
+                                                  TaskKind::kReverse,
+                                                  TaskKind::kParity,
+                                                  TaskKind::kMarkov,
+                                                  TaskKind::kEvenPairs,
+                                                  TaskKind::kCycleNavigation,
+                                                  TaskKind::kModularArithmetic,
+                                                  TaskKind::kStackManipulation,
+                                                  TaskKind::kModularArithmeticBrackets,
+                                                  TaskKind::kSolveEquation,
+                                                  TaskKind::kDuplicateString,
+                                                  TaskKind::kMissingDuplicateString,
+                                                  TaskKind::kOddsFirst,
+                                                  TaskKind::kBinaryAddition,
+                                                  TaskKind::kBinaryMultiplication,
+                                                  TaskKind::kComputeSqrt,
+                                                  TaskKind::kBucketSort};
+
+// The tasks whose answer ends at an END token, so that sequences of one length answer at different
+// numbers of rows (token_answer_rows is their most).
+inline bool answer_ends_at_end(TaskKind t) {
+  return t == TaskKind::kStackManipulation || t == TaskKind::kBinaryAddition ||
+         t == TaskKind::kBinaryMultiplication;
+}
 
 inline std::vector<int32_t> sequence_of(const Batch& b, int s) {
   return {b.tokens.begin() + b.offsets[s], b.tokens.begin() + b.offsets[s + 1]};

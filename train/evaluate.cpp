@@ -86,11 +86,14 @@ TokenScorer::TokenScorer(const Batch& batch, const double* entropy, int length, 
   r_.length = length;
   r_.depth = depth;
   r_.n_sequences = batch.n_seq();
-  r_.n_answer_tokens = batch.n_seq() > 0 ? offsets_[1] - offsets_[0] : 0;
-  for (int s = 0; s < batch.n_seq(); ++s)
-    if (offsets_[s + 1] - offsets_[s] != r_.n_answer_tokens)
-      throw std::logic_error("TokenScorer: sequences of one length with different answer rows");
-  if (entropy) entropy_.assign(entropy, entropy + length);
+  r_.n_answer_tokens = static_cast<int>(R);
+  if (entropy) {
+    // Markov's per-position results need every sequence to answer at the same positions.
+    for (int s = 0; s < batch.n_seq(); ++s)
+      if (offsets_[s + 1] - offsets_[s] != offsets_[1] - offsets_[0])
+        throw std::logic_error("TokenScorer: markov sequences of one length with different rows");
+    entropy_.assign(entropy, entropy + length);
+  }
 }
 
 void TokenScorer::add(int r, double log_p_label, bool correct) {
@@ -101,16 +104,17 @@ void TokenScorer::add(int r, double log_p_label, bool correct) {
 
 LengthResult TokenScorer::finish() const {
   LengthResult r = r_;
-  const int S = batch_.n_seq(), A = r.n_answer_tokens;
+  const int S = batch_.n_seq();
   if (std::find(seen_.begin(), seen_.end(), 0) != seen_.end())
     throw std::logic_error("TokenScorer: an answer row was not scored");
-  if (S == 0 || A == 0) return r;
+  if (S == 0 || r.n_answer_tokens == 0) return r;
   const bool markov = !entropy_.empty();
+  const int A = offsets_[1] - offsets_[0];  // markov: every sequence's rows
   if (markov) r.positions.resize(A);
   double ce = 0, right = 0, whole = 0;
   for (int s = 0; s < S; ++s) {
     bool all = true;
-    for (int a = 0; a < A; ++a) {
+    for (int a = 0; a < offsets_[s + 1] - offsets_[s]; ++a) {
       const int i = offsets_[s] + a;
       if (std::isnan(log_p_[i])) throw non_finite_output(r.length, log_p_[i]);
       ce -= log_p_[i];
@@ -123,7 +127,9 @@ LengthResult TokenScorer::finish() const {
     }
     whole += all;
   }
-  const double n = static_cast<double>(S) * A;
+  // Pooled over the answer rows of every sequence, as the Chomsky-hierarchy study pools its
+  // accuracy (the same as the mean over sequences where each sequence has as many rows).
+  const double n = r.n_answer_tokens;
   r.cross_entropy = ce / n;
   r.token_accuracy = right / n;
   r.exact_match = whole / S;

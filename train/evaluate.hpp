@@ -43,10 +43,11 @@ struct LengthResult {
   int n_clamped = 0;           // outputs outside f's range, mapped to its nearest end
   int n_nonfinite = 0;         // f⁻¹(z) not finite (e.g. 1/z² at z = 0): mse is then +inf
 
-  // Token tasks; every sequence of a length has the same number of answer rows, so the token
-  // mean is also the mean over sequences of their per-token accuracy.
+  // Token tasks; the token means are pooled over every answer row of the length (the
+  // Chomsky-hierarchy study's accuracy), which is also the mean over sequences of their per-token
+  // accuracy where every sequence answers at as many rows (all tasks but those ending at END).
   double depth = kNoDepth;    // passkey: the key's depth in [0, 1]; kNoDepth: random or none
-  int n_answer_tokens = 0;    // per sequence
+  int n_answer_tokens = 0;    // answer rows scored, over all the length's sequences
   double token_accuracy = 0;  // answer rows whose argmax is the label, fraction
   double exact_match = 0;     // sequences with every answer row right, fraction
   double cross_entropy = 0;   // mean −log p(label) per answer row, nats

@@ -125,8 +125,7 @@ RopeScaling training_rope_scaling(const TrainSpec& s) {
 }
 
 LengthRange training_lengths(const TrainSpec& s) {
-  const TaskKind task = parse_task(s.task);
-  const int shortest = task == TaskKind::kPasskey ? s.token.key_length + 1 : 1;
+  const int shortest = shortest_length(parse_task(s.task), s.token);
   return {s.l_train_min > 0 ? s.l_train_min : shortest, std::max(shortest, s.l_train)};
 }
 
@@ -208,7 +207,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
   check_range("--eval-samples", s.eval_samples, 1, kMaxLength);
   const TokenTaskSettings& token = s.token;
   if (s.l_train_min != 0) {
-    const int shortest = task == TaskKind::kPasskey ? token.key_length + 1 : 1;
+    const int shortest = shortest_length(task, token);
     if (s.l_train_min < shortest || s.l_train_min > s.l_train)
       throw UsageError(fmt::format(
           "--l-train-min must be from {} ({}) to --l-train {} (training lengths are uniform "
@@ -216,7 +215,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
           shortest,
           task == TaskKind::kPasskey
               ? fmt::format("a passkey of {} symbols and one more", token.key_length)
-              : std::string("the shortest sequence"),
+              : fmt::format("the shortest sequence of task '{}'", s.task),
           s.l_train, shortest, s.l_train_min));
     if (s.misalign.views())
       throw UsageError(fmt::format(
@@ -232,7 +231,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
           "token task '{}' is trained on cross-entropy over its answer tokens: leave them at "
           "identity, '' and 0",
           join_choices(scalar_task_names()), s.task));
-    // The training lengths (passkey: key_length+1 .. max(key_length+1, l_train)), then the test
+    // The training lengths (shortest_length .. max(shortest_length, l_train)), then the test
     // lengths.
     const LengthRange train = training_lengths(s);
     check_token_task(task, token, std::max(train.lo, 1), train.hi);
@@ -319,8 +318,8 @@ int64_t tokens_per_sequence(TaskKind task, const TokenTaskSettings& token, int l
 
 std::vector<int> test_lengths(const TrainSpec& spec) {
   if (spec.lengths.empty()) {
-    // Passkey has no length below key_length + 1 (check_token_task says so if that is empty).
-    const int first = spec.task == "passkey" ? std::max(spec.token.key_length + 1, 1) : 1;
+    // No task's lengths start below its shortest (check_token_task says so if that is empty).
+    const int first = shortest_length(parse_task(spec.task), spec.token);
     std::vector<int> all;
     for (int l = first; l <= spec.l_test; ++l) all.push_back(l);
     if (all.empty()) all.push_back(std::max(spec.l_test, 1));

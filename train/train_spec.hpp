@@ -39,8 +39,8 @@ struct TrainSpec {
   std::string reparam_inverse;  // empty: closed form for built-ins, numerical for expressions
   double reparam_shift = 0.0;   // train on f(y + c)
   int l_train = 10;
-  // Training lengths are uniform in [l_train_min, l_train]; 0: from the task's shortest (1;
-  // passkey: key_length + 1). l_train_min = l_train trains at one length M (paper 004's setting).
+  // Training lengths are uniform in [l_train_min, l_train]; 0: from the task's shortest
+  // (shortest_length: 1, passkey key_length + 1, a few Chomsky-hierarchy tasks 2 or 3). l_train_min = l_train trains at one length M (paper 004's setting).
   int l_train_min = 0;
   int l_test = 50;
   // Test lengths (train/lengths.hpp), all within 1..l_test; empty: every length 1..l_test. Given
@@ -153,6 +153,7 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("markov_order", s.token.markov_order);
   visit("markov_concentration", s.token.markov_concentration);
   visit("markov_seed", s.token.markov_seed);
+  visit("modulus", s.token.modulus);
   visit("depths", s.depths);
   visit("vcl_offset", s.vcl.offset);
   visit("vcl_alpha", s.vcl.alpha);
@@ -196,7 +197,7 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("threads", s.threads);
 }
 
-// The test lengths of a spec: parse_lengths(lengths), or 1..l_test (passkey: key_length+1..l_test)
+// The test lengths of a spec: parse_lengths(lengths), or shortest_length..l_test
 // (UsageError on a bad list).
 std::vector<int> test_lengths(const TrainSpec& spec);
 

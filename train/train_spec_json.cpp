@@ -31,6 +31,7 @@ nlohmann::ordered_json to_json(const TrainSpec& spec) {
                                                   "markov_order",
                                                   "markov_concentration",
                                                   "markov_seed",
+                                                  "modulus",
                                                   "depths",
                                                   "vcl_offset",
                                                   "vcl_alpha",
