@@ -9,6 +9,7 @@
 
 #include "core/git_revision.hpp"
 #include "plots/gnuplot_layers.hpp"
+#include "report/chomsky_report.hpp"
 #include "report/comparison_report.hpp"
 #include "report/misalignment_report.hpp"
 #include "report/temperature_report.hpp"
@@ -246,6 +247,7 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
   if (auto f = find(figures, "4a"); f && complete(*f)) claims += claim_growth(*f, true);
   if (auto f = find(figures, "1a"); f && complete(*f)) claims += claim_growth(*f, false);
   out += claims.empty() ? "No figure of the paper with all its runs is in this folder.\n" : claims;
+  out += chomsky_suite_section(figures);
   out += token_tasks_section(figures);
   out += comparison_section(figures);
 

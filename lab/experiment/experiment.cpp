@@ -25,6 +25,7 @@
 #include "plots/figure_data.hpp"
 #include "plots/gnuplot_compare.hpp"
 #include "plots/gnuplot_layers.hpp"
+#include "report/chomsky_report.hpp"
 #include "report/report.hpp"
 #include "report/report_html.hpp"
 #include "report/theory_overlay.hpp"
@@ -332,6 +333,8 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
   if (const auto compared = compared_figures(summaries); !compared.empty())
     drawn = render_compare_figure(compared, dir, plot) && drawn;
   write_file_atomic(dir / "results.csv", all_rows);
+  if (const std::string scores = chomsky_scores_csv(summaries); !scores.empty())
+    write_file_atomic(dir / "chomsky_scores.csv", scores);
   const std::string report = experiment_report(summaries, records);
   write_file_atomic(dir / "report.md", report);
   write_file_atomic(dir / "report.html", report_html(report, dir, "lenlab: " + dir.string()));

@@ -1,0 +1,174 @@
+#include "report/chomsky_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "core/csv.hpp"
+#include "tasks/chomsky_tasks.hpp"
+
+namespace lenlab {
+namespace {
+
+constexpr const char* kLevels[] = {"regular", "deterministic context-free", "context-sensitive"};
+
+std::string task_of(const FigureSummary& figure) {
+  return figure.lines.empty() ? "" : figure.lines.front().spec.task;
+}
+
+std::string level_of(const FigureSummary& figure) {
+  return chomsky_level(parse_task(task_of(figure)));
+}
+
+// The lengths past l_train a run's score averages: first, last, count.
+struct Beyond {
+  int first = 0, last = 0, count = 0;
+};
+Beyond beyond_of(const RunRecord& run) {
+  Beyond b;
+  for (const LengthResult& r : run.results) {
+    if (r.length <= run.spec.l_train) continue;
+    b.first = b.count == 0 ? r.length : std::min(b.first, r.length);
+    b.last = std::max(b.last, r.length);
+    ++b.count;
+  }
+  return b;
+}
+
+std::string cell_text(const SuiteCell& c) {
+  if (c.n_seeds == 0) return "—";
+  return fmt::format("**{:.3f}** · {:.3f} ± {:.3f} ({})", c.max, c.mean, c.sd, c.n_seeds);
+}
+
+}  // namespace
+
+double suite_score(const RunRecord& run) {
+  double sum = 0;
+  int n = 0;
+  for (const LengthResult& r : run.results)
+    if (r.length > run.spec.l_train) {
+      sum += r.token_accuracy;
+      ++n;
+    }
+  return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
+}
+
+SuiteCell suite_cell(const FigureLine& line) {
+  std::vector<double> scores;
+  for (const RunRecord* run : line.runs)
+    if (const double s = suite_score(*run); !std::isnan(s)) scores.push_back(s);
+  SuiteCell c;
+  c.n_seeds = static_cast<int>(scores.size());
+  if (scores.empty()) return c;
+  c.max = *std::max_element(scores.begin(), scores.end());
+  for (const double s : scores) c.mean += s / c.n_seeds;
+  if (c.n_seeds > 1) {
+    double ss = 0;
+    for (const double s : scores) ss += (s - c.mean) * (s - c.mean);
+    c.sd = std::sqrt(ss / (c.n_seeds - 1));
+  }
+  return c;
+}
+
+bool is_suite_figure(const FigureSummary& figure) {
+  if (figure.spec == nullptr || figure.spec->plot != "length" ||
+      figure.spec->metric != "token_accuracy" || figure.lines.empty())
+    return false;
+  const std::string task = task_of(figure);
+  for (const FigureLine& line : figure.lines)
+    if (line.spec.task != task) return false;
+  return !chomsky_level(parse_task(task)).empty();
+}
+
+std::string chomsky_suite_section(const std::vector<FigureSummary>& figures) {
+  std::vector<const FigureSummary*> suite;
+  std::vector<std::string> columns;  // line labels, in the order they first appear
+  for (const FigureSummary& f : figures) {
+    if (!is_suite_figure(f)) continue;
+    suite.push_back(&f);
+    for (const FigureLine& line : f.lines)
+      if (std::find(columns.begin(), columns.end(), line.label) == columns.end())
+        columns.push_back(line.label);
+  }
+  if (suite.empty()) return "";
+  std::string out =
+      "## Chomsky-hierarchy suite\n\n"
+      "The score of Delétang et al. (2023) and Ruoss et al. (2023): a run's token accuracy "
+      "averaged over its test lengths past l_train (the study's: 41..500 after training on "
+      "1..40). Each cell is the **maximum over seeds** (what the papers' tables print), then the "
+      "mean ± standard deviation over seeds and their number (what a typical run gets). "
+      "chomsky_scores.csv has every run's score. Chance for a one-token answer is one over its "
+      "classes (parity, even-pairs, missing-duplicate-string: 0.5; the modulus-5 tasks: 0.2).\n\n";
+  out += "| level | task | figure | lengths scored |";
+  for (const std::string& c : columns) out += fmt::format(" {} |", c);
+  out += "\n|---|---|---|---|";
+  for (size_t i = 0; i < columns.size(); ++i) out += "---|";
+  out += "\n";
+  // Per column: the tasks' maxima and means, for the mean over tasks.
+  std::map<std::string, std::vector<std::pair<double, double>>> by_column;
+  for (const char* level : kLevels) {
+    for (const FigureSummary* f : suite) {
+      if (level_of(*f) != level) continue;
+      Beyond lengths;
+      for (const FigureLine& line : f->lines)
+        for (const RunRecord* run : line.runs)
+          if (const Beyond b = beyond_of(*run); b.count > lengths.count) lengths = b;
+      out += fmt::format(
+          "| {} | {} | {} | {} |", level, task_of(*f), f->spec->name,
+          lengths.count > 0 ? fmt::format("{}..{} ({})", lengths.first, lengths.last, lengths.count)
+                            : "none");
+      for (const std::string& c : columns) {
+        const auto line = std::find_if(f->lines.begin(), f->lines.end(),
+                                       [&](const FigureLine& l) { return l.label == c; });
+        if (line == f->lines.end()) {
+          out += " |";
+          continue;
+        }
+        const SuiteCell cell = suite_cell(*line);
+        out += fmt::format(" {} |", cell_text(cell));
+        if (cell.n_seeds > 0) by_column[c].emplace_back(cell.max, cell.mean);
+      }
+      out += "\n";
+    }
+  }
+  out += "| all | mean over tasks | | |";
+  for (const std::string& c : columns) {
+    const auto& cells = by_column[c];
+    if (cells.empty()) {
+      out += " — |";
+      continue;
+    }
+    double max = 0, mean = 0;
+    for (const auto& [mx, mn] : cells) {
+      max += mx / static_cast<double>(cells.size());
+      mean += mn / static_cast<double>(cells.size());
+    }
+    out += fmt::format(" **{:.3f}** · {:.3f} ({} task{}) |", max, mean, cells.size(),
+                       cells.size() == 1 ? "" : "s");
+  }
+  out += "\n\n";
+  return out;
+}
+
+std::string chomsky_scores_csv(const std::vector<FigureSummary>& figures) {
+  std::string out;
+  for (const FigureSummary& f : figures) {
+    if (!is_suite_figure(f)) continue;
+    for (const FigureLine& line : f.lines)
+      for (const RunRecord* run : line.runs) {
+        const Beyond b = beyond_of(*run);
+        const double score = suite_score(*run);  // NaN (no length past l_train): left empty
+        out += fmt::format(
+            "{},{},{},{},{},{},{},{},{},{}\n", csv_field(f.spec->name), line.spec.task, level_of(f),
+            csv_field(line.label), run->spec.seed, csv_field(run->id),
+            std::isnan(score) ? "" : fmt::format("{:.6g}", score), b.first, b.last, b.count);
+      }
+  }
+  if (out.empty()) return "";
+  return "figure,task,level,line,seed,run_id,score,first_length,last_length,n_lengths\n" + out;
+}
+
+}  // namespace lenlab
