@@ -189,7 +189,8 @@ int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int leng
 }
 
 int shortest_length(TaskKind task, const TokenTaskSettings& settings) {
-  if (task == TaskKind::kPasskey) return std::max(settings.key_length + 1, 1);
+  if (task == TaskKind::kPasskey)  // key_length + 1, held in int whatever key_length is
+    return static_cast<int>(std::clamp<int64_t>(int64_t{settings.key_length} + 1, 1, INT32_MAX));
   return is_chomsky_task(task) ? chomsky_shortest_length(task) : 1;
 }
 

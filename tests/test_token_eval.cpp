@@ -51,13 +51,13 @@ LengthResult brute_force(Transformer<float>& model, const Batch& set, const Mark
   const int V = model.config().vocab_size, R = set.token.size();
   const float* z = model.token_logits();
   const std::vector<int32_t> offsets = token_readout_offsets(set);
-  const int S = set.n_seq(), A = offsets[1];
+  const int S = set.n_seq(), A = offsets[1];  // markov: every sequence's rows
   LengthResult r;
   std::vector<double> ce_at(A, 0.0);
   double ce = 0, right = 0, whole = 0;
   for (int s = 0; s < S; ++s) {
     bool all = true;
-    for (int a = 0; a < A; ++a) {
+    for (int a = 0; a < offsets[s + 1] - offsets[s]; ++a) {  // stack, binary: rows up to END
       const int i = offsets[s] + a;
       double norm = 0;
       int best = 0;
@@ -67,13 +67,13 @@ LengthResult brute_force(Transformer<float>& model, const Batch& set, const Mark
       }
       const double nll = std::log(norm) - z[i * V + set.token.labels[i]];
       ce += nll;
-      ce_at[a] += nll / S;
+      if (chain) ce_at[a] += nll / S;
       right += best == set.token.labels[i];
       all = all && best == set.token.labels[i];
     }
     whole += all;
   }
-  CHECK(R == S * A);
+  CHECK(R == offsets[S]);
   r.cross_entropy = ce / R;
   r.token_accuracy = right / R;
   r.exact_match = whole / S;
@@ -105,7 +105,10 @@ TEST_CASE("token evaluation: every metric equals brute force over the logits, in
   for (const Case& c : {Case{TaskKind::kCopy, {1, 3, 6}, {}}, Case{TaskKind::kReverse, {4}, {}},
                         Case{TaskKind::kRecall, {2, 5}, {}}, Case{TaskKind::kParity, {3, 9}, {}},
                         Case{TaskKind::kPasskey, {3, 7}, {0.0, 1.0, kNoDepth}},
-                        Case{TaskKind::kMarkov, {1, 4, 9}, {}}}) {
+                        Case{TaskKind::kMarkov, {1, 4, 9}, {}},
+                        // Answers ending at END: sequences of one length answer at different rows.
+                        Case{TaskKind::kStackManipulation, {2, 7}, {}},
+                        Case{TaskKind::kBinaryAddition, {3, 8}, {}}}) {
     CAPTURE(task_name(c.task));
     Transformer<float> model(token_model(c.task, settings, 40));
     model.init(7);
