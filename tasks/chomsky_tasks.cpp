@@ -161,7 +161,7 @@ void end_with_output(const SpecialTokens& special, const std::vector<int32_t>& a
 }
 
 // The output's slots after SEP (the study's output length).
-int64_t output_slots(TaskKind task, const TokenTaskSettings& settings, int length) {
+int64_t output_slots(TaskKind task, int length) {
   const int64_t l = length;
   switch (task) {
     case TaskKind::kEvenPairs:
@@ -185,7 +185,6 @@ int64_t output_slots(TaskKind task, const TokenTaskSettings& settings, int lengt
     default:
       break;
   }
-  (void)settings;
   throw std::logic_error("output_slots: not a Chomsky-hierarchy task");
 }
 
@@ -280,17 +279,17 @@ int chomsky_shortest_length(TaskKind task) {
   }
 }
 
-int64_t chomsky_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length) {
+int64_t chomsky_sequence_tokens(TaskKind task, int length) {
   require_chomsky(task, "chomsky_sequence_tokens");
   // modular-arithmetic draws an odd number of tokens: L, or L − 1 for an even L (as the study).
   const int64_t input =
       task == TaskKind::kModularArithmetic && length % 2 == 0 ? length - 1 : length;
-  return 1 + input + 1 + output_slots(task, settings, length);  // BOS, input, SEP, output
+  return 1 + input + 1 + output_slots(task, length);  // BOS, input, SEP, output
 }
 
-int chomsky_answer_rows(TaskKind task, const TokenTaskSettings& settings, int length) {
+int chomsky_answer_rows(TaskKind task, int length) {
   require_chomsky(task, "chomsky_answer_rows");
-  return static_cast<int>(output_slots(task, settings, length));
+  return static_cast<int>(output_slots(task, length));
 }
 
 void draw_chomsky_sequence(TaskKind task, const TokenTaskSettings& settings,
@@ -426,7 +425,7 @@ void draw_chomsky_sequence(TaskKind task, const TokenTaskSettings& settings,
     default:
       throw std::logic_error("draw_chomsky_sequence: not a Chomsky-hierarchy task");
   }
-  end_with_output(special, answer, static_cast<int>(output_slots(task, settings, length)), seq);
+  end_with_output(special, answer, static_cast<int>(output_slots(task, length)), seq);
 }
 
 }  // namespace lenlab

@@ -64,10 +64,10 @@ int chomsky_content_symbols(TaskKind task, const TokenTaskSettings& settings);
 // two numbers and an operator), 2 for missing-duplicate-string, 1 for the others.
 int chomsky_shortest_length(TaskKind task);
 // Tokens of every sequence of length L, BOS and the output's padding included.
-int64_t chomsky_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length);
+int64_t chomsky_sequence_tokens(TaskKind task, int length);
 // Answer rows of a sequence of length L: exact, or for the tasks that end with END (stack and
 // binary tasks) the most a sequence has (its output's slots).
-int chomsky_answer_rows(TaskKind task, const TokenTaskSettings& settings, int length);
+int chomsky_answer_rows(TaskKind task, int length);
 // Appends the input, SEP and the output of one sequence of length L to seq.tokens (BOS is
 // already there) and sets its answer rows.
 void draw_chomsky_sequence(TaskKind task, const TokenTaskSettings& settings,

@@ -43,7 +43,7 @@ void require_chain(TaskKind task, const TokenTaskSettings& settings, const Marko
 }
 
 int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length) {
-  if (is_chomsky_task(task)) return chomsky_sequence_tokens(task, settings, length);
+  if (is_chomsky_task(task)) return chomsky_sequence_tokens(task, length);
   const int64_t l = length;
   switch (task) {
     case TaskKind::kPasskey:
@@ -168,7 +168,7 @@ int64_t token_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, 
 }
 
 int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int length) {
-  if (is_chomsky_task(task)) return chomsky_answer_rows(task, settings, length);
+  if (is_chomsky_task(task)) return chomsky_answer_rows(task, length);
   switch (task) {
     case TaskKind::kPasskey:
       return settings.key_length;
