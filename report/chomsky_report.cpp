@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/csv.hpp"
+#include "results/range_means.hpp"
 #include "tasks/chomsky_tasks.hpp"
 
 namespace lenlab {
@@ -46,14 +47,15 @@ std::string cell_text(const SuiteCell& c) {
 }  // namespace
 
 double suite_score(const RunRecord& run) {
-  double sum = 0;
-  int n = 0;
-  for (const LengthResult& r : run.results)
-    if (r.length > run.spec.l_train) {
-      sum += r.token_accuracy;
-      ++n;
-    }
-  return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
+  // The same mean as the manifest's mean_token_accuracy_beyond_l_train.
+  std::vector<int> lengths;
+  std::vector<double> accuracy;
+  for (const LengthResult& r : run.results) {
+    lengths.push_back(r.length);
+    accuracy.push_back(r.token_accuracy);
+  }
+  return range_means(lengths, accuracy, run.spec.l_train)
+      .beyond(std::numeric_limits<double>::quiet_NaN());
 }
 
 SuiteCell suite_cell(const FigureLine& line) {

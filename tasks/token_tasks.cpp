@@ -179,10 +179,7 @@ int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int leng
     case TaskKind::kReverse:
     case TaskKind::kMarkov:
       return length;
-    case TaskKind::kMean:
-    case TaskKind::kLength:
-    case TaskKind::kSum:
-    default:
+    default:  // the scalar tasks
       break;
   }
   throw std::logic_error("token_answer_rows: not a token task");
