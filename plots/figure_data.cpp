@@ -35,11 +35,11 @@ Curve length_curve(const RunRecord& r, const std::string& metric) {
   return out;
 }
 
-// The excess cross-entropy at each position of the run's longest test length (markov).
-Curve position_curve(const RunRecord& r) {
+// The metric at each position of the run's longest test length (markov, text).
+Curve position_curve(const RunRecord& r, const std::string& metric) {
   Curve out;
   for (const PositionResult& p : r.positions)
-    out.push_back({p.position, p.cross_entropy - p.entropy});
+    out.push_back({p.position, position_metric_value(p, metric)});
   return out;
 }
 
@@ -287,7 +287,7 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
     }
     std::vector<Curve> curves;
     for (const RunRecord* r : line.runs)
-      curves.push_back(figure.plot == "position" ? position_curve(*r)
+      curves.push_back(figure.plot == "position" ? position_curve(*r, figure.metric)
                                                  : length_curve(*r, figure.metric));
     summarize_over_seeds(curves, line);
     if (figure.plot == "depth") depth_grid(figure.metric, line);

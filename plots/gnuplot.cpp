@@ -264,10 +264,11 @@ std::string figure_dat(const FigureSummary& fig, const std::vector<TheoryCurve>&
   out +=
       "# One block per curve (gnuplot `index`, in this order), two blank lines between blocks.\n";
   if (by_position(spec))
-    out +=
-        "# Lines: position t at the run's longest test length, mean excess cross-entropy\n"
-        "# (cross-entropy - the chain's entropy H_t, nats) over seeds, min and max over seeds "
-        "(the band).\n";
+    out += fmt::format(
+        "# Lines: position t at the run's longest test length, mean {} over seeds, min and max\n"
+        "# over seeds (the band){}.\n",
+        metric,
+        spec.metric == "excess_ce" ? "; excess = cross-entropy - the chain's entropy H_t" : "");
   else
     out += fmt::format("# Lines: length, mean {} over seeds, min and max over seeds (the band).\n",
                        metric);

@@ -68,8 +68,9 @@ std::string findings(const FigureSummary& f, const std::string& x_name) {
 // The sentence that names the line that generalizes furthest.
 std::string furthest(const FigureSummary& f, const std::string& x_name) {
   const std::string& metric = f.spec->metric;
-  if (metric == "cross_entropy")
-    return "Raw cross-entropy has no threshold, so no line is said to generalize.\n";
+  if (metric_is_raw_loss(metric))
+    return fmt::format("Raw {} has no threshold, so no line is said to generalize.\n",
+                       metric == "cross_entropy" ? "cross-entropy" : metric_label(metric));
   if (is_attention_metric(metric))
     return "An attention statistic describes the attention, not success: no line is said to "
            "generalize by it.\n";
@@ -107,6 +108,38 @@ std::string line_table(const FigureSummary& f, const std::string& x_name) {
   return out;
 }
 
+// Length figures of a raw loss (text's perplexity): each line's seed-mean value at l_train and at
+// 2, 4, 8 and 16 times l_train, with its change from l_train, the way ALiBi's paper (Press et al.
+// 2022, Table 2) reports perplexity past the training length. Empty when no line tests l_train
+// and one of the multiples.
+std::string multiples_table(const FigureSummary& f) {
+  const std::string& metric = f.spec->metric;
+  const auto at = [](const FigureLine& l, int x) {
+    const auto it = std::find(l.x.begin(), l.x.end(), x);
+    return it == l.x.end() ? kNaN : l.value_mean[it - l.x.begin()];
+  };
+  std::string rows;
+  for (const FigureLine& l : f.lines) {
+    const int L = l.spec.l_train;
+    const double base = at(l, L);
+    if (std::isnan(base)) continue;
+    std::string row = fmt::format("| {} | {} |", l.label, num(base));
+    bool any = false;
+    for (const int k : {2, 4, 8, 16}) {
+      const double v = at(l, k * L);
+      any = any || !std::isnan(v);
+      row +=
+          std::isnan(v) ? " — |" : fmt::format(" {} ({:+.1f} %) |", num(v), 100 * (v / base - 1));
+    }
+    if (any) rows += row + "\n";
+  }
+  if (rows.empty()) return "";
+  return fmt::format(
+      "\n{} at multiples of l_train (seed means; the change from l_train in parentheses):\n\n"
+      "| {} | at l_train | 2× | 4× | 8× | 16× |\n|---|---|---|---|---|---|\n{}",
+      capitalized(metric_label(metric)), f.spec->vary, rows);
+}
+
 // Depth figures: the metric per depth, averaged over the lengths beyond l_train.
 std::string depth_table(const FigureSummary& f) {
   std::vector<double> depths;  // every line's, in order (lines share them in practice)
@@ -140,7 +173,7 @@ std::string depth_table(const FigureSummary& f) {
 
 int generalizes_to(const std::vector<int>& x, const std::vector<double>& mean,
                    const std::string& metric) {
-  if (metric == "cross_entropy" || is_attention_metric(metric)) return kNoThreshold;
+  if (metric_is_raw_loss(metric) || is_attention_metric(metric)) return kNoThreshold;
   int last = 0;
   for (size_t i = 0; i < x.size() && i < mean.size() && passes(mean[i], metric); ++i) last = x[i];
   return last;
@@ -180,6 +213,7 @@ std::string token_tasks_section(const std::vector<FigureSummary>& figures) {
       parts += fmt::format("{} planned run(s) are missing or diverged.\n", f.missing_runs);
     parts += fmt::format("\n{}\n{}", line_table(f, x_name), furthest(f, x_name));
     if (f.spec->plot == "depth") parts += depth_table(f);
+    if (f.spec->plot == "length" && metric_is_raw_loss(f.spec->metric)) parts += multiples_table(f);
   }
   if (parts.empty()) return "";
   return fmt::format(
@@ -192,7 +226,8 @@ std::string token_tasks_section(const std::vector<FigureSummary>& figures) {
              "for the "
              "excess cross-entropy, at every length tested before it too; — when the first tested "
              "one "
-             "already misses; n/a for raw cross-entropy, which has no threshold. Passkey's value "
+             "already misses; n/a for raw cross-entropy and perplexity, which have no threshold. "
+             "Passkey's value "
              "at a "
              "length is the mean over its depths.\n",
              kAccuracyThreshold, kExcessThreshold) +

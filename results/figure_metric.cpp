@@ -1,5 +1,6 @@
 #include "results/figure_metric.hpp"
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -12,8 +13,12 @@ std::vector<std::string> plot_kinds() {
 }
 
 std::vector<std::string> metric_names() {
-  return {"mse",       "token_accuracy",    "exact_match",       "cross_entropy",
-          "excess_ce", "attention_entropy", "attention_max_prob"};
+  return {"mse",        "token_accuracy", "exact_match",       "cross_entropy",     "excess_ce",
+          "perplexity", "bits_per_char",  "attention_entropy", "attention_max_prob"};
+}
+
+std::vector<std::string> position_metrics() {
+  return {"token_accuracy", "cross_entropy", "excess_ce", "perplexity", "bits_per_char"};
 }
 
 bool is_attention_metric(const std::string& metric) {
@@ -24,6 +29,8 @@ std::vector<std::string> task_metrics(TaskKind task) {
   std::vector<std::string> out = {"mse"};
   if (task == TaskKind::kMarkov)
     out = {"token_accuracy", "exact_match", "cross_entropy", "excess_ce"};
+  else if (task == TaskKind::kText)
+    out = {"token_accuracy", "exact_match", "cross_entropy", "perplexity", "bits_per_char"};
   else if (is_token_task(task))
     out = {"token_accuracy", "exact_match", "cross_entropy"};
   out.insert(out.end(), {"attention_entropy", "attention_max_prob"});  // every task's attention
@@ -32,7 +39,12 @@ std::vector<std::string> task_metrics(TaskKind task) {
 
 std::string default_metric(TaskKind task) {
   if (!is_token_task(task)) return "mse";
+  if (task == TaskKind::kText) return "perplexity";
   return task == TaskKind::kMarkov ? "excess_ce" : "token_accuracy";
+}
+
+bool metric_is_raw_loss(const std::string& metric) {
+  return metric == "cross_entropy" || metric == "perplexity" || metric == "bits_per_char";
 }
 
 bool metric_is_fraction(const std::string& metric) {
@@ -45,6 +57,8 @@ std::string metric_label(const std::string& metric) {
   if (metric == "exact_match") return "exact match (fraction of sequences)";
   if (metric == "cross_entropy") return "cross-entropy (nats)";
   if (metric == "excess_ce") return "excess cross-entropy (nats)";
+  if (metric == "perplexity") return "perplexity (per character)";
+  if (metric == "bits_per_char") return "bits per character";
   if (metric == "attention_entropy") return "mean attention entropy (nats)";
   if (metric == "attention_max_prob") return "mean largest attention probability";
   throw std::invalid_argument("metric_label: unknown metric '" + metric + "'");
@@ -62,9 +76,20 @@ double metric_value(const LengthResult& row, const std::string& metric) {
     if (metric == "exact_match") return row.exact_match;
     if (metric == "cross_entropy") return row.cross_entropy;
     if (metric == "excess_ce") return row.excess_ce;
+    if (metric == "perplexity") return std::exp(row.cross_entropy);
+    if (metric == "bits_per_char") return row.cross_entropy / std::log(2.0);
   }
   throw std::invalid_argument("metric_value: a " + std::string(row.token ? "token" : "scalar") +
                               " result has no metric '" + metric + "'");
+}
+
+double position_metric_value(const PositionResult& p, const std::string& metric) {
+  if (metric == "token_accuracy") return p.token_accuracy;
+  if (metric == "cross_entropy") return p.cross_entropy;
+  if (metric == "excess_ce") return p.cross_entropy - p.entropy;
+  if (metric == "perplexity") return std::exp(p.cross_entropy);
+  if (metric == "bits_per_char") return p.cross_entropy / std::log(2.0);
+  throw std::invalid_argument("position_metric_value: no metric '" + metric + "' per position");
 }
 
 }  // namespace lenlab

@@ -17,14 +17,17 @@ void add_training_seconds(nlohmann::ordered_json& m, const TrainOutcome& outcome
 
 Headline headline_of(const TrainSpec& spec, const std::vector<LengthResult>& results) {
   const bool token = !results.empty() && results.front().token;
-  const bool markov = spec.task == "markov";
+  const bool markov = spec.task == "markov", text = spec.task == "text";
   Headline h;
-  h.metric = !token ? "test_mse" : markov ? "excess_ce" : "token_accuracy";
+  h.metric = !token ? "test_mse" : markov ? "excess_ce" : text ? "cross_entropy" : "token_accuracy";
   std::vector<int> lengths;
   std::vector<double> values;
   for (const LengthResult& r : results) {
     lengths.push_back(r.length);
-    values.push_back(!token ? r.mse : markov ? r.excess_ce : r.token_accuracy);
+    values.push_back(!token   ? r.mse
+                     : markov ? r.excess_ce
+                     : text   ? r.cross_entropy
+                              : r.token_accuracy);
   }
   h.means = range_means(lengths, values, spec.l_train);
   return h;

@@ -17,7 +17,8 @@ namespace lenlab {
 // A finished run's headline: test MSE on y, or a token task's accuracy (markov: excess
 // cross-entropy), averaged within and beyond the training lengths (over every depth).
 struct Headline {
-  std::string metric;  // "test_mse", "token_accuracy" or "excess_ce"
+  std::string
+      metric;  // "test_mse", "token_accuracy", "excess_ce" (markov) or "cross_entropy" (text)
   RangeMeans means;
 };
 Headline headline_of(const TrainSpec& spec, const std::vector<LengthResult>& results);

@@ -123,6 +123,8 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
   r.final_train_loss = m.value("final_train_loss", 0.0);
   r.wall_seconds = m.value("wall_seconds", 0.0);
   r.train_seconds = m.value("train_seconds", 0.0);
+  if (m.contains("corpus") && m["corpus"].is_object())
+    r.corpus_hash = m["corpus"].value("hash", "");
   r.eval_seconds = m.value("eval_seconds", 0.0);
   // An int read as such: a number past int (1e300) would be undefined behaviour cast to one.
   const auto& together = m.contains("models_trained_together") ? m["models_trained_together"]

@@ -21,6 +21,8 @@ struct RunRecord {
   double wall_seconds = 0;
   double train_seconds = 0;
   double eval_seconds = 0;
+  // text: the hash of the corpus it was trained on (manifest "corpus"; TextCorpus::hash), else "".
+  std::string corpus_hash;
   // How many models trained together with it on a GPU (manifest "models_trained_together"; 1 on
   // the CPU): its seconds are the group's.
   int models_trained_together = 1;

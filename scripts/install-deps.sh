@@ -7,8 +7,10 @@ set -euo pipefail
 # PyTorch for the training cross-check (tools/torch_reference); all for Debian's /usr/bin/python3
 # (docs/python.md). Debian's PyTorch calls the system BLAS, the reference one unless OpenBLAS is
 # installed: with libopenblas0-serial its training steps ran 10x faster (lenlab links no BLAS).
+# bible-kjv: the King James Bible, public domain, from which the build writes the text task's
+# default corpus (cmake/kjv_corpus.cmake; docs/tasks.md).
 packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-json3-dev
-          libcli11-dev libfmt-dev libtomlplusplus-dev libgmp-dev gnuplot-nox libcmark-gfm-dev
+          libcli11-dev libfmt-dev libtomlplusplus-dev libgmp-dev bible-kjv gnuplot-nox libcmark-gfm-dev
           libcmark-gfm-extensions-dev libcpp-httplib-dev chromium
           python3-dev pybind11-dev python3-numpy python3-pytest python3-tqdm python3-pandas
           python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel python3-torch

@@ -197,7 +197,7 @@ void require_chomsky(TaskKind task, const char* function) {
 }  // namespace
 
 bool is_chomsky_task(TaskKind task) {
-  return task >= TaskKind::kEvenPairs;
+  return task >= TaskKind::kEvenPairs && task <= TaskKind::kBucketSort;
 }
 
 std::string chomsky_level(TaskKind task) {

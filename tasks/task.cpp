@@ -21,7 +21,7 @@ struct TaskEntry {
 };
 
 // Order = TaskKind order = the order error messages list the choices in.
-constexpr std::array<TaskEntry, 23> kTasks = {
+constexpr std::array<TaskEntry, 24> kTasks = {
     {{TaskKind::kMean, "mean"},
      {TaskKind::kLength, "length"},
      {TaskKind::kSum, "sum"},
@@ -44,7 +44,8 @@ constexpr std::array<TaskEntry, 23> kTasks = {
      {TaskKind::kBinaryAddition, "binary-addition"},
      {TaskKind::kBinaryMultiplication, "binary-multiplication"},
      {TaskKind::kComputeSqrt, "compute-sqrt"},
-     {TaskKind::kBucketSort, "bucket-sort"}}};
+     {TaskKind::kBucketSort, "bucket-sort"},
+     {TaskKind::kText, "text"}}};
 
 }  // namespace
 

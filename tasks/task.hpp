@@ -41,7 +41,8 @@ enum class TaskKind {
   kBinaryAddition,
   kBinaryMultiplication,
   kComputeSqrt,
-  kBucketSort
+  kBucketSort,
+  kText
 };
 
 inline bool is_token_task(TaskKind task) {
@@ -52,7 +53,8 @@ inline bool is_token_task(TaskKind task) {
 // "markov", then the Chomsky-hierarchy benchmark's "even-pairs", "cycle-navigation",
 // "modular-arithmetic", "stack-manipulation", "modular-arithmetic-brackets", "solve-equation",
 // "duplicate-string", "missing-duplicate-string", "odds-first", "binary-addition",
-// "binary-multiplication", "compute-sqrt" or "bucket-sort"; anything else throws UsageError
+// "binary-multiplication", "compute-sqrt", "bucket-sort", and "text" (a corpus's next byte,
+// tasks/text_corpus.hpp); anything else throws UsageError
 // listing the choices.
 TaskKind parse_task(const std::string& name);
 std::string task_name(TaskKind task);

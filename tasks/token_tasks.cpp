@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -22,6 +23,7 @@ namespace {
 // The content symbols of a task whose alphabet is fixed (or set by the modulus), 0 for one sized
 // by n_symbols.
 int fixed_alphabet(TaskKind task, const TokenTaskSettings& settings) {
+  if (task == TaskKind::kText) return open_corpus(settings.corpus)->n_symbols();
   if (is_chomsky_task(task))
     return chomsky_uses_n_symbols(task) ? 0 : chomsky_content_symbols(task, settings);
   return task == TaskKind::kParity ? 2 : 0;  // the bits
@@ -56,6 +58,7 @@ int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int le
     case TaskKind::kParity:
       return l + 3;
     case TaskKind::kMarkov:
+    case TaskKind::kText:
       return l + 1;
     default:
       break;
@@ -63,9 +66,23 @@ int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int le
   throw std::logic_error("sequence_tokens: not a token task");
 }
 
+// The source of a draw: markov's chain, or text's corpus and the split its windows come from.
+struct TokenSource {
+  const MarkovChain* chain = nullptr;
+  std::shared_ptr<const TextCorpus> corpus;
+  CorpusSplit split = CorpusSplit::kTrain;
+};
+
+TokenSource token_source(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
+                         CorpusSplit split) {
+  TokenSource source{chain, nullptr, split};
+  if (task == TaskKind::kText) source.corpus = open_corpus(settings.corpus);
+  return source;
+}
+
 // Draws a sequence of length L into `seq`. passkey_fill: the fill tokens before MARK, or −1 for a
 // uniformly random number.
-void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
+void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const TokenSource& source,
                    int length, int passkey_fill, Rng& rng, TokenSequence& seq) {
   const int n = token_content_symbols(task, settings);
   const SpecialTokens special = special_tokens(task, settings);
@@ -136,7 +153,14 @@ void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const Marko
     }
     case TaskKind::kMarkov: {
       // x_t sits at row t; the first `order` symbols are iid uniform, the rest follow the chain.
-      chain->append_sample(t, length, rng);
+      source.chain->append_sample(t, length, rng);
+      seq.first = 0;
+      seq.count = length;
+      return;
+    }
+    case TaskKind::kText: {
+      // x_t sits at row t: a window of the corpus's split.
+      source.corpus->append_window(source.split, length, rng, t);
       seq.first = 0;
       seq.count = length;
       return;
@@ -178,6 +202,7 @@ int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int leng
     case TaskKind::kCopy:
     case TaskKind::kReverse:
     case TaskKind::kMarkov:
+    case TaskKind::kText:
       return length;
     default:  // the scalar tasks
       break;
@@ -198,11 +223,12 @@ int token_content_symbols(TaskKind task, const TokenTaskSettings& settings) {
 }
 
 int token_vocab_size(TaskKind task, const TokenTaskSettings& settings) {
-  return token_content_symbols(task, settings) + 4;
+  return token_content_symbols(task, settings) + (task == TaskKind::kText ? 1 : 4);
 }
 
 SpecialTokens special_tokens(TaskKind task, const TokenTaskSettings& settings) {
   const int n = token_content_symbols(task, settings);
+  if (task == TaskKind::kText) return {n, -1, -1, -1};  // BOS alone: no token is one of the others
   return {n, n + 1, n + 2, n + 3};
 }
 
@@ -245,6 +271,12 @@ void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_mi
     case TaskKind::kMarkov:
       check_markov_settings(n, settings.markov_order, settings.markov_concentration);
       break;
+    case TaskKind::kText: {
+      const auto corpus = open_corpus(settings.corpus);
+      corpus->check_window(CorpusSplit::kTrain, l_max);
+      corpus->check_window(CorpusSplit::kTest, l_max);
+      break;
+    }
     default:
       break;
   }
@@ -276,10 +308,11 @@ Batch token_train_batch(TaskKind task, const TokenTaskSettings& settings, const 
   Batch batch;
   batch.offsets.reserve(n_seq + 1);
   batch.offsets.push_back(0);
+  const TokenSource source = token_source(task, settings, chain, CorpusSplit::kTrain);
   TokenSequence seq;
   for (int s = 0; s < n_seq; ++s) {
     const int length = static_cast<int>(rng.uniform_int(l_lo, l_hi));
-    draw_sequence(task, settings, chain, length, -1, rng, seq);
+    draw_sequence(task, settings, source, length, -1, rng, seq);
     append_token_sequence(seq, n_seq, batch);
   }
   return batch;
@@ -311,9 +344,10 @@ Batch token_eval_batch(TaskKind task, const TokenTaskSettings& settings, const M
   batch.positions.reserve(batch.tokens.capacity());
   batch.offsets.reserve(n_samples + 1);
   batch.offsets.push_back(0);
+  const TokenSource source = token_source(task, settings, chain, CorpusSplit::kTest);
   TokenSequence seq;
   for (int s = 0; s < n_samples; ++s) {
-    draw_sequence(task, settings, chain, length, passkey_fill, rng, seq);
+    draw_sequence(task, settings, source, length, passkey_fill, rng, seq);
     append_token_sequence(seq, n_samples, batch);
   }
   return batch;

@@ -8,7 +8,8 @@
 //
 // Vocabulary: content symbols 0..n−1, then BOS = n, SEP = n+1, FILL = n+2, MARK = n+3 (n + 4
 // tokens), where n = n_symbols, except the tasks of a fixed alphabet: parity 2 (the bits) and the
-// Chomsky-hierarchy tasks' (tasks/chomsky_tasks.hpp).
+// Chomsky-hierarchy tasks' (tasks/chomsky_tasks.hpp), and text: the bytes its corpus holds, then
+// BOS = n alone (n + 1 tokens; tasks/text_corpus.hpp).
 //
 // "Length" L is each task's size parameter:
 //   passkey  [BOS] FILL×a MARK key(k) FILL×b [SEP] key(k)   L = a + 1 + k + b >= k + 1
@@ -17,15 +18,18 @@
 //   reverse  [BOS] x1 .. xL [SEP] xL .. x1
 //   parity   [BOS] b1 .. bL [SEP] p                         p = XOR of the bits
 //   markov   [BOS] x1 .. xL                                 every row 0..L−1 answers
+//   text     [BOS] x1 .. xL   L bytes of a corpus's window, every row 0..L−1 answers
 // and the Chomsky-hierarchy benchmark's tasks, [BOS] input [SEP] output (tasks/chomsky_tasks.hpp).
 // All randomness comes from Rng, so a seed gives identical data everywhere.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/rng.hpp"
 #include "tasks/batch.hpp"
 #include "tasks/markov.hpp"
 #include "tasks/task.hpp"
+#include "tasks/text_corpus.hpp"
 
 namespace lenlab {
 
@@ -38,7 +42,8 @@ struct TokenTaskSettings {
   int markov_order = 2;               // markov: the chain's order
   double markov_concentration = 0.5;  // markov: Dirichlet concentration of each transition row
   uint64_t markov_seed = 1;           // markov: the chain's seed (the chain, not the sequences)
-  int modulus = 5;  // cycle-navigation's cycle, the arithmetic tasks' modulus (2..kMaxModulus)
+  int modulus = 5;     // cycle-navigation's cycle, the arithmetic tasks' modulus (2..kMaxModulus)
+  std::string corpus;  // text: the UTF-8 file; "" for the default corpus (corpus_path)
   auto operator<=>(const TokenTaskSettings&) const = default;
 };
 
@@ -71,7 +76,8 @@ int token_answer_rows(TaskKind task, const TokenTaskSettings& settings, int leng
 // shortest_length; n_symbols outside 2..4096 (the tasks that use it); modulus outside
 // 2..kMaxModulus (the tasks that use it); key_length < 1 (passkey); l_max >
 // n_symbols (recall); markov_order < 1, n_symbols^markov_order > 65536 or markov_concentration not
-// finite and > 0 (markov). Settings a task does not use are not checked.
+// finite and > 0 (markov); a corpus that cannot be read or whose training or test blocks are
+// shorter than l_max (text; TextCorpus). Settings a task does not use are not checked.
 void check_token_task(TaskKind task, const TokenTaskSettings& settings, int l_min, int l_max);
 // A depth of --depths must be in [0, 1] (NaN is refused); parse_depths checks user text first.
 void check_depth(double depth);

@@ -73,6 +73,7 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--n-symbols", "16"},
                                                                   {"--key-length", "4"},
                                                                   {"--modulus", "5"},
+                                                                  {"--corpus", ""},
                                                                   {"--markov-order", "2"},
                                                                   {"--markov-concentration", "0.5"},
                                                                   {"--markov-seed", "1"},

@@ -84,7 +84,8 @@ TEST_CASE("task names parse, print and reject unknown names") {
                                                  "binary-addition",
                                                  "binary-multiplication",
                                                  "compute-sqrt",
-                                                 "bucket-sort"});
+                                                 "bucket-sort",
+                                                 "text"});
   CHECK(scalar_task_names() == std::vector<std::string>{"mean", "length", "sum", "mean-uniform"});
   CHECK(task_name(TaskKind::kCopy) == "copy");
   CHECK(usage_message([] { parse_scalar_task("copy"); }) ==
@@ -98,7 +99,7 @@ TEST_CASE("task names parse, print and reject unknown names") {
         "'recall', 'copy', 'reverse', 'parity', 'markov', 'even-pairs', 'cycle-navigation', "
         "'modular-arithmetic', 'stack-manipulation', 'modular-arithmetic-brackets', "
         "'solve-equation', 'duplicate-string', 'missing-duplicate-string', 'odds-first', "
-        "'binary-addition', 'binary-multiplication', 'compute-sqrt' or 'bucket-sort'");
+        "'binary-addition', 'binary-multiplication', 'compute-sqrt', 'bucket-sort' or 'text'");
   CHECK_THROWS_AS(parse_task("Mean"), UsageError);
   CHECK_THROWS_AS(parse_task(""), UsageError);
 }

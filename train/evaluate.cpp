@@ -76,8 +76,11 @@ LengthResult LengthScorer::finish() const {
   return r;
 }
 
-TokenScorer::TokenScorer(const Batch& batch, const double* entropy, int length, double depth)
-    : batch_(batch), offsets_(token_readout_offsets(batch)) {
+TokenScorer::TokenScorer(const Batch& batch, const double* entropy, int length, double depth,
+                         bool per_position)
+    : batch_(batch),
+      offsets_(token_readout_offsets(batch)),
+      per_position_(per_position || entropy) {
   const size_t R = batch.token.rows.size();
   log_p_.assign(R, 0.0);
   correct_.assign(R, 0);
@@ -87,13 +90,14 @@ TokenScorer::TokenScorer(const Batch& batch, const double* entropy, int length, 
   r_.depth = depth;
   r_.n_sequences = batch.n_seq();
   r_.n_answer_tokens = static_cast<int>(R);
-  if (entropy) {
-    // Markov's per-position results need every sequence to answer at the same positions.
+  if (per_position_) {
+    // Per-position results need every sequence to answer at the same positions.
     for (int s = 0; s < batch.n_seq(); ++s)
       if (offsets_[s + 1] - offsets_[s] != offsets_[1] - offsets_[0])
-        throw std::logic_error("TokenScorer: markov sequences of one length with different rows");
-    entropy_.assign(entropy, entropy + length);
+        throw std::logic_error(
+            "TokenScorer: per-position sequences of one length with different rows");
   }
+  if (entropy) entropy_.assign(entropy, entropy + length);
 }
 
 void TokenScorer::add(int r, double log_p_label, bool correct) {
@@ -109,8 +113,8 @@ LengthResult TokenScorer::finish() const {
     throw std::logic_error("TokenScorer: an answer row was not scored");
   if (S == 0 || r.n_answer_tokens == 0) return r;
   const bool markov = !entropy_.empty();
-  const int A = offsets_[1] - offsets_[0];  // markov: every sequence's rows
-  if (markov) r.positions.resize(A);
+  const int A = offsets_[1] - offsets_[0];  // per position: every sequence's rows
+  if (per_position_) r.positions.resize(A);
   double ce = 0, right = 0, whole = 0;
   for (int s = 0; s < S; ++s) {
     bool all = true;
@@ -120,7 +124,7 @@ LengthResult TokenScorer::finish() const {
       ce -= log_p_[i];
       right += correct_[i];
       all = all && correct_[i];
-      if (markov) {
+      if (per_position_) {
         r.positions[a].cross_entropy -= log_p_[i] / S;
         r.positions[a].token_accuracy += correct_[i] / static_cast<double>(S);
       }
@@ -133,15 +137,15 @@ LengthResult TokenScorer::finish() const {
   r.cross_entropy = ce / n;
   r.token_accuracy = right / n;
   r.exact_match = whole / S;
-  if (markov) {
+  if (per_position_) {
     // Answer a predicts x_{a+1}: position t = a + 1, whose perfect cross-entropy is H_t.
     double h = 0;
     for (int a = 0; a < A; ++a) {
       r.positions[a].position = a + 1;
-      r.positions[a].entropy = entropy_[a];
-      h += entropy_[a];
+      r.positions[a].entropy = markov ? entropy_[a] : std::numeric_limits<double>::quiet_NaN();
+      h += r.positions[a].entropy;
     }
-    r.excess_ce = r.cross_entropy - h / A;
+    if (markov) r.excess_ce = r.cross_entropy - h / A;
   }
   return r;
 }

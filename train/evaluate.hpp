@@ -26,7 +26,8 @@ namespace lenlab {
 struct PositionResult {
   int position = 0;
   double cross_entropy = 0;  // mean −log p(x_t), nats
-  double entropy = 0;        // H_t: the chain's exact conditional entropy (a perfect model's CE)
+  double entropy =
+      0;  // H_t: the chain's exact conditional entropy (a perfect model's CE); text: NaN
   double token_accuracy = 0;
 };
 
@@ -52,7 +53,7 @@ struct LengthResult {
   double exact_match = 0;     // sequences with every answer row right, fraction
   double cross_entropy = 0;   // mean −log p(label) per answer row, nats
   double excess_ce = std::numeric_limits<double>::quiet_NaN();  // markov: cross_entropy − mean H_t
-  std::vector<PositionResult> positions;  // markov: one per position 1..length
+  std::vector<PositionResult> positions;  // markov and text: one per position 1..length
   AttentionStats attention;  // with EvalJob::attention_stats (train/attention_stats.hpp)
   AttentionLogits logits;    // with EvalJob::attention_logits (train/attention_probe.hpp)
   // With EvalJob::representation_projections: per layer, the attention outputs' distance from
@@ -80,10 +81,13 @@ class LengthScorer {
 // One length (and depth) of a token task, accumulated like LengthScorer: add(r, …) for every
 // answer row r of the batch (its index in batch.token), then finish(). `entropy` (markov only:
 // the chain's H_1, H_2, … for at least `length` positions) gives the exact entropies; null
-// otherwise.
+// otherwise. With entropies or `per_position` (text), the result has one PositionResult per answer
+// row of its sequences (which must all answer at the same rows); text's entropies are unknown
+// (NaN).
 class TokenScorer {
  public:
-  TokenScorer(const Batch& batch, const double* entropy, int length, double depth);
+  TokenScorer(const Batch& batch, const double* entropy, int length, double depth,
+              bool per_position = false);
   // Answer row r: the log-probability the model gave its label, and whether its argmax was it.
   void add(int r, double log_p_label, bool correct);
   LengthResult finish() const;
@@ -96,6 +100,7 @@ class TokenScorer {
   std::vector<double> log_p_;     // [answer rows]
   std::vector<char> correct_, seen_;
   std::vector<double> entropy_;  // markov: H_t, t = 1..length
+  bool per_position_ = false;
   LengthResult r_;
 };
 

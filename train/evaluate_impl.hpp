@@ -233,7 +233,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       if (token)
         token_scorers[k].emplace(
             it->second, j.task == TaskKind::kMarkov ? entropies.at(j.chain).data() : nullptr, l,
-            depth);
+            depth, j.task == TaskKind::kText);
       else
         scorers[k].emplace(it->second, *j.reparam, l);
       n_max = std::max(n_max, it->second.n_seq());

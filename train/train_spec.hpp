@@ -154,6 +154,7 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit("markov_concentration", s.token.markov_concentration);
   visit("markov_seed", s.token.markov_seed);
   visit("modulus", s.token.modulus);
+  visit("corpus", s.token.corpus);
   visit("depths", s.depths);
   visit("vcl_offset", s.vcl.offset);
   visit("vcl_alpha", s.vcl.alpha);

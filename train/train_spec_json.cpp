@@ -32,6 +32,7 @@ nlohmann::ordered_json to_json(const TrainSpec& spec) {
                                                   "markov_concentration",
                                                   "markov_seed",
                                                   "modulus",
+                                                  "corpus",
                                                   "depths",
                                                   "vcl_offset",
                                                   "vcl_alpha",

@@ -76,6 +76,9 @@ void add_train_options(CLI::App& cmd, TrainSpec& s, RunOptions& run) {
   add_setting(cmd, "--markov-seed", s.token.markov_seed, "markov: the chain's seed");
   add_setting(cmd, "--modulus", s.token.modulus,
               "cycle-navigation's cycle and the arithmetic tasks' modulus (the study's 5)");
+  cmd.add_option("--corpus", s.token.corpus,
+                 "text: a UTF-8 text file to model (default: the King James Bible the build "
+                 "wrote; docs/tasks.md)");
   cmd.add_option("--depths", s.depths,
                  "passkey: the key's depths to test at, in [0, 1] or 'random' (default: " +
                      std::string(kDefaultDepths) + ")");

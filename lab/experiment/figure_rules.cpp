@@ -20,10 +20,11 @@ namespace {
 using Json = nlohmann::ordered_json;
 
 // The plots a task's lines can have: "length" and "temperature" always; "depth" for passkey;
-// "position" for markov; "misalignment" for markov and the scalar tasks.
+// "position" for markov and text; "misalignment" for markov and the scalar tasks.
 std::vector<std::string> task_plots(TaskKind task) {
   if (task == TaskKind::kPasskey) return {"length", "depth", "temperature"};
   if (task == TaskKind::kMarkov) return {"length", "position", "misalignment", "temperature"};
+  if (task == TaskKind::kText) return {"length", "position", "temperature"};
   if (is_token_task(task)) return {"length", "temperature"};
   return {"length", "misalignment", "temperature"};  // the scalar tasks
 }
@@ -65,11 +66,10 @@ void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::s
   const std::string plot_at = read("plot", plot_kinds(), &fig.plot);
   std::string metric;  // empty: not given
   const std::string metric_at = read("metric", metric_names(), &metric);
-  if (fig.plot == "position" && !metric.empty() && metric != "excess_ce")
+  if (fig.plot == "position" && !metric.empty() && !contains(position_metrics(), metric))
     throw UsageError(fmt::format(
-        "{}: metric '{}' with plot 'position': a position plot draws the excess cross-entropy "
-        "per position; leave metric out or set it to 'excess_ce'",
-        metric_at, metric));
+        "{}: metric '{}' with plot 'position': a position plot draws one of {} per position",
+        metric_at, metric, join_choices(position_metrics())));
 
   std::string default_of_all;  // the lines' shared default metric
   for (size_t i = 0; i < fig.n_lines(); ++i) {
@@ -89,13 +89,13 @@ void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::s
           fig.plot == "depth"          ? "passkey"
           : fig.plot == "misalignment" ? "the tasks with a misalignment metric (mean, length, "
                                          "sum, markov)"
-                                       : "markov",
+                                       : "markov and text",
           line, task_name, task_name, join_choices(task_plots(task))));
     if (!metric.empty() && !contains(task_metrics(task), metric))
       throw UsageError(fmt::format(
           "{}: metric '{}' is not one of task '{}' ({}); valid metrics for {}: {}", metric_at,
           metric, task_name, line, task_name, join_choices(task_metrics(task))));
-    const std::string own = fig.plot == "position" ? "excess_ce" : default_metric(task);
+    const std::string own = default_metric(task);
     if (metric.empty() && i > 0 && own != default_of_all)
       throw UsageError(
           fmt::format("{}: the lines have different default metrics ({}: {}, {}: {}); set "

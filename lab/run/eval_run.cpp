@@ -22,6 +22,7 @@
 #include "results/length_files.hpp"
 #include "results/predictions_file.hpp"
 #include "results/run_record.hpp"
+#include "tasks/text_corpus.hpp"
 #include "train/eval_plan.hpp"
 #include "train/lengths.hpp"
 #include "train/test_time_eval.hpp"
@@ -74,6 +75,16 @@ int run_eval(const EvalOptions& o) {
                     "evaluate",
                     o.run_dir.string(), record->status));
   const TrainSpec& trained = record->spec;
+  if (trained.task == task_name(TaskKind::kText)) {
+    // A text run is only evaluated on the text it was trained on: its vocabulary and splits.
+    const auto corpus = open_corpus(trained.token.corpus);
+    if (corpus->hash() != record->corpus_hash)
+      throw UsageError(fmt::format(
+          "corpus {} changed since the run in {} was trained: its hash is {}, the run's manifest "
+          "says {}; restore the file the run was trained on",
+          corpus->path(), o.run_dir.string(), corpus->hash(),
+          record->corpus_hash.empty() ? "none" : record->corpus_hash));
+  }
   const EvalPlan plan = plan_evaluation(trained, changes);
   const ResolvedSpec& model_spec = plan.trained;
   const ModelConfig& config = model_spec.model;

@@ -22,6 +22,7 @@
 #include "results/range_means.hpp"
 #include "results/run_manifest.hpp"
 #include "results/run_record.hpp"
+#include "tasks/text_corpus.hpp"
 #include "theory/power_law.hpp"
 
 namespace lenlab {
@@ -121,6 +122,17 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
   manifest_["status"] = "running";
   manifest_["device"] = device;
   manifest_["config"] = to_json(spec);
+  if (resolved.task == TaskKind::kText) {  // which text it learned: lenlab eval checks the hash
+    const auto corpus = open_corpus(spec.token.corpus);
+    manifest_["corpus"] = {{"path", absolute_path(corpus->path())},
+                           {"bytes", corpus->bytes()},
+                           {"hash", corpus->hash()},
+                           {"symbols", corpus->n_symbols()},
+                           {"block_bytes", corpus->block_size()},
+                           {"training_bytes", corpus->split_bytes(CorpusSplit::kTrain)},
+                           {"validation_bytes", corpus->split_bytes(CorpusSplit::kValidation)},
+                           {"test_bytes", corpus->split_bytes(CorpusSplit::kTest)}};
+  }
   if (parent)  // config holds its id (init_parent); here also where it was and what it was
     manifest_["init_from"] = {{"path", absolute_path(parent->dir)},
                               {"run_id", parent->id},
@@ -222,7 +234,10 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
                                                                         : "misalignment")
                           : spec_.misalign.control ? "cross-entropy on the regularizer's views"
                                                    : "cross-entropy",
-                          outcome.final_loss(), markov ? "excess cross-entropy" : "token accuracy");
+                          outcome.final_loss(),
+                          markov                 ? "excess cross-entropy"
+                          : spec_.task == "text" ? "cross-entropy (nats per character)"
+                                                 : "token accuracy");
     else
       *log << fmt::format("final train loss (on f(y), last 100 steps) {:.3e}; test mse on y:",
                           outcome.final_loss());

@@ -1,0 +1,201 @@
+// Reading, checking and splitting a text corpus (tasks/text_corpus.hpp).
+#include "tasks/text_corpus.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+#ifndef LENLAB_DEFAULT_CORPUS
+#define LENLAB_DEFAULT_CORPUS ""
+#endif
+
+namespace lenlab {
+namespace {
+
+constexpr int64_t kMinCorpusBytes = kCorpusBlocksPerCycle;
+
+// The length of the UTF-8 sequence that starts at text[i], or 0 if none valid starts there
+// (overlong forms, surrogates and code points past U+10FFFF are invalid, as RFC 3629 says).
+size_t utf8_length(const std::string& text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > text.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return n;
+}
+
+// UsageError unless `text` is UTF-8 without NUL bytes.
+void check_text(const std::string& text, const std::string& path) {
+  for (size_t i = 0; i < text.size();) {
+    if (text[i] == '\0')
+      throw UsageError(fmt::format(
+          "corpus {}: a NUL byte at offset {}: a binary file, not text (--corpus takes a UTF-8 "
+          "text file)",
+          path, i));
+    const size_t n = utf8_length(text, i);
+    if (n == 0)
+      throw UsageError(fmt::format(
+          "corpus {}: byte 0x{:02x} at offset {} is not UTF-8 (--corpus takes a UTF-8 text file; "
+          "convert it, e.g. with iconv)",
+          path, static_cast<unsigned char>(text[i]), i));
+    i += n;
+  }
+}
+
+std::string fnv1a64(const std::string& text) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+}  // namespace
+
+std::string corpus_split_name(CorpusSplit split) {
+  switch (split) {
+    case CorpusSplit::kTrain:
+      return "training";
+    case CorpusSplit::kValidation:
+      return "validation";
+    case CorpusSplit::kTest:
+      return "test";
+  }
+  return "?";
+}
+
+TextCorpus::TextCorpus(const std::string& path) : path_(path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error))
+    throw UsageError(fmt::format("corpus {}: a directory; --corpus takes a UTF-8 text file", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("cannot read corpus {}: {}", path, std::strerror(errno)));
+  // One buffer of the file's size, read in one go: the corpus is in memory once.
+  const auto size = std::filesystem::file_size(path, error);
+  if (error) throw UsageError(fmt::format("cannot read corpus {}: {}", path, error.message()));
+  text_.resize(static_cast<size_t>(size));
+  if (!in.read(text_.data(), static_cast<std::streamsize>(size)))
+    throw UsageError(fmt::format("cannot read corpus {}: {}", path, std::strerror(errno)));
+  if (text_.empty()) throw UsageError(fmt::format("corpus {} is empty", path));
+  check_text(text_, path);
+  if (bytes() < kMinCorpusBytes)
+    throw UsageError(fmt::format(
+        "corpus {} has {} bytes; it is split into {} blocks (training, validation and test), so "
+        "it needs at least {}",
+        path, bytes(), kCorpusBlocksPerCycle, kMinCorpusBytes));
+  hash_ = fnv1a64(text_);
+  std::array<bool, 256> seen{};
+  for (const char c : text_) seen[static_cast<unsigned char>(c)] = true;
+  token_of_.fill(-1);
+  for (int b = 0; b < 256; ++b)
+    if (seen[b]) {
+      token_of_[b] = static_cast<int32_t>(symbols_.size());
+      symbols_.push_back(static_cast<unsigned char>(b));
+    }
+  block_ = std::min(kCorpusBlock, bytes() / kCorpusBlocksPerCycle);
+  const int64_t n_blocks = bytes() / block_;
+  for (int64_t b = 0; b < n_blocks; ++b) block_begin_.push_back(b * block_);
+  block_begin_.push_back(bytes());  // the last block takes the remainder
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const int64_t r = b % kCorpusBlocksPerCycle;
+    const CorpusSplit split = r == kCorpusBlocksPerCycle - 1   ? CorpusSplit::kTest
+                              : r == kCorpusBlocksPerCycle - 2 ? CorpusSplit::kValidation
+                                                               : CorpusSplit::kTrain;
+    split_blocks_[static_cast<int>(split)].push_back(b);
+  }
+}
+
+const std::vector<int64_t>& TextCorpus::blocks(CorpusSplit split) const {
+  return split_blocks_[static_cast<int>(split)];
+}
+
+int64_t TextCorpus::longest_window(CorpusSplit split) const {
+  int64_t shortest = bytes();
+  for (const int64_t b : blocks(split))
+    shortest = std::min(shortest, block_begin_[b + 1] - block_begin_[b]);
+  return shortest;
+}
+
+int64_t TextCorpus::split_bytes(CorpusSplit split) const {
+  int64_t n = 0;
+  for (const int64_t b : blocks(split)) n += block_begin_[b + 1] - block_begin_[b];
+  return n;
+}
+
+void TextCorpus::check_window(CorpusSplit split, int length) const {
+  if (length < 1 || length > longest_window(split))
+    throw UsageError(fmt::format(
+        "text: a window of {} characters does not fit in the corpus's {} blocks ({} bytes "
+        "each; corpus {} of {} bytes, cut into {} blocks): use lengths up to {}, or a larger "
+        "corpus (--corpus)",
+        length, corpus_split_name(split), longest_window(split), path_, bytes(),
+        block_begin_.size() - 1, longest_window(split)));
+}
+
+void TextCorpus::append_window(CorpusSplit split, int length, Rng& rng,
+                               std::vector<int32_t>& tokens) const {
+  check_window(split, length);
+  const std::vector<int64_t>& in = blocks(split);
+  const int64_t b =
+      in[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(in.size()) - 1))];
+  const int64_t begin = rng.uniform_int(block_begin_[b], block_begin_[b + 1] - length);
+  for (int64_t i = begin; i < begin + length; ++i)
+    tokens.push_back(token_of_[static_cast<unsigned char>(text_[static_cast<size_t>(i)])]);
+}
+
+std::string corpus_path(const std::string& setting) {
+  if (!setting.empty()) return setting;
+  const std::string built = LENLAB_DEFAULT_CORPUS;
+  if (built.empty())
+    throw UsageError(
+        "text: no --corpus given, and this build has no default corpus: it is the King James "
+        "Bible, written at build time by Debian's `bible` program (package bible-kjv; "
+        "scripts/install-deps.sh installs it, then rebuild), or pass --corpus FILE");
+  return built;
+}
+
+std::shared_ptr<const TextCorpus> open_corpus(const std::string& setting) {
+  const std::string path = corpus_path(setting);
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  const auto time = std::filesystem::last_write_time(path, error);
+  using Key = std::tuple<std::string, uintmax_t, std::filesystem::file_time_type>;
+  static std::mutex mutex;
+  static std::map<Key, std::shared_ptr<const TextCorpus>> cache;
+  if (error) return std::make_shared<const TextCorpus>(path);  // it throws, naming the reason
+  const Key key{path, size, time};
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  // A file rewritten in place: the old copy goes before the new one is read.
+  for (auto old = cache.begin(); old != cache.end();)
+    old = std::get<0>(old->first) == path ? cache.erase(old) : std::next(old);
+  return cache.emplace(key, std::make_shared<const TextCorpus>(path)).first->second;
+}
+
+}  // namespace lenlab
