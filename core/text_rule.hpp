@@ -18,6 +18,10 @@ enum class TextKind {
 inline constexpr size_t kMaxTextBytes = 1000;  // an expression or title; gnuplot draws it at once
 inline constexpr size_t kMaxNameBytes = 100;   // a figure's name in fig<NAME>.csv and the report
 
+// The length of the UTF-8 sequence starting at s[i] (1..4), or 0 when none valid starts there
+// (overlong forms, surrogates and code points past U+10FFFF are invalid, as RFC 3629 says).
+size_t utf8_length(std::string_view s, size_t i);
+
 // UsageError "<what> <why>: <the value, shortened>" when value breaks the rule for its kind.
 void check_text(std::string_view what, std::string_view value, TextKind kind = TextKind::kText);
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/text_rule.hpp"
 
 #ifndef LENLAB_DEFAULT_CORPUS
 #define LENLAB_DEFAULT_CORPUS ""
@@ -22,34 +23,6 @@ namespace lenlab {
 namespace {
 
 constexpr int64_t kMinCorpusBytes = kCorpusBlocksPerCycle;
-
-// The length of the UTF-8 sequence that starts at text[i], or 0 if none valid starts there
-// (overlong forms, surrogates and code points past U+10FFFF are invalid, as RFC 3629 says).
-size_t utf8_length(const std::string& text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (i + n > text.size()) return 0;
-  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
-  for (size_t k = 2; k < n; ++k)
-    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
-  return n;
-}
 
 // UsageError unless `text` is UTF-8 without NUL bytes.
 void check_text(const std::string& text, const std::string& path) {
