@@ -224,6 +224,31 @@ TEST_CASE(
   CHECK_FALSE(fs::exists(out / "changed"));
 }
 
+TEST_CASE("lenlab run resumes text runs only while their corpus is unchanged") {
+  std::string text;
+  for (int i = 0; i < 3000; ++i) text += "in the beginning "[i % 17];
+  const fs::path corpus = write_corpus("resume", text);
+  const fs::path dir = run_dir(fmt::format("text-sweep-{}", ::getpid()));
+  const fs::path config = dir / "text.toml";
+  std::ofstream(config) << fmt::format(
+      "seeds = [1]\n[defaults]\ntask = \"text\"\ncorpus = \"{}\"\nsteps = 10\nl_train = 16\n"
+      "lengths = \"8,16,32\"\neval_samples = 4\nd_model = 16\nn_head = 2\nd_ff = 32\n"
+      "[figures.a]\nvary = \"pe\"\nvalues = [\"nope\"]\n",
+      corpus.string());
+  const std::vector<std::string> args = {"run", config.string(), "--out", (dir / "out").string()};
+  const CliResult first = run_cli(args);
+  INFO("err: " << first.err);
+  REQUIRE(first.rc == 0);
+  const std::string trained = open_corpus(corpus.string())->hash();
+  CHECK(run_cli(args).rc == 0);  // the same corpus: the finished run is kept
+  std::ofstream(corpus, std::ios::binary) << text + "?";
+  const std::string changed = open_corpus(corpus.string())->hash();
+  const CliResult again = run_cli(args);
+  CHECK(again.rc != 0);
+  CHECK(again.err.find(trained) != std::string::npos);
+  CHECK(again.err.find(changed) != std::string::npos);
+}
+
 TEST_CASE("the default corpus, where the build wrote one, is the King James Bible") {
   std::string path;
   try {

@@ -18,6 +18,7 @@
 #include "lab/run/run_group.hpp"
 #include "lab/run/run_train.hpp"
 #include "results/run_record.hpp"
+#include "tasks/text_corpus.hpp"
 
 namespace lenlab {
 
@@ -41,6 +42,18 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
             "{} holds a run with other settings than the one planned under that id; remove it "
             "or choose another --out",
             (runs_dir / run.id).string()));
+      if (run.spec.task == task_name(TaskKind::kText)) {
+        // A finished text run belongs to the text it was trained on: a changed corpus would mix
+        // old runs with new ones in the figures (lenlab eval refuses it the same way).
+        const std::string now = open_corpus(run.spec.token.corpus)->hash();
+        if (found->corpus_hash != now)
+          throw UsageError(fmt::format(
+              "{} was trained on a corpus with hash {}, but {} now has hash {}; restore the file "
+              "or choose another --out",
+              (runs_dir / run.id).string(),
+              found->corpus_hash.empty() ? "none" : found->corpus_hash,
+              open_corpus(run.spec.token.corpus)->path(), now));
+      }
       ++outcome.skipped;
       outcome.diverged += found->status == "diverged";
       continue;
