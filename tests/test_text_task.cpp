@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -224,7 +225,9 @@ TEST_CASE(
   CHECK_FALSE(fs::exists(out / "changed"));
 }
 
-TEST_CASE("lenlab run resumes text runs only while their corpus is unchanged") {
+TEST_CASE(
+    "lenlab run on text: report.md gives perplexity at multiples of l_train, and finished runs are "
+    "kept only while their corpus is unchanged") {
   std::string text;
   for (int i = 0; i < 3000; ++i) text += "in the beginning "[i % 17];
   const fs::path corpus = write_corpus("resume", text);
@@ -239,6 +242,22 @@ TEST_CASE("lenlab run resumes text runs only while their corpus is unchanged") {
   const CliResult first = run_cli(args);
   INFO("err: " << first.err);
   REQUIRE(first.rc == 0);
+  // report.md's table of perplexity at multiples of l_train, from the run's results.csv: at 16
+  // (l_train) and 32 (2×), none tested at 4×..16×.
+  fs::path run;
+  for (const auto& e : fs::directory_iterator(dir / "out" / "runs")) run = e.path();
+  double ppl16 = 0, ppl32 = 0;
+  for (const std::string& line : split(read_text(run / "results.csv"), '\n')) {
+    const std::vector<std::string> cells = split(line, ',');
+    if (cells.size() > 4 && cells[0] == "16") ppl16 = std::exp(std::stod(cells[4]));
+    if (cells.size() > 4 && cells[0] == "32") ppl32 = std::exp(std::stod(cells[4]));
+  }
+  const std::string report = read_text(dir / "out" / "report.md");
+  CHECK(report.find("Perplexity (per character) at multiples of l_train") != std::string::npos);
+  const std::string row = fmt::format("| nope | {:.3g} | {:.3g} ({:+.1f} %) | — | — | — |", ppl16,
+                                      ppl32, 100 * (ppl32 / ppl16 - 1));
+  INFO("row: " << row);
+  CHECK(report.find(row) != std::string::npos);
   const std::string trained = open_corpus(corpus.string())->hash();
   CHECK(run_cli(args).rc == 0);  // the same corpus: the finished run is kept
   std::ofstream(corpus, std::ios::binary) << text + "?";
