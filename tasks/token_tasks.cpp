@@ -66,8 +66,12 @@ int64_t sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int le
   throw std::logic_error("sequence_tokens: not a token task");
 }
 
-// The source of a draw: markov's chain, or text's corpus and the split its windows come from.
+// What every draw of a batch shares, looked up once per batch (text's corpus lookup is a file
+// status and a lock): the content symbols and special tokens, markov's chain, text's corpus and
+// the split its windows come from.
 struct TokenSource {
+  int n_symbols = 0;
+  SpecialTokens special{};
   const MarkovChain* chain = nullptr;
   std::shared_ptr<const TextCorpus> corpus;
   CorpusSplit split = CorpusSplit::kTrain;
@@ -75,7 +79,8 @@ struct TokenSource {
 
 TokenSource token_source(TaskKind task, const TokenTaskSettings& settings, const MarkovChain* chain,
                          CorpusSplit split) {
-  TokenSource source{chain, nullptr, split};
+  TokenSource source{token_content_symbols(task, settings), special_tokens(task, settings), chain,
+                     nullptr, split};
   if (task == TaskKind::kText) source.corpus = open_corpus(settings.corpus);
   return source;
 }
@@ -84,8 +89,8 @@ TokenSource token_source(TaskKind task, const TokenTaskSettings& settings, const
 // uniformly random number.
 void draw_sequence(TaskKind task, const TokenTaskSettings& settings, const TokenSource& source,
                    int length, int passkey_fill, Rng& rng, TokenSequence& seq) {
-  const int n = token_content_symbols(task, settings);
-  const SpecialTokens special = special_tokens(task, settings);
+  const int n = source.n_symbols;
+  const SpecialTokens special = source.special;
   auto symbol = [&] { return static_cast<int32_t>(rng.uniform_int(0, n - 1)); };
   std::vector<int32_t>& t = seq.tokens;
   t.clear();
