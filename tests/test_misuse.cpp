@@ -408,10 +408,11 @@ const std::vector<Misuse>& table() {
         {{"run", "{config:threads}", "--out", "{out}"}, 2, "--threads"},
         {{"run", "{config:bad-value}", "--out", "{out}"}, 2, "foo"},
         {{"run", "{config:not-toml}", "--out", "{out}"}, 2, "not-toml.toml"},
-        // Refused by the sweep's cheap first look (cost/preflight.hpp), before any run's resolve().
-        {{"run", "{config:huge}", "--out", "{out}"},
-         2,
-         "for its evaluations alone, more than --max-time"},
+        // Refused before any training: on a CPU by the sweep's cheap first look (cost/preflight.hpp,
+        // "for its evaluations alone, more than --max-time"), before any run's resolve(); on a GPU,
+        // whose evaluations alone fit 24 h, by the sweep's whole estimate (an H200: "would take
+        // about 47h26m ... more than --max-time 24h; most of it is evaluation").
+        {{"run", "{config:huge}", "--out", "{out}"}, 2, "more than --max-time"},
         {{"run", "{config:float-seed}", "--out", "{out}"}, 2, "'seeds'"},
         {{"run", "{config:non-ascii}", "--out", "{out}"}, 2, "non-ASCII"},
         {{"run", "{config:non-ascii-after-quote}", "--out", "{out}"}, 2, "non-ASCII"},
