@@ -6,7 +6,9 @@ set -euo pipefail
 # The last two lines: the Python module (pybind11) with what it and its tests and notebooks use, and
 # PyTorch for the training cross-check (tools/torch_reference); all for Debian's /usr/bin/python3
 # (docs/python.md). Debian's PyTorch calls the system BLAS, the reference one unless OpenBLAS is
-# installed: with libopenblas0-serial its training steps ran 10x faster (lenlab links no BLAS).
+# installed: with OpenBLAS its training steps ran 10x faster. lenlab links OpenBLAS's OpenMP build
+# for its float linear layers (libopenblas-openmp-dev; CMakeLists.txt says why not the serial one),
+# which then is PyTorch's BLAS too: torch.set_num_threads(1) holds it to one thread.
 # bible-kjv: the King James Bible, public domain, from which the build writes the text task's
 # default corpus (cmake/kjv_corpus.cmake; docs/tasks.md).
 packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-json3-dev
@@ -14,7 +16,7 @@ packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-
           libcmark-gfm-extensions-dev libcpp-httplib-dev chromium
           python3-dev pybind11-dev python3-numpy python3-pytest python3-tqdm python3-pandas
           python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel python3-torch
-          libopenblas0-serial)
+          libopenblas0-openmp libopenblas-openmp-dev)
 
 missing=()
 for p in "${packages[@]}"; do

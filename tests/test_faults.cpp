@@ -77,6 +77,30 @@ TEST_CASE("lenlab_bench and lenlab_cuda_bench take --help and report bad argumen
 #endif
 }
 
+TEST_CASE("a bad LENLAB_GEMM is one clear error naming the choices, and nothing is written") {
+  const fs::path dir = run_dir("bad_gemm"), out = dir / "run", err_file = dir / "err.txt";
+  for (const std::string value : {"bogus", "EIGEN"}) {
+    const std::string cmd = "LENLAB_GEMM=" + value + " " + std::string(LENLAB_BINARY) +
+                            " train --steps 5 --out '" + out.string() + "' >/dev/null 2>" +
+                            err_file.string();
+    const int raw = std::system(cmd.c_str());
+    REQUIRE(WIFEXITED(raw));
+    CHECK(WEXITSTATUS(raw) == 2);
+    const std::string err = read_text(err_file);
+    INFO(err);
+    CHECK(contains(err, "lenlab: error: unknown LENLAB_GEMM '" + value + "'"));
+    CHECK(contains(err, "'auto', 'eigen' or 'openblas'"));
+    CHECK(!fs::exists(out));
+  }
+  // A valid choice trains, and the manifest names the kernel it ran on.
+  const std::string cmd =
+      "LENLAB_GEMM=eigen " + std::string(LENLAB_BINARY) +
+      " train --steps 5 --l-train 3 --l-test 4 --eval-samples 4 --device cpu --out '" +
+      out.string() + "' >/dev/null 2>" + err_file.string();
+  CHECK(std::system(cmd.c_str()) == 0);
+  CHECK(contains(read_text(out / "manifest.json"), "\"cpu_matmul\": \"Eigen ("));
+}
+
 TEST_CASE("a full disk mid-run: exit 1 naming the file, and the same command resumes the run") {
   // A file size limit stands in for a full disk: writes past it fail with EFBIG, like ENOSPC (the
   // signal it raises is ignored, as a shell's `trap '' XFSZ` does, so the write returns the error).

@@ -20,6 +20,7 @@
 #include "lab/cli/serve_command.hpp"
 #include "lab/cli/theory_command.hpp"
 #include "lab/cli/train_command.hpp"
+#include "models/cpu/blas_gemm.hpp"
 
 namespace lenlab {
 
@@ -84,6 +85,7 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   CommandLine line{out, err, err_is_tty, "", ec || program.empty() ? "lenlab" : program.string()};
   for (int i = 0; i < argc; ++i) line.text += (i ? " " : "") + std::string(argv[i]);
   try {
+    cpu::gemm_kernel();  // a bad LENLAB_GEMM is refused here, before any command starts
     for (const auto& c : commands)
       if (c->parsed()) return c->run(line);
     return kExitUsage;  // unreachable: app.require_subcommand(1)

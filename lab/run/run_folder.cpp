@@ -16,6 +16,7 @@
 #include "core/git_revision.hpp"
 #include "lab/run/init_from.hpp"
 #include "models/checkpoint.hpp"
+#include "models/cpu/blas_gemm.hpp"
 #include "results/length_files.hpp"
 #include "results/loss_file.hpp"
 #include "results/position_bias_file.hpp"
@@ -121,6 +122,9 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
   manifest_["started_at"] = utc_now();
   manifest_["status"] = "running";
   manifest_["device"] = device;
+  if (device == "cpu")  // which kernel the float linear layers ran on (models/cpu/blas_gemm.hpp)
+    manifest_["cpu_matmul"] =
+        spec.precision == "float64" ? "Eigen (float64)" : cpu::gemm_kernel_description();
   manifest_["config"] = to_json(spec);
   if (resolved.task == TaskKind::kText) {  // which text it learned: lenlab eval checks the hash
     const auto corpus = open_corpus(spec.token.corpus);
