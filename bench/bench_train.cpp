@@ -1,7 +1,11 @@
-// Training speed of the default configuration on one core, against the same core's speed on a
-// 512×512 single-precision Eigen matrix product, and where a step's time goes (per operation, from
-// one more pass through bench/timed_backend.hpp). Prints figures; never passes or fails on time.
+// Training and evaluation speed on one core, against the same core's sgemm peak, with the float
+// linear layers on each kernel (Eigen's general product and OpenBLAS's sgemm, models/cpu/
+// blas_gemm.hpp) side by side in one run, for the default model and for d_model 128 and 256 (4
+// layers, d_ff 4·d); where a step's time goes (per operation, from one more pass through
+// bench/timed_backend.hpp); and the inference forward's throughput at test lengths 64..4096.
+// Prints figures; never passes or fails on time.
 //
+// The core's peak: the faster of Eigen's and OpenBLAS's 512×512 sgemm on this core (best of 3).
 // FLOPs are counted as the step does the work: on real tokens only (the batch is packed: there is
 // no padding to count), and in the last layer past q·k·v at the S rows the head reads only:
 //   forward  = Σ_linear 2·rows·in·out + Σ_(seq, head, query row i) 4·hd·(i+1)   (q·k and p·v)
@@ -12,6 +16,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <string>
 #include <utility>
@@ -22,48 +27,125 @@
 #include "core/error.hpp"
 #include "cost/time_model.hpp"
 #include "models/cpu/backend.hpp"
+#include "models/cpu/blas_gemm.hpp"
 #include "models/model.hpp"
 #include "models/model_impl.hpp"  // Model<TimedBackend<…>>
 #include "tasks/task.hpp"
+#include "train/evaluate.hpp"
+#include "train/evaluate_impl.hpp"  // evaluate() over Transformer<float>
 #include "train/train_spec.hpp"
 #include "train/trainer.hpp"
 #include "train/trainer_impl.hpp"  // train() over it
 
 using namespace lenlab;
+using cpu::GemmKernel;
 
 namespace {
 
-// all_rows: as if the last layer ran every row through (the step before it ran the read rows only).
-double forward_flops(const ModelConfig& c, const Batch& b, bool all_rows = false) {
-  const double N = b.n_tokens(), S = b.n_seq(), d = c.d_model, f = c.d_ff, hd = c.head_dim();
+// The forward FLOPs of sequences of these token counts. all_rows: as if the last layer ran every
+// row through (the step before it ran the read rows only).
+double forward_flops(const ModelConfig& c, const std::vector<int>& seq_tokens,
+                     bool all_rows = false) {
+  double N = 0;
+  for (const int L : seq_tokens) N += L;
+  const double S = seq_tokens.size(), d = c.d_model, f = c.d_ff, hd = c.head_dim();
   const double per_row_qkv = d * 3 * d, per_row_rest = d * d + d * f + f * d;
   const double last_rows = all_rows ? N : S;
   double flops = 2 * (c.n_layer * N * per_row_qkv + (c.n_layer - 1) * N * per_row_rest +
                       last_rows * per_row_rest);
-  for (int s = 0; s < b.n_seq(); ++s) {
-    const double L = b.seq_len(s);
+  for (const double L : seq_tokens) {
     const double all = c.n_head * 2 * hd * L * (L + 1);  // every query row i: 4·hd·(i + 1)
     flops += (c.n_layer - 1) * all + (all_rows ? all : c.n_head * 4 * hd * L);  // last row: i = L−1
   }
   return flops + 2 * S * (d * d + d);  // the head on the EOS tokens
 }
 
+std::vector<int> token_counts(const Batch& b) {
+  std::vector<int> out(b.n_seq());
+  for (int s = 0; s < b.n_seq(); ++s) out[s] = b.seq_len(s);
+  return out;
+}
+
+const char* kernel_name(GemmKernel k) {
+  return k == GemmKernel::kOpenBlas ? "OpenBLAS" : "Eigen";
+}
+
+// The 512×512 sgemm of the kernel, GFLOP/s on one core (best of 3).
+double sgemm_peak(GemmKernel kernel) {
+  if (kernel == GemmKernel::kEigen) return measure_gemm_flops(512, 1.0) * 1e-9;
+  const int n = 512;
+  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
+  double best = 0;
+  for (int rep = 0; rep < 4; ++rep) {
+    int iters = 0;
+    const auto start = std::chrono::steady_clock::now();
+    double elapsed = 0;
+    do {
+      cpu::blas_sgemm(false, false, n, n, n, a.data(), n, b.data(), n, 0.f, c.data(), n);
+      ++iters;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } while (elapsed < 0.33);
+    if (rep > 0) best = std::max(best, 2.0 * n * n * n * iters / elapsed);  // rep 0 warms up
+  }
+  return best * 1e-9;
+}
+
+struct Bench {
+  std::string name;
+  TrainSpec spec;
+  ResolvedSpec resolved;
+  double flops = 0, tokens = 0;  // over the timed steps
+};
+
+TrainSpec bench_spec(int d, int layers, int steps, const std::string& pe) {
+  TrainSpec spec;  // the defaults but the width, depth and encoding: length task, l_train 10
+  spec.steps = steps;
+  spec.pe = pe;
+  spec.d_model = d;
+  spec.d_ff = 4 * d;
+  spec.n_layer = layers;
+  spec.optimizer.warmup_steps = std::min(spec.optimizer.warmup_steps, steps);
+  return spec;
+}
+
+Bench make_bench(const std::string& name, const TrainSpec& spec) {
+  Bench b{name, spec, resolve(spec), 0, 0};
+  Rng rng = Rng::stream(b.spec.seed, 1);  // the exact batches train() will draw (same stream)
+  for (int i = 0; i < b.spec.steps; ++i) {
+    const Batch batch = sample_train_batch(b.resolved.task, b.spec.l_train, b.spec.batch_size, rng);
+    b.flops += 3 * forward_flops(b.resolved.model, token_counts(batch));
+    b.tokens += batch.n_tokens();
+  }
+  return b;
+}
+
+// Best of 3 training passes, seconds.
+double train_seconds(const Bench& b) {
+  Transformer<float> model(b.resolved.model);
+  double best = 1e30;
+  for (int pass = 0; pass < 3; ++pass) {
+    model.init(b.spec.seed);
+    best = std::min(best, train(model, {{&b.spec, &b.resolved, {}}})[0].seconds);
+  }
+  return best;
+}
+
 // One more training pass with every operation timed: per operation its calls and time per step
 // and its share of the step; the rest is the host's own work (batch sampling, packing, the
 // optimizer's bookkeeping, memory helpers).
-void print_op_breakdown(const TrainSpec& spec, const ResolvedSpec& resolved, double best_seconds) {
-  Model<TimedBackend<CpuBackend<float>>> model(resolved.model);
-  model.init(spec.seed);
+void print_op_breakdown(const Bench& b, double best_seconds) {
+  Model<TimedBackend<CpuBackend<float>>> model(b.resolved.model);
+  model.init(b.spec.seed);
   op_tallies().clear();
-  const double seconds = train(model, {{&spec, &resolved, {}}})[0].seconds;
+  const double seconds = train(model, {{&b.spec, &b.resolved, {}}})[0].seconds;
   std::vector<std::pair<std::string, OpTally>> ops(op_tallies().begin(), op_tallies().end());
   std::sort(ops.begin(), ops.end(),
-            [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
-  const double steps = spec.steps;
+            [](const auto& x, const auto& y) { return x.second.seconds > y.second.seconds; });
+  const double steps = b.spec.steps;
   fmt::print(
-      "  where a step goes (one more pass with every operation timed: {:.2f} s, {:+.1f} % against "
-      "the best pass):\n",
-      seconds, 100 * (seconds / best_seconds - 1));
+      "  where a step of the {} model goes ({}; one more pass with every operation timed: {:.2f} "
+      "s, {:+.1f} % against the best pass):\n",
+      b.name, kernel_name(cpu::gemm_kernel()), seconds, 100 * (seconds / best_seconds - 1));
   fmt::print("    {:<22} {:>10} {:>12} {:>8}\n", "operation", "calls/step", "us/step", "share");
   double timed = 0;
   for (const auto& [name, t] : ops) {
@@ -75,70 +157,120 @@ void print_op_breakdown(const TrainSpec& spec, const ResolvedSpec& resolved, dou
              1e6 * (seconds - timed) / steps, 100 * (seconds - timed) / seconds);
 }
 
+// The inference forward at one test length: the evaluator's own path (evaluate(), sets drawn as a
+// run's are), `sequences` sequences; best of 3. Returns {tokens/s, GFLOP/s}.
+std::pair<double, double> eval_speed(const Bench& b, int length, int sequences) {
+  Transformer<float> model(b.resolved.model);
+  model.init(b.spec.seed);
+  const EvalJob job = scalar_job(b.resolved.task, &b.resolved.reparam, {length}, sequences, 7);
+  const Batch set = job_eval_set(job, length, kNoDepth);  // the set evaluate() draws
+  const double flops = forward_flops(b.resolved.model, token_counts(set));
+  double best = 1e30;
+  for (int pass = 0; pass < 3; ++pass) {
+    const auto start = std::chrono::steady_clock::now();
+    evaluate(model, {job});
+    best = std::min(
+        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return {set.n_tokens() / best, flops / best * 1e-9};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int steps = 300;
   CLI::App app{
-      "Training speed of the default configuration on one core, against the same core's "
-      "512x512 sgemm peak. Prints figures; never fails on time.",
+      "Training and evaluation speed on one core, the float linear layers on Eigen and on "
+      "OpenBLAS side by side, against the core's 512x512 sgemm peak. Prints figures; never fails "
+      "on time.",
       "lenlab_bench"};
-  add_steps_argument(app, steps, "Training steps per pass (best of 3 passes)");
+  add_steps_argument(app, steps, "Training steps per pass of the default model (best of 3 passes)");
   std::string pe = "nope";
   app.add_option("--pe", pe,
-                 "Positional encoding of the benchmarked model: " +
+                 "Positional encoding of the benchmarked models: " +
                      join_choices(positional_encoding_names()))
+      ->capture_default_str();
+  int max_eval_length = 4096;
+  add_setting(app, "--max-eval-length", max_eval_length,
+              "Longest test length of the evaluation benchmark (64, 128, ... up to it; 0: none)")
+      ->check(int_range(0, 1 << 16))
       ->capture_default_str();
   if (const int rc = parse_bench_args(app, argc, argv); rc >= 0) return rc;
   omp_set_num_threads(1);
   Eigen::setNbThreads(1);
 
-  TrainSpec spec;  // the defaults: length task, l_train 10, batch 64, d 64, 2 layers
-  spec.steps = steps;
-  spec.pe = pe;
+  std::vector<Bench> benches;
   try {
-    resolve(spec);
+    // The bigger models' steps are scaled so a pass takes about as long as the default model's.
+    benches.push_back(make_bench("default", bench_spec(64, 2, steps, pe)));
+    benches.push_back(make_bench("d_model 128", bench_spec(128, 4, std::max(1, steps / 8), pe)));
+    benches.push_back(make_bench("d_model 256", bench_spec(256, 4, std::max(1, steps / 32), pe)));
   } catch (const UsageError& e) {
     std::cerr << "lenlab_bench: error: " << e.what() << "\n";
     return 2;
   }
-  const ResolvedSpec resolved = resolve(spec);
+  const GemmKernel automatic = cpu::gemm_kernel();
+  std::vector<GemmKernel> kernels = {GemmKernel::kEigen};
+  if (cpu::gemm_kernel_description().rfind("Eigen (this build has no OpenBLAS", 0) != 0)
+    kernels.push_back(GemmKernel::kOpenBlas);
 
-  // The FLOPs of the exact batches train() will draw (same data stream).
-  Rng rng = Rng::stream(spec.seed, 1);
-  double flops = 0, flops_all_rows = 0, tokens = 0;
-  for (int i = 0; i < steps; ++i) {
-    const Batch b = sample_train_batch(resolved.task, spec.l_train, spec.batch_size, rng);
-    flops += 3 * forward_flops(resolved.model, b);
-    flops_all_rows += 3 * forward_flops(resolved.model, b, /*all_rows=*/true);
-    tokens += b.n_tokens();
+  double peak = 0;
+  std::string peak_line;
+  for (const GemmKernel k : kernels) {
+    const double p = sgemm_peak(k);
+    peak_line += fmt::format("{}{} {:.1f}", peak_line.empty() ? "" : ", ", kernel_name(k), p);
+    peak = std::max(peak, p);
   }
-
-  // Best of 3 passes, like the GEMM peak: this machine is shared and noisy.
-  Transformer<float> model(resolved.model);
-  double best_seconds = 1e30;
-  for (int pass = 0; pass < 3; ++pass) {
-    model.init(spec.seed);
-    best_seconds = std::min(best_seconds, train(model, {{&spec, &resolved, {}}})[0].seconds);
+  fmt::print("lenlab training benchmark (1 thread, pe {}, batch {}, lengths 1..{})\n", pe,
+             benches[0].spec.batch_size, benches[0].spec.l_train);
+  fmt::print("  float products: {}\n", cpu::gemm_kernel_description());
+  fmt::print("  512x512 sgemm on this core (GFLOP/s, best of 3): {}; the peak below: {:.1f}\n",
+             peak_line, peak);
+  fmt::print("  {:<30} {:<9} {:>9} {:>10} {:>8} {:>7} {:>9}\n", "model", "kernel", "steps/s",
+             "tokens/s", "GFLOP/s", "% peak", "speed-up");
+  for (const Bench& b : benches) {
+    const ModelConfig& c = b.resolved.model;
+    double first = 0;
+    for (const GemmKernel k : kernels) {
+      cpu::set_gemm_kernel(k);
+      const double s = train_seconds(b);
+      if (first == 0) first = s;
+      const double gflops = b.flops / s * 1e-9;
+      fmt::print("  {:<30} {:<9} {:9.1f} {:10.0f} {:8.2f} {:6.1f}% {:8.2f}x\n",
+                 k == kernels.front()
+                     ? fmt::format("{} ({} x d{}, d_ff {})", b.name, c.n_layer, c.d_model, c.d_ff)
+                     : "",
+                 kernel_name(k), b.spec.steps / s, b.tokens / s, gflops, 100 * gflops / peak,
+                 first / s);
+    }
   }
-  const double train_gflops = flops / best_seconds * 1e-9;
-  const double peak = measure_gemm_flops(512, 1.0) * 1e-9;
+  fmt::print(
+      "  (speed-up: against Eigen, in this run; {} steps of the default model, {} and {} of "
+      "the bigger ones, best of 3 passes each)\n",
+      benches[0].spec.steps, benches[1].spec.steps, benches[2].spec.steps);
 
-  fmt::print(
-      "lenlab training benchmark (1 thread, default config: {} layers, d_model {}, "
-      "{} heads, d_ff {}, batch {}, lengths 1..{}, pe {})\n",
-      resolved.model.n_layer, resolved.model.d_model, resolved.model.n_head, resolved.model.d_ff,
-      spec.batch_size, spec.l_train, spec.pe);
-  fmt::print(
-      "  training:          {:8.1f} steps/s  {:10.0f} tokens/s  {:6.2f} GFLOP/s "
-      "({} steps in {:.2f} s, best of 3)\n",
-      steps / best_seconds, tokens / best_seconds, train_gflops, steps, best_seconds);
-  fmt::print("  512x512 sgemm:     {:6.2f} GFLOP/s (Eigen, same core, best of 3)\n", peak);
-  fmt::print("  ratio:             {:6.1f} % of the GEMM peak\n", 100 * train_gflops / peak);
-  fmt::print(
-      "  work per step:     {:6.1f} MFLOP; {:.1f} MFLOP if the last layer ran every row past "
-      "attention ({:.0f} % saved)\n",
-      flops / steps * 1e-6, flops_all_rows / steps * 1e-6, 100 * (1 - flops / flops_all_rows));
-  print_op_breakdown(spec, resolved, best_seconds);
+  cpu::set_gemm_kernel(automatic);
+  print_op_breakdown(benches[0], train_seconds(benches[0]));
+
+  if (max_eval_length >= 64) {
+    fmt::print(
+        "  evaluation (inference forward of the default model, evaluate() as a run calls it, "
+        "~16384 tokens per length, best of 3):\n");
+    fmt::print("    {:>7} {:<9} {:>11} {:>8} {:>7} {:>9}\n", "length", "kernel", "tokens/s",
+               "GFLOP/s", "% peak", "speed-up");
+    for (int L = 64; L <= max_eval_length; L *= 2) {
+      const int sequences = std::max(2, 16384 / (L + 2));
+      double first = 0;
+      for (const GemmKernel k : kernels) {
+        cpu::set_gemm_kernel(k);
+        const auto [tokens_s, gflops] = eval_speed(benches[0], L, sequences);
+        if (first == 0) first = tokens_s;
+        fmt::print("    {:>7} {:<9} {:11.0f} {:8.2f} {:6.1f}% {:8.2f}x\n",
+                   k == kernels.front() ? std::to_string(L) : "", kernel_name(k), tokens_s, gflops,
+                   100 * gflops / peak, tokens_s / first);
+      }
+    }
+    cpu::set_gemm_kernel(automatic);
+  }
   return 0;
 }
