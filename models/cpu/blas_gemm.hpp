@@ -2,8 +2,8 @@
 // The float matrix products of the linear layers through OpenBLAS's sgemm, where it has a kernel
 // tuned for this core; Eigen's general product otherwise (and always in double, for the gradient
 // checks). Why: on the linear layers' small, skinny shapes (a few hundred packed rows × 64..1024)
-// OpenBLAS ran 1.3–1.6× faster than Eigen and BLIS, and 2× libxsmm's JIT kernels (the numbered
-// experiments and their figures: bench/small_gemm/README.md).
+// OpenBLAS ran about 1.4× Eigen's general product, 1.2× BLIS and 2× libxsmm's JIT kernels (the
+// numbered experiments and their figures: bench/small_gemm/README.md).
 //
 // Every product is row-major: C [M, N] = beta·C + op(A) · op(B), op = the matrix or its transpose.
 #include <string>
@@ -24,13 +24,13 @@ GemmKernel gemm_kernel();
 // Forces a kernel for the whole process (benchmarks compare both in one run). kOpenBlas in a
 // build without OpenBLAS throws std::invalid_argument. Not for use while products run.
 void set_gemm_kernel(GemmKernel kernel);
-// One line for benchmarks and --version: the kernel in use, and OpenBLAS's core name and why it
-// was or was not chosen.
+// One line for benchmarks and run manifests: the kernel in use, and OpenBLAS's core name and
+// whether it is tuned for this core.
 std::string gemm_kernel_description();
 
 // True when OpenBLAS's kernel `core` (openblas_get_corename()) is tuned for a core with these
-// vector units. Debian's OpenBLAS falls back to an old kernel on cores it does not know (an
-// Intel family 6 model 207 core: "Prescott"-class code at 33 GFLOP/s where SkylakeX's gave 155),
+// vector units. Debian's OpenBLAS falls back to an older kernel on cores it does not know (an
+// Intel family 6 model 207 core: 33 GFLOP/s by default where SkylakeX's kernel gave 155),
 // and its AVX2 kernels leave a core's AVX-512 units idle where Eigen's -march=native code uses
 // them.
 bool blas_kernel_is_tuned(const std::string& core, bool has_avx2, bool has_avx512);
