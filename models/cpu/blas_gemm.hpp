@@ -30,7 +30,8 @@ std::string gemm_kernel_description();
 
 // True when OpenBLAS's kernel `core` (openblas_get_corename()) is tuned for a core with these
 // vector units. Debian's OpenBLAS falls back to an older kernel on cores it does not know (an
-// Intel family 6 model 207 core: 33 GFLOP/s by default where SkylakeX's kernel gave 155),
+// Intel family 6 model 207 core, as issue 39 reports it: 33 GFLOP/s by default, 155 with
+// SkylakeX's kernel),
 // and its AVX2 kernels leave a core's AVX-512 units idle where Eigen's -march=native code uses
 // them.
 bool blas_kernel_is_tuned(const std::string& core, bool has_avx2, bool has_avx512);
