@@ -1,5 +1,5 @@
 #pragma once
-// Finding and running an external program (gnuplot) without a shell.
+// Finding and running an external program (gnuplot, Slurm's sbatch and squeue) without a shell.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -12,8 +12,19 @@ namespace lenlab {
 // nullopt when there is none.
 std::optional<std::filesystem::path> find_program(const std::string& program);
 
-// Runs `program args...` in the folder `dir`, stdin and stdout on /dev/null; returns its wait
-// status and everything it wrote to stderr. A program that cannot be started is a UsageError.
+// What a finished program left: its wait status (waitpid's) and everything it wrote.
+struct ProgramOutput {
+  int status = 0;
+  std::string out, err;  // its stdout and stderr
+};
+
+// Runs `program args...` in the folder `dir`, stdin on /dev/null, and waits for it. A program that
+// cannot be started is a UsageError.
+ProgramOutput run_program_capture(const std::filesystem::path& program,
+                                  const std::filesystem::path& dir,
+                                  const std::vector<std::string>& args);
+
+// The same, for programs whose stdout means nothing (gnuplot): its wait status and its stderr.
 std::pair<int, std::string> run_program_in(const std::filesystem::path& program,
                                            const std::filesystem::path& dir,
                                            const std::vector<std::string>& args);

@@ -83,6 +83,11 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
 
 }  // namespace
 
+bool run_is_finished(const std::filesystem::path& dir) {
+  const std::optional<RunRecord> found = load_run(dir, false);
+  return found && (found->status == "completed" || found->status == "diverged");
+}
+
 std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_results) {
   const auto manifest_path = dir / "manifest.json";
   if (!std::filesystem::exists(manifest_path)) return std::nullopt;

@@ -54,6 +54,8 @@ struct RunRecord {
 // The run in `dir`; nullopt when there is no manifest. A manifest or results file that cannot be
 // parsed is a UsageError naming the file. with_results = false reads the manifest only.
 std::optional<RunRecord> load_run(const std::filesystem::path& dir, bool with_results = true);
+// Whether `dir` holds a run that trains no more (completed or diverged): what a sweep skips.
+bool run_is_finished(const std::filesystem::path& dir);
 // dir/results.csv (UsageError naming the file if missing or malformed).
 std::vector<LengthResult> load_results(const std::filesystem::path& dir);
 

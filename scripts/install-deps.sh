@@ -9,6 +9,8 @@ set -euo pipefail
 # installed: with OpenBLAS its training steps ran 10x faster. lenlab links OpenBLAS's OpenMP build
 # for its float linear layers (libopenblas-openmp-dev; CMakeLists.txt says why not the serial one),
 # which then is PyTorch's BLAS too: torch.set_num_threads(1) holds it to one thread.
+# slurm-wlm and munge: the Slurm test starts a one-node cluster on this machine
+# (tests/slurm/localhost_cluster.sh) with its own daemons and files, none of the system's.
 # bible-kjv: the King James Bible, public domain, from which the build writes the text task's
 # default corpus (cmake/kjv_corpus.cmake; docs/tasks.md).
 packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-json3-dev
@@ -16,7 +18,7 @@ packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-
           libcmark-gfm-extensions-dev libcpp-httplib-dev chromium
           python3-dev pybind11-dev python3-numpy python3-pytest python3-tqdm python3-pandas
           python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel python3-torch
-          libopenblas0-openmp libopenblas-openmp-dev)
+          libopenblas0-openmp libopenblas-openmp-dev slurm-wlm munge)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -7,6 +7,7 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <system_error>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "lab/cli/theory_command.hpp"
 #include "lab/cli/train_command.hpp"
 #include "models/cpu/blas_gemm.hpp"
+#include "plots/run_program.hpp"
 
 namespace lenlab {
 
@@ -80,9 +82,11 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
     return kExitUsage;
   }
 
-  std::error_code ec;  // an argv[0] that names no path: the SLURM script calls plain "lenlab"
-  const std::filesystem::path program = std::filesystem::absolute(argc > 0 ? argv[0] : "", ec);
-  CommandLine line{out, err, err_is_tty, "", ec || program.empty() ? "lenlab" : program.string()};
+  // This program, for a SLURM script: argv[0] as a path, or found on PATH the way the shell found
+  // it (a bare "lenlab" made absolute would name the current folder); failing both, "lenlab".
+  const std::optional<std::filesystem::path> program =
+      find_program(argc > 0 && argv[0] ? argv[0] : "");
+  CommandLine line{out, err, err_is_tty, "", program ? program->string() : "lenlab"};
   for (int i = 0; i < argc; ++i) line.text += (i ? " " : "") + std::string(argv[i]);
   try {
     cpu::gemm_kernel();  // a bad LENLAB_GEMM is refused here, before any command starts

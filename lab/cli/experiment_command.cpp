@@ -46,6 +46,16 @@ void add_experiment_options(CLI::App& cmd, ExperimentOptions& o, std::string& fi
   cmd.add_option("--emit-slurm", o.emit_slurm,
                  "Write a SLURM job-array script into this folder instead of training (one array "
                  "task per run); draw the figures afterwards with lenlab plot");
+  cmd.add_flag("--slurm", o.slurm,
+               "Train on a Slurm cluster: write the job array into --out's slurm/ folder, submit "
+               "it with sbatch, watch it to the end and draw the figures; run it again after an "
+               "interruption or a failed task to go on");
+  cmd.add_option("--sbatch-arg", o.sbatch_args,
+                 "With --slurm: one more sbatch option, e.g. --sbatch-arg=--partition=gpu "
+                 "(repeatable; overrides the script's --mem and --time)")
+      ->allow_extra_args(false);
+  cmd.add_option("--slurm-poll", o.slurm_poll_seconds,
+                 "With --slurm: seconds between two looks at the queue (squeue)");
   cmd.add_option("--gnuplot", o.plot.gnuplot, "The gnuplot program that draws the figures");
   cmd.add_flag("--dry-run", o.dry_run,
                "Print the runs and how long they would take on this machine (runs already "

@@ -19,6 +19,8 @@
 #include "cost/dry_run.hpp"
 #include "cost/preflight.hpp"
 #include "cost/run_cost.hpp"
+#include "lab/experiment/slurm_script.hpp"
+#include "lab/experiment/slurm_submit.hpp"
 #include "lab/experiment/sweep.hpp"
 #include "lab/run/device.hpp"
 #include "lab/run/run_train.hpp"
@@ -63,10 +65,8 @@ void check_same_config(const fs::path& out, const ExperimentConfig& config) {
 // The runs whose folders under out/runs do not hold a finished run yet: what a sweep will train.
 std::vector<PlannedRun> unfinished(const std::vector<PlannedRun>& runs, const fs::path& out) {
   std::vector<PlannedRun> todo;
-  for (const PlannedRun& r : runs) {
-    const std::optional<RunRecord> found = load_run(out / "runs" / r.id, false);
-    if (!found || (found->status != "completed" && found->status != "diverged")) todo.push_back(r);
-  }
+  for (const PlannedRun& r : runs)
+    if (!run_is_finished(out / "runs" / r.id)) todo.push_back(r);
   return todo;
 }
 
@@ -90,48 +90,6 @@ std::vector<uint64_t> chosen_seeds(const ExperimentConfig& config, int n_seeds) 
   return seeds;
 }
 
-// SLURM's --mem and --time for one array task: the largest run's estimates (cost/run_cost.hpp)
-// with room to spare (1.5× the memory, 3× the time), at least 1G and 10 minutes.
-std::pair<std::string, std::string> slurm_limits(const std::vector<PlannedRun>& runs) {
-  double bytes = 0, seconds = 0;
-  for (const PlannedRun& r : runs) {
-    const RunCost cost = estimate_run_cost(r.spec, resolve(r.spec).model);
-    bytes = std::max(bytes, cost.peak_bytes);
-    seconds = std::max(seconds, cost.flops() / (kCpuFlopsPerSecondPerThread * r.spec.threads));
-  }
-  const long gib = std::max(1L, static_cast<long>(std::ceil((32e6 + 1.5 * bytes) / 0x1p30)));
-  const long total = std::max(600L, static_cast<long>(std::ceil(3 * seconds)));
-  return {fmt::format("{}G", gib),
-          fmt::format("{}-{:02}:{:02}:{:02}", total / 86400, total % 86400 / 3600,
-                      total % 3600 / 60, total % 60)};
-}
-
-std::string slurm_script(const ExperimentOptions& o, const std::vector<PlannedRun>& runs) {
-  const size_t n_runs = runs.size();
-  const auto [mem, time] = slurm_limits(runs);
-  std::string figures;
-  for (size_t i = 0; i < o.figures.size(); ++i) figures += (i ? "," : "") + o.figures[i];
-  const fs::path dir = fs::absolute(o.out);
-  return fmt::format(
-      "#!/bin/bash\n"
-      "# One array task per lenlab run; each writes {dir}/runs/<run id>/. When all are done:\n"
-      "#   {lenlab} plot {dir}\n"
-      "#SBATCH --job-name=lenlab\n"
-      "#SBATCH --array=0-{last}\n"
-      "#SBATCH --cpus-per-task=1\n"
-      "#SBATCH --mem={mem}\n"
-      "#SBATCH --time={time}\n"
-      "#SBATCH --output={slurm}/run-%a.log\n"
-      "set -euo pipefail\n"
-      "exec {lenlab} run {dir}/config.toml --out {dir} --run-index "
-      "\"$SLURM_ARRAY_TASK_ID\"{figs}{seeds}\n",
-      fmt::arg("dir", dir.string()), fmt::arg("lenlab", o.lenlab_path), fmt::arg("mem", mem),
-      fmt::arg("time", time), fmt::arg("last", n_runs - 1),
-      fmt::arg("slurm", fs::absolute(o.emit_slurm).string()),
-      fmt::arg("figs", figures.empty() ? "" : " --figures " + figures),
-      fmt::arg("seeds", o.n_seeds > 0 ? fmt::format(" --seeds {}", o.n_seeds) : ""));
-}
-
 }  // namespace
 
 int run_experiment(const ExperimentOptions& options) {
@@ -141,10 +99,16 @@ int run_experiment(const ExperimentOptions& options) {
   o.figures = select_figures(config, options.figures);
   if (o.out.empty() && !o.dry_run)
     throw UsageError("--out is required: the folder to write the experiment into");
-  if (o.dry_run && (!o.emit_slurm.empty() || o.run_index >= 0))
+  if (o.dry_run && (!o.emit_slurm.empty() || o.run_index >= 0 || o.slurm))
     throw UsageError(fmt::format(
         "--dry-run trains nothing and writes nothing; it cannot be combined with {}: choose one",
-        o.emit_slurm.empty() ? "--run-index" : "--emit-slurm"));
+        o.slurm                ? "--slurm"
+        : o.emit_slurm.empty() ? "--run-index"
+                               : "--emit-slurm"));
+  check_slurm_options(o);  // before anything is written: sbatch on PATH with --slurm
+  // --slurm and --emit-slurm train nothing here: the cluster's nodes do.
+  const bool on_cluster = o.slurm || !o.emit_slurm.empty();
+  const fs::path slurm_dir = o.slurm ? o.out / "slurm" : o.emit_slurm;
   if (o.jobs < 1)
     throw UsageError(fmt::format("--jobs must be a positive integer, got {}", o.jobs));
   const size_t n_seeds = o.n_seeds > 0 ? o.n_seeds : config.seeds.size();
@@ -160,7 +124,7 @@ int run_experiment(const ExperimentOptions& options) {
   Device device;
   std::vector<TrainSpec> specs;
   const int jobs = o.run_index >= 0 ? 1 : o.jobs;
-  if (o.emit_slurm.empty()) {
+  if (!on_cluster) {
     const std::vector<PlannedRun> todo = o.run_index >= 0
                                              ? std::vector<PlannedRun>{runs[o.run_index]}
                                          : o.out.empty() ? runs
@@ -181,15 +145,15 @@ int run_experiment(const ExperimentOptions& options) {
       throw UsageError(fmt::format("{}, run {}: {}", o.config_source, r.id, e.what()));
     }
   }
-  if (!o.emit_slurm.empty())
+  if (on_cluster)
     for (const PlannedRun& r : runs)
       if (!r.parent.empty())
         throw UsageError(fmt::format(
-            "--emit-slurm: run {} fine-tunes run {} of the same plan (init_from = \"{}\"), but a "
+            "{0}: run {1} fine-tunes run {2} of the same plan (init_from = \"{3}\"), but a "
             "SLURM job array starts its tasks at once; train the parents' figures first (their "
-            "own --emit-slurm), then the fine-tunes",
-            r.id, r.parent, r.spec.init_from));
-  if (o.emit_slurm.empty()) {
+            "own {0}), then the fine-tunes",
+            o.slurm ? "--slurm" : "--emit-slurm", r.id, r.parent, r.spec.init_from));
+  if (!on_cluster) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     // Long work says how long: on the CPU from this core's measured rates (a second, against
     // minutes of work), on the GPU at the budget's fixed rate. A dry run says more, below.
@@ -208,10 +172,10 @@ int run_experiment(const ExperimentOptions& options) {
       if (o.print) *o.print << dry_run_report(in);
       return kExitOk;
     }
-    // A gnuplot that fails, or none, would otherwise be noticed only after all the training.
-    if (o.run_index < 0 && !check_gnuplot(o.plot) && o.log)
-      *o.log << gnuplot_missing_message(o.out) << "\n";
   }
+  // A gnuplot that fails, or none, would otherwise be noticed only after all the training.
+  if (o.run_index < 0 && o.emit_slurm.empty() && !check_gnuplot(o.plot) && o.log)
+    *o.log << gnuplot_missing_message(o.out) << "\n";
   check_same_config(o.out, config);
   ensure_writable_directory(o.out / "runs");
   remove_stale_temporaries(o.out);  // left by a lenlab killed while writing figures or CSVs
@@ -223,11 +187,12 @@ int run_experiment(const ExperimentOptions& options) {
                             .dump(2) +
                         "\n");
 
-  if (!o.emit_slurm.empty()) {
-    ensure_writable_directory(o.emit_slurm);
-    const fs::path script = o.emit_slurm / "lenlab.sbatch";
-    write_file_atomic(script, slurm_script(o, runs));
+  if (on_cluster) {
+    ensure_writable_directory(slurm_dir);
+    const fs::path script = slurm_dir / "lenlab.sbatch";
+    write_file_atomic(script, slurm_script(o, runs, slurm_dir));
     fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add);
+    if (o.slurm) return submit_and_watch(o, runs, script);
     if (o.log)
       *o.log << fmt::format(
           "wrote {} ({} array tasks); submit it with: sbatch {}\nthen draw the "

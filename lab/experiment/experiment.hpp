@@ -34,6 +34,12 @@ struct ExperimentOptions {
   Budget budget;                // --max-memory, --max-time (cost/budget.hpp)
   int run_index = -1;  // >= 0: train only that planned run (a SLURM array task), no figures
   std::filesystem::path emit_slurm;  // non-empty: write a SLURM job array there, train nothing
+  // --slurm: write that job array into OUT/slurm, submit it and watch it to the end
+  // (lab/experiment/slurm_submit.hpp); sbatch_args go to sbatch before the script, e.g.
+  // "--partition=gpu", and squeue is asked every slurm_poll_seconds.
+  bool slurm = false;
+  std::vector<std::string> sbatch_args;
+  double slurm_poll_seconds = 5;
   bool dry_run = false;  // print the plan and its predicted time (cost/dry_run.hpp), train nothing
   std::ostream* print = nullptr;  // where the dry run's report goes (stdout)
   CpuSpeed cpu_speed{};  // dry run: lenlab's rates on this core, every shape; 0: measure them
