@@ -305,9 +305,12 @@ TEST_CASE("--emit-slurm writes a job array with one task per run, and --run-inde
   ExperimentOptions o = tiny_options(out);
   o.emit_slurm = out / "slurm";
   o.lenlab_path = "/opt/lenlab";
+  o.device = "cpu";  // what the tasks are told too
   REQUIRE(run_experiment(o) == 0);
   const std::string script = read_text(out / "slurm" / "lenlab.sbatch");
   CHECK(script.find("#SBATCH --array=0-5\n") != std::string::npos);  // 6 runs
+  CHECK(script.find("#SBATCH --cpus-per-task=1\n") != std::string::npos);
+  CHECK(script.find("--run-index \"$SLURM_ARRAY_TASK_ID\" --device cpu\n") != std::string::npos);
   CHECK(script.find("/opt/lenlab run " + fs::absolute(out).string() + "/config.toml --out " +
                     fs::absolute(out).string() + " --run-index \"$SLURM_ARRAY_TASK_ID\"") !=
         std::string::npos);

@@ -53,13 +53,15 @@ std::string slurm_script(const ExperimentOptions& o, const std::vector<PlannedRu
       "#SBATCH --output={logs}/run-%a.log\n"
       "set -euo pipefail\n"
       "exec {lenlab} run {dir}/config.toml --out {dir} --run-index "
-      "\"$SLURM_ARRAY_TASK_ID\"{figs}{seeds}\n",
+      "\"$SLURM_ARRAY_TASK_ID\"{figs}{seeds}{device}\n",
       fmt::arg("dir", dir.string()), fmt::arg("lenlab", o.lenlab_path), fmt::arg("mem", limits.mem),
       fmt::arg("time", limits.time), fmt::arg("cpus", limits.cpus),
       fmt::arg("last", runs.size() - 1), fmt::arg("logs", fs::absolute(log_dir).string()),
       fmt::arg("script", (fs::absolute(log_dir) / "lenlab.sbatch").string()),
       fmt::arg("figs", figures.empty() ? "" : " --figures " + figures),
-      fmt::arg("seeds", o.n_seeds > 0 ? fmt::format(" --seeds {}", o.n_seeds) : ""));
+      fmt::arg("seeds", o.n_seeds > 0 ? fmt::format(" --seeds {}", o.n_seeds) : ""),
+      // Each task chooses its device on its own node; a --device given here holds there too.
+      fmt::arg("device", o.device == "auto" ? "" : " --device " + o.device));
 }
 
 }  // namespace lenlab

@@ -9,7 +9,8 @@
 #   3. a run folder the task cannot write: that run is named with lenlab's error, the others
 #      finish, and the same command afterwards submits only it;
 #   4. a task over its --mem is reported as such; no sbatch on PATH and sbatch refusing the job
-#      are clear errors.
+#      (a partition that does not exist, given with --sbatch-arg or SBATCH_PARTITION) are clear
+#      errors.
 # report.md states how many seconds the runs took, which no two trainings share: that number is
 # masked; everything else must be equal byte for byte.
 #
@@ -119,7 +120,8 @@ grep -q "run $bad_run (array task [0-9]*, log .*): lenlab: error: .*$bad_run" un
   fail "the failed run is not named with lenlab's error: $(cat unwritable1.log)"
 [[ $(finished_runs unwritable) == 3 ]] || fail "the other 3 runs did not finish"
 rm "unwritable/runs/$bad_run"
-"$lenlab" run "$config" --out unwritable --slurm --slurm-poll 0.3 2>unwritable2.log ||
+"$lenlab" run "$config" --out unwritable --slurm --slurm-poll 0.3 --sbatch-arg=--partition=debug \
+  2>unwritable2.log ||
   fail "$(cat unwritable2.log)"
 grep -q "1 array task(s) of 4 runs (3 already finished)" unwritable2.log || fail "$(cat unwritable2.log)"
 same_as_local "$work/unwritable"
@@ -143,5 +145,9 @@ rc=0
 "$lenlab" run "$config" --out refused --slurm --sbatch-arg=--partition=nosuch 2>refused.log || rc=$?
 [[ $rc == 2 ]] || fail "refused: expected exit 2, got $rc"
 grep -q "sbatch refused the job .*invalid partition" refused.log || fail "$(cat refused.log)"
+rc=0  # sbatch's own environment variables reach it too (SBATCH_PARTITION, SBATCH_ACCOUNT, ...)
+SBATCH_PARTITION=nosuch "$lenlab" run "$config" --out refused2 --slurm 2>refused2.log || rc=$?
+[[ $rc == 2 ]] || fail "SBATCH_PARTITION: expected exit 2, got $rc"
+grep -q "invalid partition" refused2.log || fail "$(cat refused2.log)"
 
 step "passed"
