@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 #include <limits>
@@ -10,11 +12,14 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "cost/run_cost.hpp"
+#include "cost/time_model.hpp"
 #include "experiment_support.hpp"
 #include "lab/experiment/experiment.hpp"
 #include "lab/experiment/experiment_config.hpp"
 #include "lab/experiment/plan.hpp"
 #include "lab/run/run_group.hpp"
+#include "lab/run/run_train.hpp"
 #include "results/length_files.hpp"
 #include "results/run_record.hpp"
 #include "test_support.hpp"
@@ -305,11 +310,26 @@ TEST_CASE("--emit-slurm writes a job array with one task per run, and --run-inde
   ExperimentOptions o = tiny_options(out);
   o.emit_slurm = out / "slurm";
   o.lenlab_path = "/opt/lenlab";
-  o.device = "cpu";  // what the tasks are told too
+  o.device = "cpu";          // what the tasks are told too
+  o.cpu_speed = {1e6, 1e6};  // this machine's rates, fixed: 1 MFLOP/s makes these runs hours long
   REQUIRE(run_experiment(o) == 0);
   const std::string script = read_text(out / "slurm" / "lenlab.sbatch");
   CHECK(script.find("#SBATCH --array=0-5\n") != std::string::npos);  // 6 runs
   CHECK(script.find("#SBATCH --cpus-per-task=1\n") != std::string::npos);
+  // --time: 3x the longest run's predicted time at those rates (--mem: at least 1G).
+  const auto planned_runs = plan_runs(parse_experiment_config(kTinyConfig, "t"), {}, {1, 2});
+  double longest = 0;
+  for (const PlannedRun& r : planned_runs) {
+    const RunCost cost = estimate_run_cost(r.spec, resolve(r.spec).model);
+    longest = std::max(longest, predicted_train_seconds(cost, o.cpu_speed) +
+                                    predicted_eval_seconds(cost, o.cpu_speed));
+  }
+  const long limit = static_cast<long>(std::ceil(3 * longest));
+  REQUIRE(limit > 600);  // past the 10 minutes every task gets at least
+  CHECK(script.find(fmt::format("#SBATCH --time={}-{:02}:{:02}:{:02}\n", limit / 86400,
+                                limit % 86400 / 3600, limit % 3600 / 60, limit % 60)) !=
+        std::string::npos);
+  CHECK(script.find("#SBATCH --mem=1G\n") != std::string::npos);
   CHECK(script.find("--run-index \"$SLURM_ARRAY_TASK_ID\" --device cpu\n") != std::string::npos);
   CHECK(script.find("/opt/lenlab run " + fs::absolute(out).string() + "/config.toml --out " +
                     fs::absolute(out).string() + " --run-index \"$SLURM_ARRAY_TASK_ID\"") !=

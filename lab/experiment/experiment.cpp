@@ -190,9 +190,12 @@ int run_experiment(const ExperimentOptions& options) {
   if (on_cluster) {
     ensure_writable_directory(slurm_dir);
     const fs::path script = slurm_dir / "lenlab.sbatch";
-    write_file_atomic(script, slurm_script(o, runs, slurm_dir));
+    std::vector<TrainSpec> all;
+    for (const PlannedRun& r : runs) all.push_back(r.spec);
+    const SlurmLimits limits = slurm_limits(runs, cpu_speeds(all, o.cpu_speed));
+    write_file_atomic(script, slurm_script(o, runs, limits, slurm_dir));
     fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add);
-    if (o.slurm) return submit_and_watch(o, runs, script);
+    if (o.slurm) return submit_and_watch(o, runs, script, limits);
     if (o.log)
       *o.log << fmt::format(
           "wrote {} ({} array tasks); submit it with: sbatch {}\nthen draw the "

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cost/admission.hpp"
 #include "cost/run_cost.hpp"
 #include "lab/run/run_train.hpp"
 
@@ -13,16 +12,20 @@ namespace lenlab {
 
 namespace fs = std::filesystem;
 
-SlurmLimits slurm_limits(const std::vector<PlannedRun>& runs) {
+SlurmLimits slurm_limits(const std::vector<PlannedRun>& runs,
+                         const std::map<SpeedShape, CpuSpeed>& speeds) {
   double bytes = 0, seconds = 0;
   SlurmLimits limits;
   for (const PlannedRun& r : runs) {
     const RunCost cost = estimate_run_cost(r.spec, resolve(r.spec).model);
+    const CpuSpeed& speed = speeds.at(speed_shape(r.spec));
     bytes = std::max(bytes, cost.peak_bytes);
-    seconds = std::max(seconds, cost.flops() / (kCpuFlopsPerSecondPerThread * r.spec.threads));
+    seconds = std::max(seconds, predicted_train_seconds(cost, speed, r.spec.threads) +
+                                    predicted_eval_seconds(cost, speed, r.spec.threads));
     limits.cpus = std::max(limits.cpus, r.spec.threads);
   }
   // 32 MB for the program itself; the estimates leave out allocator slack and the OS's view of it.
+  // 3x the time: a compute node may be slower than this one, or shared.
   const long gib = std::max(1L, static_cast<long>(std::ceil((32e6 + 1.5 * bytes) / 0x1p30)));
   const long total = std::max(600L, static_cast<long>(std::ceil(3 * seconds)));
   limits.mem = fmt::format("{}G", gib);
@@ -32,8 +35,7 @@ SlurmLimits slurm_limits(const std::vector<PlannedRun>& runs) {
 }
 
 std::string slurm_script(const ExperimentOptions& o, const std::vector<PlannedRun>& runs,
-                         const fs::path& log_dir) {
-  const SlurmLimits limits = slurm_limits(runs);
+                         const SlurmLimits& limits, const fs::path& log_dir) {
   std::string figures;
   for (size_t i = 0; i < o.figures.size(); ++i) figures += (i ? "," : "") + o.figures[i];
   const fs::path dir = fs::absolute(o.out);

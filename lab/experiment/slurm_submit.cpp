@@ -155,29 +155,38 @@ std::string trimmed(std::string s) {
   return s;
 }
 
-// job.json: {"job": "<id>", "tasks": [...]}, the job the last --slurm submitted.
+// job.json: {"job": "<id>", "tasks": [...], "runs": [...]}, the job the last --slurm submitted:
+// its array tasks and the ids of the runs they train (tasks index the plan of that submission).
 struct SubmittedJob {
   std::string id;
   std::vector<int> tasks;
+  std::vector<std::string> runs;
 };
 
 std::optional<SubmittedJob> read_job(const fs::path& path) {
   if (!fs::exists(path)) return std::nullopt;
   const Json j = parse_json_input(read_text_file(path), path.string());
-  try {
-    return SubmittedJob{j.at("job").get<std::string>(), j.at("tasks").get<std::vector<int>>()};
-  } catch (const Json::exception& e) {
-    throw UsageError(
+  const auto refuse = [&](const std::string& why) {
+    return UsageError(
         fmt::format("{}: {}; this job.json was not written by lenlab, or was changed "
                     "(delete it to submit anew)",
-                    path.string(), json_reason(e)));
+                    path.string(), why));
+  };
+  SubmittedJob job;
+  try {
+    job = {j.at("job").get<std::string>(), j.at("tasks").get<std::vector<int>>(),
+           j.at("runs").get<std::vector<std::string>>()};
+  } catch (const Json::exception& e) {
+    throw refuse(json_reason(e));
   }
+  if (job.runs.size() != job.tasks.size()) throw refuse("'tasks' and 'runs' differ in length");
+  return job;
 }
 
 }  // namespace
 
 int submit_and_watch(const ExperimentOptions& o, const std::vector<PlannedRun>& runs,
-                     const fs::path& script) {
+                     const fs::path& script, const SlurmLimits& limits) {
   const fs::path sbatch = find_slurm_program("sbatch");
   const fs::path squeue = find_slurm_program("squeue");
   const fs::path dir = script.parent_path();
@@ -193,6 +202,15 @@ int submit_and_watch(const ExperimentOptions& o, const std::vector<PlannedRun>& 
   if (job) {
     const auto queued = queued_tasks(squeue, job->id);
     if (queued && queued->empty()) job.reset();
+    for (size_t i = 0; job && i < job->tasks.size(); ++i) {
+      const size_t task = static_cast<size_t>(job->tasks[i]);
+      if (task >= runs.size() || runs[task].id != job->runs[i])
+        throw UsageError(fmt::format(
+            "Slurm job {} (submitted earlier, {}) is still queued and trains another plan than "
+            "this command's (its task {} trains run {}): wait for it to end, or cancel it with "
+            "scancel {}, then run this again",
+            job->id, job_file.string(), task, job->runs[i], job->id));
+    }
     if (job && o.log)
       *o.log << fmt::format("watching Slurm job {}, submitted earlier ({}): {} task(s) queued\n",
                             job->id, job_file.string(), queued ? queued->size() : 0);
@@ -217,8 +235,10 @@ int submit_and_watch(const ExperimentOptions& o, const std::vector<PlannedRun>& 
     if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
       throw UsageError(fmt::format("sbatch accepted {} but printed no job id: '{}'",
                                    script.string(), trimmed(r.out)));
-    job = SubmittedJob{id, todo};
-    write_file_atomic(job_file, Json{{"job", id}, {"tasks", todo}}.dump() + "\n");
+    job = SubmittedJob{id, todo, {}};
+    for (const int task : todo) job->runs.push_back(runs[static_cast<size_t>(task)].id);
+    write_file_atomic(job_file,
+                      Json{{"job", id}, {"tasks", todo}, {"runs", job->runs}}.dump() + "\n");
     if (o.log)
       *o.log << fmt::format(
           "submitted Slurm job {}: {} array task(s) of {} runs ({} already finished); their logs "
@@ -255,7 +275,7 @@ int submit_and_watch(const ExperimentOptions& o, const std::vector<PlannedRun>& 
   }
   bar.finish();
 
-  const SlurmLimits asked = asked_limits(slurm_limits(runs), o.sbatch_args);
+  const SlurmLimits asked = asked_limits(limits, o.sbatch_args);
   std::vector<std::string> failures;
   for (const int task : job->tasks) {
     const PlannedRun& r = runs.at(static_cast<size_t>(task));

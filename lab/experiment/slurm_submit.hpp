@@ -43,11 +43,11 @@ std::string slurm_task_failure(const std::string& log_text, const SlurmLimits& a
 
 // Submits the array tasks of `runs` (the whole plan, in the script's order) whose runs are not
 // finished under o.out, or, when job.json names a job that is still queued, watches that one; one
-// progress bar counts the finished run folders. When the job has left the queue: all runs
-// finished, the figures are drawn (exit 0); otherwise each unfinished run is named with why, and
-// running the same command again resubmits only those (exit 1). sbatch refusing the job is a
-// UsageError carrying its message.
+// progress bar counts the finished run folders. `limits`: what the script asks for. When the job
+// has left the queue: all runs finished, the figures are drawn (exit 0); otherwise each unfinished
+// run is named with why, and running the same command again resubmits only those (exit 1). sbatch
+// refusing the job is a UsageError carrying its message.
 int submit_and_watch(const ExperimentOptions& o, const std::vector<PlannedRun>& runs,
-                     const std::filesystem::path& script);
+                     const std::filesystem::path& script, const SlurmLimits& limits);
 
 }  // namespace lenlab

@@ -5,7 +5,8 @@
 #      the same script submitted again trains only that run; lenlab plot then gives the local
 #      run's results.csv and report.md;
 #   2. lenlab run --slurm, interrupted after it submitted and started again: it watches the same
-#      job (no second submission) to the end and draws the same results;
+#      job (no second submission) to the end and draws the same results; another plan into the
+#      same folder meanwhile is refused;
 #   3. a run folder the task cannot write: that run is named with lenlab's error, the others
 #      finish, and the same command afterwards submits only it;
 #   4. a task over its --mem is reported as such; no sbatch on PATH and sbatch refusing the job
@@ -100,6 +101,10 @@ done
 kill -TERM "$watcher"  # (a background job of a script ignores SIGINT)
 wait "$watcher" || true
 first_job=$(sed -E 's/.*"job":"([0-9]+)".*/\1/' watch/slurm/job.json)
+rc=0  # another plan (--seeds 2) into the same folder while that job is queued: refused
+"$lenlab" run "$config" --out watch --slurm --seeds 2 2>other_plan.log || rc=$?
+[[ $rc == 2 ]] || fail "another plan while job $first_job is queued: expected exit 2, got $rc"
+grep -q "Slurm job $first_job .* trains another plan" other_plan.log || fail "$(cat other_plan.log)"
 "$lenlab" run "$config" --out watch --slurm --slurm-poll 0.3 2>watch2.log ||
   fail "the second lenlab run --slurm failed: $(cat watch2.log)"
 grep -q "watching Slurm job $first_job" watch2.log || fail "it did not watch job $first_job: $(cat watch2.log)"
