@@ -231,10 +231,11 @@ int submit_and_watch(const ExperimentOptions& o, const std::vector<PlannedRun>& 
       throw UsageError(fmt::format("sbatch refused the job ({}): {}", script.string(),
                                    trimmed(r.err.empty() ? r.out : r.err)));
     // --parsable prints "<job id>" or "<job id>;<cluster>".
-    const std::string id = trimmed(r.out).substr(0, trimmed(r.out).find(';'));
+    const std::string printed = trimmed(r.out);
+    const std::string id = printed.substr(0, printed.find(';'));
     if (id.empty() || id.find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError(fmt::format("sbatch accepted {} but printed no job id: '{}'",
-                                   script.string(), trimmed(r.out)));
+      throw UsageError(
+          fmt::format("sbatch accepted {} but printed no job id: '{}'", script.string(), printed));
     job = SubmittedJob{id, todo, {}};
     for (const int task : todo) job->runs.push_back(runs[static_cast<size_t>(task)].id);
     write_file_atomic(job_file,
