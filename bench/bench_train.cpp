@@ -43,9 +43,10 @@ using cpu::GemmKernel;
 namespace {
 
 // The forward FLOPs of sequences of these token counts. all_rows: as if the last layer ran every
-// row through (the step before it ran the read rows only).
+// row through (the step before it ran the read rows only); with_attention false: the linear
+// layers' products alone.
 double forward_flops(const ModelConfig& c, const std::vector<int>& seq_tokens,
-                     bool all_rows = false) {
+                     bool all_rows = false, bool with_attention = true) {
   double N = 0;
   for (const int L : seq_tokens) N += L;
   const double S = seq_tokens.size(), d = c.d_model, f = c.d_ff, hd = c.head_dim();
@@ -53,7 +54,7 @@ double forward_flops(const ModelConfig& c, const std::vector<int>& seq_tokens,
   const double last_rows = all_rows ? N : S;
   double flops = 2 * (c.n_layer * N * per_row_qkv + (c.n_layer - 1) * N * per_row_rest +
                       last_rows * per_row_rest);
-  for (const double L : seq_tokens) {
+  for (const double L : with_attention ? seq_tokens : std::vector<int>{}) {
     const double all = c.n_head * 2 * hd * L * (L + 1);  // every query row i: 4·hd·(i + 1)
     flops += (c.n_layer - 1) * all + (all_rows ? all : c.n_head * 4 * hd * L);  // last row: i = L−1
   }
@@ -95,6 +96,7 @@ struct Bench {
   TrainSpec spec;
   ResolvedSpec resolved;
   double flops = 0, tokens = 0;  // over the timed steps
+  double linear_flops = 0;       // the linear layers' forward products alone, over the steps
 };
 
 TrainSpec bench_spec(int d, int layers, int steps, const std::string& pe) {
@@ -109,11 +111,12 @@ TrainSpec bench_spec(int d, int layers, int steps, const std::string& pe) {
 }
 
 Bench make_bench(const std::string& name, const TrainSpec& spec) {
-  Bench b{name, spec, resolve(spec), 0, 0};
+  Bench b{name, spec, resolve(spec), 0, 0, 0};
   Rng rng = Rng::stream(b.spec.seed, 1);  // the exact batches train() will draw (same stream)
   for (int i = 0; i < b.spec.steps; ++i) {
     const Batch batch = sample_train_batch(b.resolved.task, b.spec.l_train, b.spec.batch_size, rng);
     b.flops += 3 * forward_flops(b.resolved.model, token_counts(batch));
+    b.linear_flops += forward_flops(b.resolved.model, token_counts(batch), false, false);
     b.tokens += batch.n_tokens();
   }
   return b;
@@ -132,8 +135,10 @@ double train_seconds(const Bench& b) {
 
 // One more training pass with every operation timed: per operation its calls and time per step
 // and its share of the step; the rest is the host's own work (batch sampling, packing, the
-// optimizer's bookkeeping, memory helpers).
-void print_op_breakdown(const Bench& b, double best_seconds) {
+// optimizer's bookkeeping, memory helpers). The linear layers' rows also give their products'
+// GFLOP/s (backward: dX and dW, twice the forward's FLOPs), and the last line the step's ceiling:
+// its % of the peak were every other operation and the host's work free.
+void print_op_breakdown(const Bench& b, double best_seconds, double peak) {
   Model<TimedBackend<CpuBackend<float>>> model(b.resolved.model);
   model.init(b.spec.seed);
   op_tallies().clear();
@@ -146,15 +151,28 @@ void print_op_breakdown(const Bench& b, double best_seconds) {
       "  where a step of the {} model goes ({}; one more pass with every operation timed: {:.2f} "
       "s, {:+.1f} % against the best pass):\n",
       b.name, kernel_name(cpu::gemm_kernel()), seconds, 100 * (seconds / best_seconds - 1));
-  fmt::print("    {:<22} {:>10} {:>12} {:>8}\n", "operation", "calls/step", "us/step", "share");
-  double timed = 0;
+  fmt::print("    {:<22} {:>10} {:>12} {:>8} {:>9} {:>7}\n", "operation", "calls/step", "us/step",
+             "share", "GFLOP/s", "% peak");
+  double timed = 0, linear_seconds = 0;
   for (const auto& [name, t] : ops) {
     timed += t.seconds;
-    fmt::print("    {:<22} {:>10.0f} {:>12.1f} {:>7.1f}%\n", name, t.calls / steps,
-               1e6 * t.seconds / steps, 100 * t.seconds / seconds);
+    const double flops = name == "linear_forward"    ? b.linear_flops
+                         : name == "linear_backward" ? 2 * b.linear_flops
+                                                     : 0;
+    linear_seconds += flops > 0 ? t.seconds : 0;
+    const double gflops = flops / t.seconds * 1e-9;
+    fmt::print("    {:<22} {:>10.0f} {:>12.1f} {:>7.1f}% {:>9} {:>7}\n", name, t.calls / steps,
+               1e6 * t.seconds / steps, 100 * t.seconds / seconds,
+               flops > 0 ? fmt::format("{:.1f}", gflops) : "",
+               flops > 0 ? fmt::format("{:.1f}%", 100 * gflops / peak) : "");
   }
   fmt::print("    {:<22} {:>10} {:>12.1f} {:>7.1f}%\n", "the rest (host work)", "",
              1e6 * (seconds - timed) / steps, 100 * (seconds - timed) / seconds);
+  const double ceiling = b.flops / linear_seconds * 1e-9;
+  fmt::print(
+      "    ceiling: were all but the linear layers free, a step would run at {:.1f} GFLOP/s = "
+      "{:.1f}% of the peak\n",
+      ceiling, 100 * ceiling / peak);
 }
 
 // The inference forward at one test length: the evaluator's own path (evaluate(), sets drawn as a
@@ -250,7 +268,7 @@ int main(int argc, char** argv) {
       benches[0].spec.steps, benches[1].spec.steps, benches[2].spec.steps);
 
   cpu::set_gemm_kernel(automatic);
-  print_op_breakdown(benches[0], train_seconds(benches[0]));
+  print_op_breakdown(benches[0], train_seconds(benches[0]), peak);
 
   if (max_eval_length >= 64) {
     fmt::print(
