@@ -24,7 +24,7 @@ constexpr double kAttentionTile = 64;
 // Parameters of one model (models/parameters.cpp's layout), in double.
 double parameters(const ModelConfig& c) {
   const double d = c.d_model, f = c.d_ff, V = c.vocab_size;
-  double p = V * d + (c.pe == PositionalEncoding::kLearned ? c.max_positions * d : 0);
+  double p = V * d + (positional_encoding_info(c.pe).learned_table() ? c.max_positions * d : 0);
   p += c.n_layer * (2 * d + d * 3 * d + 3 * d + d * d + d + 2 * d + d * f + f + f * d + d);
   p += 2 * d;                                 // final layer norm
   if (c.scalar_head) p += d * d + d + d + 1;  // d → d, GELU, d → 1
@@ -80,7 +80,7 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   cost.task = task_of(spec);
   cost.token = spec.token;
   const bool token = is_token_task(cost.task);
-  if (cost.task == TaskKind::kPasskey)
+  if (task_has_depths(cost.task))
     cost.n_depths = static_cast<int>(
         parse_depths(spec.depths.empty() ? kDefaultDepths : spec.depths, "--depths").size());
   // Tokens of a sequence of length l: l + 2 for the scalar tasks.
@@ -88,7 +88,7 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
     return static_cast<double>(tokens_per_sequence(cost.task, cost.token, std::max(l, 1)));
   };
   const double d = c.d_model, f = c.d_ff, layers = c.n_layer, H = c.n_head;
-  const double rope = c.pe == PositionalEncoding::kRope ? 1 : 0;
+  const double rope = positional_encoding_info(c.pe).rotary() ? 1 : 0;
 
   // ---- work
   // Training lengths are uniform in [lo, hi] (training_lengths: 1..l_train unless --l-train-min);
@@ -178,16 +178,16 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   // training, at l_train. (FIRE, l_test 1000: 112 MB here; the process measured 75 MB above
   // ALiBi's.)
   const PositionalEncodingInfo& encoding = positional_encoding_info(c.pe);
-  if (encoding.distance_bias) {
+  if (encoding.distance_bias()) {
     const double n_tables = PositionBias::tables_of(c);
     const auto one_table = [&](double L) {  // elements
-      return H * (c.pe == PositionalEncoding::kFire ? L : 1.0) * L;
+      return H * (encoding.math->by_query_position ? L : 1.0) * L;
     };
     parts.push_back({"position bias tables",
                      one_table(L_test) * (n_tables * 2 * kFloat + 8 + kFloat),
                      fmt::format("--pe {}, {}, --n-head {}", positional_encoding_name(c.pe),
                                  length_flags, c.n_head)});
-    if (encoding.learned_bias)
+    if (encoding.learned_bias())
       parts.push_back(
           {"position bias gradients", one_table(L_train) * n_tables * 2 * kFloat,
            fmt::format("--pe {}, --l-train {}", positional_encoding_name(c.pe), spec.l_train),

@@ -1,6 +1,6 @@
 #pragma once
 // The decoder-only transformer, written once over a backend (models/cpu/backend.hpp): token
-// (+ learned position) embedding, n_layer pre-LN blocks (multi-head causal self-attention, GELU
+// (+ absolute position) embedding, n_layer pre-LN blocks (multi-head causal self-attention, GELU
 // MLP), and heads on chosen rows (models/heads.hpp). Forward and backward by hand.
 //
 // K models of one shape run at once (the backend's model index, ops::Models): on the GPU this is
@@ -103,7 +103,14 @@ class Model {
     return learned_bias() ? static_cast<size_t>(K_) * config_.n_head * bias_rows_ * bias_cols_ : 0;
   }
   // RoPE rotates q and k before attention (else attention rotates by distance: a distance cap).
-  bool rope_first() const { return config_.pe == PositionalEncoding::kRope && !rope_in_attention_; }
+  bool rotary() const { return encoding_->rotary; }
+  bool rope_first() const { return rotary() && !rope_in_attention_; }
+  // The absolute table added to the token embedding (null: none) and the elements between two
+  // models' tables: a learned one in each model's parameters, a fixed one shared.
+  const T* absolute_table() const {
+    return encoding_->absolute == AbsoluteTable::kFixed ? position_table_.data() : w_.wpe;
+  }
+  size_t absolute_stride() const { return encoding_->absolute == AbsoluteTable::kLearned ? P_ : 0; }
 
   // What the training forward keeps; per-layer tensors stacked, layer l's block at l·(its size).
   // The last layer's entries hold Q = n_query() rows from attention's output on (atty, mid, ln2,
@@ -164,6 +171,11 @@ class Model {
   size_t P_ = 0;
   Buffer<T> params_, grads_;
   ParameterTensors<T> w_, g_;
+  // What the encoding computes (models/encodings/): the hooks below.
+  const EncodingMath* encoding_ = nullptr;
+  // A fixed absolute table's rows 0..position_rows_−1 [position_rows_, d] (AbsoluteTable::kFixed).
+  Buffer<T> position_table_;
+  int position_rows_ = 0;
   // The encoding's additive bias on the logits (models/position_bias.hpp), or null.
   std::unique_ptr<PositionBias> bias_;
   size_t pe_offset_ = 0;    // its parameters' block within a model's P (learned biases)

@@ -24,7 +24,7 @@ void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>&
   B::layernorm_forward(t.ln1, t.ln1_mean, t.ln1_rstd, t.x, L.ln1_g, L.ln1_b, N, d, m);
   B::linear_forward(t.qkv, t.ln1, L.w_qkv, L.b_qkv, N, d, 3 * d, m);
   const T* qkv_att = t.qkv;
-  if (c.pe == PositionalEncoding::kRope && !rope_in_attention_) {
+  if (rope_first()) {
     B::rope_forward(t.qkv_rope, t.qkv, rope_cos_.data(), rope_sin_.data(), d, H, seqs, m);
     qkv_att = t.qkv_rope;
   }

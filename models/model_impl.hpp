@@ -27,6 +27,7 @@ Model<B>::Model(const ModelConfig& config, int n_models) : config_(config), K_(n
   B::fill_zero(grads_.data(), n);
   w_ = bind_parameters(config_, params_.data());
   g_ = bind_parameters(config_, grads_.data());
+  encoding_ = &encoding_math(config_.pe);
   bias_ = PositionBias::make(config_);
   for (const TensorInfo& t : parameter_layout(config_))
     if (t.name.rfind("pe.", 0) == 0) {
@@ -160,8 +161,17 @@ void Model<B>::prepare(const PackedBatch<B>& in) {
         fmt::format("Model: a batch packed for {} models given to {}", in.n_models, K_));
   // RoPE by relative distance inside attention only when a cap bends it; otherwise q and k are
   // rotated by position beforehand (the same numbers, fewer operations).
-  rope_in_attention_ = config_.pe == PositionalEncoding::kRope && in.attention.max_distance > 0;
-  if (config_.pe == PositionalEncoding::kRope) {
+  if (encoding_->absolute == AbsoluteTable::kFixed && in.max_position >= position_rows_) {
+    // The rows up to the batch's largest position, computed in double and rounded.
+    const int rows = in.max_position + 1, d = config_.d_model;
+    std::vector<double> values(static_cast<size_t>(rows) * d);
+    encoding_->absolute_values(0, rows, d, values.data());
+    const std::vector<T> host(values.begin(), values.end());
+    B::upload(position_table_, host.data(), host.size());
+    position_rows_ = rows;
+  }
+  rope_in_attention_ = rotary() && in.attention.max_distance > 0;
+  if (rotary()) {
     const int need = rope_in_attention_ ? in.attention.max_distance + 1 : in.max_position + 1;
     // The batch's angles: plain, the extension the model trains with, or a test-time one
     // (core/rope_scaling.hpp)

@@ -16,17 +16,19 @@ void Model<B>::infer(const PackedBatch<B>& in) {
   InferScratch& s = infer_;
   for (auto* v : {&s.x0, &s.x1, &s.ln1, &s.x_q, &s.atty, &s.mid, &s.ln2}) B::reserve(*v, Nd);
   B::reserve(s.qkv, 3 * K * N * d);
-  if (c.pe == PositionalEncoding::kRope) B::reserve(s.qkv_rope, 3 * K * N * d);
+  if (rotary()) B::reserve(s.qkv_rope, 3 * K * N * d);
   for (auto* v : {&s.fch, &s.fch_gelu}) B::reserve(*v, Nf);
   const size_t stats_per_layer = K * rows * c.n_head * 2;
   if (keep_stats_) B::reserve(attention_stats_, c.n_layer * stats_per_layer);
 
   if (in.has_noise) {  // VCL's random prefix, as in training (x1 is free until layer 0)
-    B::embedding_forward(s.x1.data(), in.tokens.data(), w_.wte, w_.wpe, d, in.seqs(), models());
+    B::embedding_forward(s.x1.data(), in.tokens.data(), w_.wte, absolute_table(), absolute_stride(),
+                         d, in.seqs(), models());
     B::prefix_noise_forward(s.x0.data(), s.x1.data(), in.noise.data(), in.noise_codes.data(), d,
                             in.seqs(), models());
   } else {
-    B::embedding_forward(s.x0.data(), in.tokens.data(), w_.wte, w_.wpe, d, in.seqs(), models());
+    B::embedding_forward(s.x0.data(), in.tokens.data(), w_.wte, absolute_table(), absolute_stride(),
+                         d, in.seqs(), models());
   }
   T* x = s.x0.data();
   T* next = s.x1.data();

@@ -17,7 +17,7 @@ void Model<B>::forward(const PackedBatch<B>& in) {
   for (auto* v : {&a.ln1, &a.atty, &a.resid_mid, &a.ln2, &a.resid_out}) B::reserve(*v, Lc * Nd);
   for (auto* v : {&a.ln1_mean, &a.ln1_rstd, &a.ln2_mean, &a.ln2_rstd}) B::reserve(*v, Lc * N1);
   B::reserve(a.qkv, Lc * 3 * Nd);
-  if (c.pe == PositionalEncoding::kRope) B::reserve(a.qkv_rope, Lc * 3 * Nd);
+  if (rotary()) B::reserve(a.qkv_rope, Lc * 3 * Nd);
   B::reserve(a.att, Lc * att_size);
   for (auto* v : {&a.fch, &a.fch_gelu, &a.fch_tanh}) B::reserve(*v, Lc * Nf);
   B::reserve(a.x_q, K * Qr * d);
@@ -25,13 +25,13 @@ void Model<B>::forward(const PackedBatch<B>& in) {
 
   if (in.has_noise) {  // VCL's random prefix: Gaussian rows in place of the first embeddings
     B::reserve(a.embedded, K * N * d);
-    B::embedding_forward(a.embedded.data(), in.tokens.data(), w_.wte, w_.wpe, d, in.seqs(),
-                         models());
+    B::embedding_forward(a.embedded.data(), in.tokens.data(), w_.wte, absolute_table(),
+                         absolute_stride(), d, in.seqs(), models());
     B::prefix_noise_forward(a.encoded.data(), a.embedded.data(), in.noise.data(),
                             in.noise_codes.data(), d, in.seqs(), models());
   } else {
-    B::embedding_forward(a.encoded.data(), in.tokens.data(), w_.wte, w_.wpe, d, in.seqs(),
-                         models());
+    B::embedding_forward(a.encoded.data(), in.tokens.data(), w_.wte, absolute_table(),
+                         absolute_stride(), d, in.seqs(), models());
   }
   const T* x = a.encoded.data();
   for (int l = 0; l < c.n_layer; ++l) {
@@ -49,7 +49,7 @@ void Model<B>::forward(const PackedBatch<B>& in) {
     t.ln1_mean = a.ln1_mean.data() + l * N1;
     t.ln1_rstd = a.ln1_rstd.data() + l * N1;
     t.qkv = a.qkv.data() + l * 3 * Nd;
-    t.qkv_rope = c.pe == PositionalEncoding::kRope ? a.qkv_rope.data() + l * 3 * Nd : nullptr;
+    t.qkv_rope = rotary() ? a.qkv_rope.data() + l * 3 * Nd : nullptr;
     t.att = a.att.data() + l * att_size;
     t.atty = a.atty.data() + l * Nd;
     t.mid = a.resid_mid.data() + l * Nd;
@@ -97,7 +97,8 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
 
   // The blocks in reverse (models/model_block.hpp); dresid ends as dLoss/d(encoded).
   for (int l = c.n_layer - 1; l >= 0; --l) block_backward(l, in);
-  // encoded = wte[token] + wpe[position] (then VCL's random prefix, if any)
+  // encoded = wte[token] + wpe[position] (then VCL's random prefix, if any); a fixed table
+  // (g_.wpe null) takes no gradient
   const T* dembedded = g.dresid.data();
   if (in.has_noise) {
     B::reserve(g.dembedded, K * N * d);

@@ -13,8 +13,15 @@ namespace lenlab {
 void OptimizerConfig::validate(int total_steps) const {
   if (!std::isfinite(lr) || lr <= 0)
     throw UsageError(fmt::format("--lr must be a finite number > 0, got {}", lr));
-  if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1))
-    throw UsageError(fmt::format("Adam betas must lie in [0, 1), got {} and {}", beta1, beta2));
+  if (!(beta1 >= 0 && beta1 < 1))
+    throw UsageError(
+        fmt::format("--beta1 (Adam's first-moment decay) must lie in [0, 1), got {}", beta1));
+  if (!(beta2 >= 0 && beta2 < 1))
+    throw UsageError(
+        fmt::format("--beta2 (Adam's second-moment decay) must lie in [0, 1), got {}", beta2));
+  if (!std::isfinite(eps) || eps <= 0)
+    throw UsageError(fmt::format(
+        "--adam-eps must be a finite number > 0 (it keeps Adam's step finite), got {}", eps));
   if (!std::isfinite(weight_decay) || weight_decay < 0)
     throw UsageError(
         fmt::format("--weight-decay must be a finite number >= 0, got {}", weight_decay));

@@ -210,7 +210,7 @@ struct PackedBatch {
           throw std::invalid_argument("positions must be >= 0 and not decrease within a sequence");
     int max_pos = -1;
     for (int p : b.positions) max_pos = std::max(max_pos, p);
-    if (c.pe == PositionalEncoding::kLearned && max_pos >= c.max_positions)
+    if (positional_encoding_info(c.pe).learned_table() && max_pos >= c.max_positions)
       throw UsageError(fmt::format(
           "a sequence of {} tokens (length {} plus BOS and EOS) is longer than the learned "
           "position table ({} rows, trained for lengths up to {}); learned positions cannot be "

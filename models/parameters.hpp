@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/config.hpp"
+#include "models/encodings/encoding_math.hpp"
 
 namespace lenlab {
 
@@ -29,9 +30,9 @@ struct ParameterTensors {
   };
   T* wte = nullptr;  // [vocab, d] token embedding
   T* wpe = nullptr;  // [max_positions, d] learned positions only, else nullptr
-  // The positional bias's parameters (models/position_bias.hpp), contiguous: t5's table in [0];
-  // kerple's r1 and r2 in [0] and [1]; fire's w1, b1, w2, c, L in [0..4]; null when the
-  // encoding has none.
+  // The positional bias's parameters (models/position_bias.hpp), contiguous, in the order of its
+  // EncodingMath::bias_tensors (t5's table in [0]; kerple's r1 and r2 in [0] and [1]; fire's w1,
+  // b1, w2, c, L in [0..4]); null when the encoding has none.
   T* pe_bias[6] = {};
   std::vector<Layer> layers;
   T* lnf_g = nullptr;    // [d] final layer norm
@@ -44,9 +45,6 @@ struct ParameterTensors {
   T* lm_b = nullptr;     // [vocab]
 };
 
-// kEncoding: the positional encoding's own values (PositionBias::initial_parameters).
-enum class InitKind { kOne, kZero, kNormal002, kNormalResidual, kFanIn, kEncoding };
-
 // Visits every tensor in storage order: visit(name, shape, slot, init) where slot is the view's
 // pointer member. The single source of truth for names, shapes, order and initialisation.
 template <class T, class Visit>
@@ -54,25 +52,14 @@ void visit_parameters(const ModelConfig& c, ParameterTensors<T>& p, Visit&& visi
   using Shape = std::vector<int>;
   const int d = c.d_model, f = c.d_ff;
   visit("wte", Shape{c.vocab_size, d}, p.wte, InitKind::kNormal002);
-  if (c.pe == PositionalEncoding::kLearned)
+  // The encoding's parameters (models/encodings/): a learned position table, its bias's tensors.
+  const EncodingMath& encoding = encoding_math(c.pe);
+  if (encoding.absolute == AbsoluteTable::kLearned)
     visit("wpe", Shape{c.max_positions, d}, p.wpe, InitKind::kNormal002);
-  if (c.pe == PositionalEncoding::kT5)
-    visit("pe.t5.bias", Shape{c.t5_per_layer ? c.n_layer : 1, c.t5_buckets, c.n_head}, p.pe_bias[0],
-          InitKind::kZero);
-  if (c.pe == PositionalEncoding::kKerple) {
-    visit("pe.kerple.r1", Shape{c.n_layer, c.n_head}, p.pe_bias[0], InitKind::kEncoding);
-    visit("pe.kerple.r2", Shape{c.n_layer, c.n_head}, p.pe_bias[1], InitKind::kEncoding);
-  }
-  if (c.pe == PositionalEncoding::kFire) {  // W = fire_width hidden units, per layer
-    const int L = c.n_layer, W = c.fire_width, H = c.n_head;
-    // w1 [1, L·W] and w2 [W, L·H]: their first dimension is their fan-in (1 and W), which
-    // kFanIn's N(0, 1/fan_in) reads; layer l's columns are l·W.. and l·H... No output bias: a
-    // constant per head shifts every logit of a row alike, which the softmax ignores.
-    visit("pe.fire.w1", Shape{1, L * W}, p.pe_bias[0], InitKind::kFanIn);
-    visit("pe.fire.b1", Shape{L, W}, p.pe_bias[1], InitKind::kZero);
-    visit("pe.fire.w2", Shape{W, L * H}, p.pe_bias[2], InitKind::kFanIn);
-    visit("pe.fire.c", Shape{L}, p.pe_bias[3], InitKind::kEncoding);
-    visit("pe.fire.threshold", Shape{L}, p.pe_bias[4], InitKind::kEncoding);
+  if (encoding.bias_tensors) {
+    const std::vector<EncodingTensor> tensors = encoding.bias_tensors(c);
+    for (size_t i = 0; i < tensors.size(); ++i)
+      visit(tensors[i].name, tensors[i].shape, p.pe_bias[i], tensors[i].init);
   }
   p.layers.resize(c.n_layer);
   for (int l = 0; l < c.n_layer; ++l) {

@@ -1,12 +1,15 @@
 #pragma once
-// The one table of positional encodings: each one's name, help text, settings and the hooks of
-// the model it uses. The CLI's help and choices, config files, the Python module and the live page
-// read it; a new encoding is a row here plus its math (models/position_bias.hpp for a bias on the
-// attention logits, models/cpu/rope.hpp and models/rope_scaling.hpp for rotations).
+// The one table of positional encodings: each one's name, help text and settings, and its math
+// (models/encodings/encoding_math.hpp: the model hooks it fills in). The CLI's help and choices,
+// config files, the Python module and the live page read it; the model, the cost model and the lab
+// read the hooks. A new encoding is its enumerator here, its row (models/positional_encodings.cpp)
+// and its math (a file of models/encodings/).
 #include <string>
 #include <vector>
 
 namespace lenlab {
+
+struct EncodingMath;  // models/encodings/encoding_math.hpp
 
 enum class PositionalEncoding {
   kNope,     // no positional signal: the causal mask alone breaks permutation symmetry
@@ -22,16 +25,19 @@ enum class PositionalEncoding {
 struct PositionalEncodingInfo {
   PositionalEncoding pe;
   const char* name;
-  const char* help;            // one line: what it adds, after whom
-  const char* settings = "";   // the flags that configure it ("" when none)
-  bool needs_setting = false;  // it cannot run without one of them (bias: its expression)
-  // The model's hooks it uses:
-  bool absolute_table = false;  // learned rows added to the token embedding (wpe)
-  bool rotary = false;          // q and k rotated by position (RoPE's tables; --rope-scaling)
-  bool distance_bias = false;   // an additive bias b_h(δ) on the logits (AttentionArgs::bias)
-  bool learned_bias = false;    // that bias has parameters, trained through its gradient
+  const char* help;                    // one line: what it adds, after whom
+  const char* settings = "";           // the flags that configure it ("" when none)
+  bool needs_setting = false;          // it cannot run without one of them (bias: its expression)
+  const EncodingMath* math = nullptr;  // what it computes (models/encodings/<name>.cpp)
+
+  // The model's hooks it uses, as its math fills them in:
+  bool learned_table() const;  // learned rows added to the token embedding (wpe), sized
+  bool absolute() const;       // any absolute table added to the token embedding
+  bool rotary() const;         // q and k rotated by position (RoPE's tables; --rope-scaling)
+  bool distance_bias() const;  // an additive bias b_h(δ) on the logits (AttentionArgs::bias)
+  bool learned_bias() const;   // that bias has parameters, trained through its gradient
   // It sees relative distances (rotations or a bias by δ), so a distance cap applies.
-  bool relative() const { return rotary || distance_bias; }
+  bool relative() const { return rotary() || distance_bias(); }
 };
 
 const std::vector<PositionalEncodingInfo>& positional_encodings();

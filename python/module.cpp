@@ -21,6 +21,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -300,6 +301,26 @@ py::dict load_parameters(const std::string& path) {
   return out;
 }
 
+// Every setting's row (train/spec_settings.hpp): key → {"kind": string, integer, unsigned, number
+// or switch, "test_time": whether Run.eval takes it}. The package's keywords come from here.
+py::dict setting_rows() {
+  py::dict out;
+  TrainSpec spec;
+  visit_spec_fields(spec, [&](const Setting& row, const auto& field) {
+    using T = std::decay_t<decltype(field)>;
+    if (row.has(Setting::kInternal)) return;
+    std::string kind = "number";
+    if constexpr (std::is_same_v<T, std::string>) kind = "string";
+    if constexpr (std::is_same_v<T, int>) kind = row.has(Setting::kSwitch) ? "switch" : "integer";
+    if constexpr (std::is_same_v<T, uint64_t>) kind = "unsigned";
+    py::dict d;
+    d["kind"] = kind;
+    d["test_time"] = row.has(Setting::kTestTime);
+    out[py::str(row.key)] = d;
+  });
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_lenlab, m) {
@@ -319,6 +340,7 @@ PYBIND11_MODULE(_lenlab, m) {
         py::arg("dry_run"), py::arg("progress"));
   m.def("paper_config", &paper_config);
   m.def("run_id", &run_id_of, py::arg("settings_json"));
+  m.def("setting_rows", &setting_rows);
   m.def("load_parameters", &load_parameters, py::arg("path"));
   m.attr("EXIT_OK") = static_cast<int>(kExitOk);
   m.attr("EXIT_DIVERGED") = static_cast<int>(kExitDiverged);

@@ -9,7 +9,6 @@
 
 #include "core/csv.hpp"
 #include "results/range_means.hpp"
-#include "tasks/chomsky_tasks.hpp"
 
 namespace lenlab {
 namespace {
@@ -21,7 +20,7 @@ std::string task_of(const FigureSummary& figure) {
 }
 
 std::string level_of(const FigureSummary& figure) {
-  return chomsky_level(parse_task(task_of(figure)));
+  return task_info(parse_task(task_of(figure))).level;
 }
 
 // The lengths past l_train a run's score averages: first, last, count.
@@ -82,7 +81,7 @@ bool is_suite_figure(const FigureSummary& figure) {
   const std::string task = task_of(figure);
   for (const FigureLine& line : figure.lines)
     if (line.spec.task != task) return false;
-  return !chomsky_level(parse_task(task)).empty();
+  return *task_info(parse_task(task)).level != '\0';
 }
 
 std::string chomsky_suite_section(const std::vector<FigureSummary>& figures) {

@@ -1,9 +1,11 @@
 #include "results/figure_metric.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
+#include "tasks/task.hpp"
 #include "train/temperature_search.hpp"
 
 namespace lenlab {
@@ -26,21 +28,21 @@ bool is_attention_metric(const std::string& metric) {
 }
 
 std::vector<std::string> task_metrics(TaskKind task) {
+  // The family's metrics, then the task's own (its row's extra_metrics, comma-separated).
   std::vector<std::string> out = {"mse"};
-  if (task == TaskKind::kMarkov)
-    out = {"token_accuracy", "exact_match", "cross_entropy", "excess_ce"};
-  else if (task == TaskKind::kText)
-    out = {"token_accuracy", "exact_match", "cross_entropy", "perplexity", "bits_per_char"};
-  else if (is_token_task(task))
-    out = {"token_accuracy", "exact_match", "cross_entropy"};
+  if (is_token_task(task)) out = {"token_accuracy", "exact_match", "cross_entropy"};
+  std::string extra = task_info(task).extra_metrics;
+  for (size_t at = 0; at < extra.size();) {
+    const size_t comma = std::min(extra.find(',', at), extra.size());
+    out.push_back(extra.substr(at, comma - at));
+    at = comma + 1;
+  }
   out.insert(out.end(), {"attention_entropy", "attention_max_prob"});  // every task's attention
   return out;
 }
 
 std::string default_metric(TaskKind task) {
-  if (!is_token_task(task)) return "mse";
-  if (task == TaskKind::kText) return "perplexity";
-  return task == TaskKind::kMarkov ? "excess_ce" : "token_accuracy";
+  return task_info(task).metric;
 }
 
 bool metric_is_raw_loss(const std::string& metric) {

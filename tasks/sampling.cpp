@@ -1,12 +1,15 @@
 // Drawing and enumerating task sequences into packed batches.
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "tasks/scalar_tasks.hpp"
 #include "tasks/task.hpp"
 
 namespace lenlab {
@@ -16,7 +19,7 @@ namespace {
 // enough, so a caller drawing many sequences reuses one buffer.
 void draw_bits(TaskKind task, int length, Rng& rng, std::vector<int32_t>& bits) {
   bits.resize(length);
-  if (task == TaskKind::kMeanUniform) {
+  if (task_info(task).scalar->uniform_count) {
     // #ones uniform in 0..l, then a Fisher-Yates shuffle puts them at uniformly random positions.
     const int n_ones = static_cast<int>(rng.uniform_int(0, length));
     for (int i = 0; i < length; ++i) bits[i] = i < n_ones ? kOne : kZero;
@@ -47,6 +50,12 @@ void append_task_sequence(TaskKind task, const std::vector<int32_t>& bits, Batch
   append_sequence(batch, scratch, task_target(task, static_cast<int>(bits.size()), n_ones));
 }
 
+void require_scalar(TaskKind task, const char* function) {
+  if (!task_info(task).scalar)
+    throw std::logic_error(std::string(function) + ": '" + task_name(task) +
+                           "' is not a scalar task");
+}
+
 void check_length(int length, const char* what) {
   if (length < 1) throw UsageError(fmt::format("{} must be >= 1 (got {})", what, length));
 }
@@ -65,6 +74,7 @@ bool eval_enumerates(int length, int n_samples) {
 }
 
 Batch sample_train_batch(TaskKind task, int l_train, int n_seq, Rng& rng, int l_min) {
+  require_scalar(task, "sample_train_batch");
   check_length(l_train, "training length");
   if (l_min < 1 || l_min > l_train)
     throw UsageError(
@@ -86,6 +96,7 @@ Batch sample_train_batch(TaskKind task, int l_train, int n_seq, Rng& rng, int l_
 }
 
 Batch eval_batch(TaskKind task, int length, int n_samples, uint64_t eval_seed) {
+  require_scalar(task, "eval_batch");
   check_length(length, "evaluation length");
   if (n_samples < 1) {
     throw UsageError(fmt::format("evaluation samples must be >= 1 (got {})", n_samples));
@@ -111,8 +122,9 @@ Batch eval_batch(TaskKind task, int length, int n_samples, uint64_t eval_seed) {
         n_ones += bits[j];
       }
       append_task_sequence(task, bits, batch, tokens);
-      // mean-uniform: P(k ones) = 1/(l+1), spread evenly over the C(l, k) arrangements.
-      batch.weights.push_back(task == TaskKind::kMeanUniform
+      // A uniform count (mean-uniform): P(k ones) = 1/(l+1), spread evenly over the C(l, k)
+      // arrangements.
+      batch.weights.push_back(task_info(task).scalar->uniform_count
                                   ? 1.0 / (static_cast<double>(length + 1) *
                                            static_cast<double>(binomial(length, n_ones)))
                                   : uniform_weight);

@@ -2,7 +2,6 @@
 #include "tasks/task.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -11,57 +10,135 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "tasks/scalar_tasks.hpp"
 
 namespace lenlab {
-namespace {
 
-struct TaskEntry {
-  TaskKind kind;
-  const char* name;
-};
+// Each task's math, in its file of tasks/.
+namespace tasks {
+extern const ScalarTaskMath kMean, kLength, kSum, kMeanUniform;
+extern const TokenTaskMath kPasskey, kRecall, kCopy, kReverse, kParity, kMarkov, kText;
+extern const TokenTaskMath kEvenPairs, kCycleNavigation, kModularArithmetic;  // regular
+extern const TokenTaskMath kStackManipulation, kModularArithmeticBrackets,
+    kSolveEquation;  // deterministic context-free
+extern const TokenTaskMath kDuplicateString, kMissingDuplicateString, kOddsFirst, kBinaryAddition,
+    kBinaryMultiplication, kComputeSqrt, kBucketSort;  // context-sensitive
+}  // namespace tasks
 
-// Order = TaskKind order = the order error messages list the choices in.
-constexpr std::array<TaskEntry, 24> kTasks = {
-    {{TaskKind::kMean, "mean"},
-     {TaskKind::kLength, "length"},
-     {TaskKind::kSum, "sum"},
-     {TaskKind::kMeanUniform, "mean-uniform"},
-     {TaskKind::kPasskey, "passkey"},
-     {TaskKind::kRecall, "recall"},
-     {TaskKind::kCopy, "copy"},
-     {TaskKind::kReverse, "reverse"},
-     {TaskKind::kParity, "parity"},
-     {TaskKind::kMarkov, "markov"},
-     {TaskKind::kEvenPairs, "even-pairs"},
-     {TaskKind::kCycleNavigation, "cycle-navigation"},
-     {TaskKind::kModularArithmetic, "modular-arithmetic"},
-     {TaskKind::kStackManipulation, "stack-manipulation"},
-     {TaskKind::kModularArithmeticBrackets, "modular-arithmetic-brackets"},
-     {TaskKind::kSolveEquation, "solve-equation"},
-     {TaskKind::kDuplicateString, "duplicate-string"},
-     {TaskKind::kMissingDuplicateString, "missing-duplicate-string"},
-     {TaskKind::kOddsFirst, "odds-first"},
-     {TaskKind::kBinaryAddition, "binary-addition"},
-     {TaskKind::kBinaryMultiplication, "binary-multiplication"},
-     {TaskKind::kComputeSqrt, "compute-sqrt"},
-     {TaskKind::kBucketSort, "bucket-sort"},
-     {TaskKind::kText, "text"}}};
+const std::vector<TaskInfo>& task_table() {
+  using K = TaskKind;
+  constexpr const char* kRegular = "regular";
+  constexpr const char* kContextFree = "deterministic context-free";
+  constexpr const char* kContextSensitive = "context-sensitive";
+  // Order = TaskKind order = the order error messages list the choices in.
+  static const std::vector<TaskInfo> table = {
+      {.kind = K::kMean,
+       .name = "mean",
+       .metric = "mse",
+       .misalignment = true,
+       .scalar = &tasks::kMean},
+      {.kind = K::kLength,
+       .name = "length",
+       .metric = "mse",
+       .misalignment = true,
+       .scalar = &tasks::kLength},
+      {.kind = K::kSum,
+       .name = "sum",
+       .metric = "mse",
+       .misalignment = true,
+       .scalar = &tasks::kSum},
+      {.kind = K::kMeanUniform,
+       .name = "mean-uniform",
+       .metric = "mse",
+       .misalignment = true,
+       .scalar = &tasks::kMeanUniform},
+      {.kind = K::kPasskey, .name = "passkey", .token = &tasks::kPasskey},
+      {.kind = K::kRecall, .name = "recall", .token = &tasks::kRecall},
+      {.kind = K::kCopy, .name = "copy", .token = &tasks::kCopy},
+      {.kind = K::kReverse, .name = "reverse", .level = kContextFree, .token = &tasks::kReverse},
+      {.kind = K::kParity, .name = "parity", .level = kRegular, .token = &tasks::kParity},
+      {.kind = K::kMarkov,
+       .name = "markov",
+       .metric = "excess_ce",
+       .extra_metrics = "excess_ce",
+       .misalignment = true,
+       .token = &tasks::kMarkov},
+      {.kind = K::kEvenPairs, .name = "even-pairs", .level = kRegular, .token = &tasks::kEvenPairs},
+      {.kind = K::kCycleNavigation,
+       .name = "cycle-navigation",
+       .level = kRegular,
+       .token = &tasks::kCycleNavigation},
+      {.kind = K::kModularArithmetic,
+       .name = "modular-arithmetic",
+       .level = kRegular,
+       .token = &tasks::kModularArithmetic},
+      {.kind = K::kStackManipulation,
+       .name = "stack-manipulation",
+       .level = kContextFree,
+       .token = &tasks::kStackManipulation},
+      {.kind = K::kModularArithmeticBrackets,
+       .name = "modular-arithmetic-brackets",
+       .level = kContextFree,
+       .token = &tasks::kModularArithmeticBrackets},
+      {.kind = K::kSolveEquation,
+       .name = "solve-equation",
+       .level = kContextFree,
+       .token = &tasks::kSolveEquation},
+      {.kind = K::kDuplicateString,
+       .name = "duplicate-string",
+       .level = kContextSensitive,
+       .token = &tasks::kDuplicateString},
+      {.kind = K::kMissingDuplicateString,
+       .name = "missing-duplicate-string",
+       .level = kContextSensitive,
+       .token = &tasks::kMissingDuplicateString},
+      {.kind = K::kOddsFirst,
+       .name = "odds-first",
+       .level = kContextSensitive,
+       .token = &tasks::kOddsFirst},
+      {.kind = K::kBinaryAddition,
+       .name = "binary-addition",
+       .level = kContextSensitive,
+       .token = &tasks::kBinaryAddition},
+      {.kind = K::kBinaryMultiplication,
+       .name = "binary-multiplication",
+       .level = kContextSensitive,
+       .token = &tasks::kBinaryMultiplication},
+      {.kind = K::kComputeSqrt,
+       .name = "compute-sqrt",
+       .level = kContextSensitive,
+       .token = &tasks::kComputeSqrt},
+      {.kind = K::kBucketSort,
+       .name = "bucket-sort",
+       .level = kContextSensitive,
+       .token = &tasks::kBucketSort},
+      {.kind = K::kText,
+       .name = "text",
+       .metric = "perplexity",
+       .extra_metrics = "perplexity,bits_per_char",
+       .token = &tasks::kText},
+  };
+  return table;
+}
 
-}  // namespace
+const TaskInfo& task_info(TaskKind task) {
+  const std::vector<TaskInfo>& table = task_table();
+  const size_t i = static_cast<size_t>(task);
+  if (i < table.size() && table[i].kind == task) return table[i];  // rows in enumerator order
+  for (const TaskInfo& row : table)
+    if (row.kind == task) return row;
+  throw std::logic_error("task_info: a task without its row (tasks/task.cpp)");
+}
 
 TaskKind parse_task(const std::string& name) {
-  for (const auto& entry : kTasks) {
-    if (name == entry.name) return entry.kind;
-  }
+  for (const TaskInfo& row : task_table())
+    if (name == row.name) return row.kind;
   throw UsageError(
       fmt::format("unknown task '{}'; valid choices: {}", name, join_choices(task_names())));
 }
 
 std::string task_name(TaskKind task) {
-  for (const auto& entry : kTasks) {
-    if (entry.kind == task) return entry.name;
-  }
-  throw std::logic_error("task_name: TaskKind out of range");
+  return task_info(task).name;
 }
 
 TaskKind parse_scalar_task(const std::string& name) {
@@ -77,14 +154,14 @@ TaskKind parse_scalar_task(const std::string& name) {
 
 std::vector<std::string> scalar_task_names() {
   std::vector<std::string> names;
-  for (const auto& entry : kTasks)
-    if (!is_token_task(entry.kind)) names.emplace_back(entry.name);
+  for (const TaskInfo& row : task_table())
+    if (row.scalar) names.emplace_back(row.name);
   return names;
 }
 
 std::vector<std::string> task_names() {
   std::vector<std::string> names;
-  for (const auto& entry : kTasks) names.emplace_back(entry.name);
+  for (const TaskInfo& row : task_table()) names.emplace_back(row.name);
   return names;
 }
 
@@ -94,18 +171,9 @@ double task_target(TaskKind task, int length, int n_ones) {
     throw UsageError(fmt::format("number of ones must be in 0..{} for length {} (got {})", length,
                                  length, n_ones));
   }
-  switch (task) {
-    case TaskKind::kMean:
-    case TaskKind::kMeanUniform:
-      return static_cast<double>(n_ones) / static_cast<double>(length);
-    case TaskKind::kLength:
-      return static_cast<double>(length);
-    case TaskKind::kSum:
-      return static_cast<double>(n_ones);
-    default:
-      break;
-  }
-  throw std::logic_error("task_target: not a scalar task");
+  const ScalarTaskMath* math = task_info(task).scalar;
+  if (!math) throw std::logic_error("task_target: not a scalar task");
+  return math->target(length, n_ones);
 }
 
 std::vector<double> task_target_values(TaskKind task, int l_min, int l_max) {
@@ -113,29 +181,9 @@ std::vector<double> task_target_values(TaskKind task, int l_min, int l_max) {
   if (l_max < l_min) {
     throw UsageError(fmt::format("maximum length {} is below the minimum length {}", l_max, l_min));
   }
-  std::vector<double> values;
-  switch (task) {
-    case TaskKind::kLength:
-      for (int l = l_min; l <= l_max; ++l) values.push_back(l);
-      return values;
-    case TaskKind::kSum:
-      // n_ones runs over 0..l for every l, so the union is 0..l_max.
-      for (int k = 0; k <= l_max; ++k) values.push_back(k);
-      return values;
-    case TaskKind::kMean:
-    case TaskKind::kMeanUniform:
-      // All fractions k/l: O(l_max^2) values before deduplication. Division is correctly rounded,
-      // so equal fractions (1/3, 2/6) give bit-identical doubles and std::unique merges them.
-      for (int l = l_min; l <= l_max; ++l) {
-        for (int k = 0; k <= l; ++k) values.push_back(task_target(task, l, k));
-      }
-      std::sort(values.begin(), values.end());
-      values.erase(std::unique(values.begin(), values.end()), values.end());
-      return values;
-    default:
-      break;
-  }
-  throw std::logic_error("task_target_values: not a scalar task");
+  const ScalarTaskMath* math = task_info(task).scalar;
+  if (!math) throw std::logic_error("task_target_values: not a scalar task");
+  return math->target_values(l_min, l_max);
 }
 
 void check_batch_size(int64_t worst_tokens, int n_seq, int max_length) {

@@ -17,7 +17,8 @@
 namespace lenlab {
 
 // The first four are the scalar tasks above (one real number read at EOS); the rest are token
-// tasks (tasks/token_tasks.hpp: next-token prediction on their answer rows).
+// tasks (tasks/token_tasks.hpp: next-token prediction on their answer rows). A task's family, and
+// everything else about it, is its row's (TaskInfo below), never its place in this list.
 enum class TaskKind {
   kMean,
   kLength,
@@ -45,17 +46,38 @@ enum class TaskKind {
   kText
 };
 
+struct ScalarTaskMath;  // tasks/scalar_tasks.cpp
+struct TokenTaskMath;   // tasks/token_task_math.hpp
+
+// The one table of tasks (tasks/task.cpp): a row per task, its name, what it is and what it
+// computes. The CLI's choices, configs, the reports and the figures read it; the generators and
+// the cost model read its math. A new task is its enumerator above, its row and its math.
+struct TaskInfo {
+  TaskKind kind;
+  const char* name;
+  // The Chomsky-hierarchy study's level of its 15 tasks (Delétang et al. 2023): "regular",
+  // "deterministic context-free" or "context-sensitive"; "" for lenlab's other tasks.
+  const char* level = "";
+  // What its figures show by default (results/figure_metric.hpp): "mse", "token_accuracy",
+  // "excess_ce" or "perplexity"; and the metrics it has beyond its family's, comma-separated.
+  const char* metric = "token_accuracy";
+  const char* extra_metrics = "";
+  // The long-short misalignment measure (train/misalignment.hpp) applies: the scalar tasks, and
+  // markov, whose every row answers from a known distribution.
+  bool misalignment = false;
+  // What it computes: exactly one of them (a scalar task's target, a token task's sequences).
+  const ScalarTaskMath* scalar = nullptr;
+  const TokenTaskMath* token = nullptr;
+};
+
+const std::vector<TaskInfo>& task_table();  // in the order of TaskKind
+const TaskInfo& task_info(TaskKind task);
+
 inline bool is_token_task(TaskKind task) {
-  return task >= TaskKind::kPasskey;
+  return task_info(task).token != nullptr;
 }
 
-// "mean", "length", "sum", "mean-uniform", "passkey", "recall", "copy", "reverse", "parity",
-// "markov", then the Chomsky-hierarchy benchmark's "even-pairs", "cycle-navigation",
-// "modular-arithmetic", "stack-manipulation", "modular-arithmetic-brackets", "solve-equation",
-// "duplicate-string", "missing-duplicate-string", "odds-first", "binary-addition",
-// "binary-multiplication", "compute-sqrt", "bucket-sort", and "text" (a corpus's next byte,
-// tasks/text_corpus.hpp); anything else throws UsageError
-// listing the choices.
+// A task's name (its row's); anything else throws UsageError listing the choices.
 TaskKind parse_task(const std::string& name);
 std::string task_name(TaskKind task);
 std::vector<std::string> task_names();  // in the order of TaskKind
@@ -69,7 +91,8 @@ inline int task_vocab_size(TaskKind) {
 }
 
 // The target of a sequence of `length` bits with `n_ones` ones (0 <= n_ones <= length); scalar
-// tasks only (this and the functions below throw std::logic_error for a token task).
+// tasks only (this and the functions below throw std::logic_error for a token task; their math is
+// tasks/scalar_tasks.cpp's).
 double task_target(TaskKind task, int length, int n_ones);
 
 // Every value the target takes over lengths l_min..l_max (sorted ascending, unique); used to check

@@ -8,7 +8,7 @@
 //
 // Vocabulary: content symbols 0..n−1, then BOS = n, SEP = n+1, FILL = n+2, MARK = n+3 (n + 4
 // tokens), where n = n_symbols, except the tasks of a fixed alphabet: parity 2 (the bits) and the
-// Chomsky-hierarchy tasks' (tasks/chomsky_tasks.hpp), and text: the bytes its corpus holds, then
+// Chomsky-hierarchy tasks' (tasks/chomsky/common.hpp), and text: the bytes its corpus holds, then
 // BOS = n alone (n + 1 tokens; tasks/text_corpus.hpp).
 //
 // "Length" L is each task's size parameter:
@@ -19,8 +19,10 @@
 //   parity   [BOS] b1 .. bL [SEP] p                         p = XOR of the bits
 //   markov   [BOS] x1 .. xL                                 every row 0..L−1 answers
 //   text     [BOS] x1 .. xL   L bytes of a corpus's window, every row 0..L−1 answers
-// and the Chomsky-hierarchy benchmark's tasks, [BOS] input [SEP] output (tasks/chomsky_tasks.hpp).
-// All randomness comes from Rng, so a seed gives identical data everywhere.
+// and the Chomsky-hierarchy benchmark's tasks, [BOS] input [SEP] output (tasks/chomsky/).
+// Each task's math is its own (tasks/token_task_math.hpp); the functions below read it from the
+// task's row, the same for every task. All randomness comes from Rng, so a seed gives identical
+// data everywhere.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "tasks/markov.hpp"
 #include "tasks/task.hpp"
 #include "tasks/text_corpus.hpp"
+#include "tasks/token_task_math.hpp"
 
 namespace lenlab {
 
@@ -50,20 +53,29 @@ struct TokenTaskSettings {
 // A passkey evaluation cell at random depths (and every other task's "depth").
 inline constexpr double kNoDepth = -1.0;
 
-struct SpecialTokens {
-  int bos, sep, fill, mark;
-};
-
 // Content symbols of the task: a fixed alphabet's size (above), n_symbols otherwise.
 int token_content_symbols(TaskKind task, const TokenTaskSettings& settings);
 // content symbols + 4. Both throw std::logic_error for a scalar task (as do the functions below).
 int token_vocab_size(TaskKind task, const TokenTaskSettings& settings);
 SpecialTokens special_tokens(TaskKind task, const TokenTaskSettings& settings);
 
-// The shortest length the task is defined at: passkey key_length + 1, chomsky_shortest_length for
-// the Chomsky-hierarchy tasks, 1 for the others (scalar tasks too).
+// The shortest length the task is defined at: its math's (passkey key_length + 1, a few Chomsky
+// tasks 2 or 3), 1 for the others (scalar tasks too).
 int shortest_length(TaskKind task, const TokenTaskSettings& settings);
 
+// Why its shortest length is what it is, for a message: "the shortest sequence of task 'X'" and
+// the task's reason, if it gives one.
+std::string shortest_length_why(TaskKind task);
+// Whether the task reads settings.n_symbols (its alphabet is not fixed), settings.modulus.
+bool token_task_uses_n_symbols(TaskKind task);
+bool token_task_uses_modulus(TaskKind task);
+// What a task's math says about it, false for a scalar task: it is tested at depths (passkey);
+// every row answers (language modelling: markov, text); its sequences follow a Markov chain built
+// from the settings (markov); it reads a corpus (text: runs record the file's hash).
+bool task_has_depths(TaskKind task);
+bool task_every_row_answers(TaskKind task);
+bool task_needs_chain(TaskKind task);
+bool task_reads_corpus(TaskKind task);
 // Tokens of one sequence of length L, BOS included (the learned position table's rows for L).
 int64_t token_sequence_tokens(TaskKind task, const TokenTaskSettings& settings, int length);
 // Answer rows of one sequence of length L (the rows the last block runs at; cost/run_cost.hpp):

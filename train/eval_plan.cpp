@@ -54,7 +54,7 @@ EvalPlan plan_evaluation(const TrainSpec& trained, const EvalChanges& c) {
   ResolvedSpec resolved = resolve(spec);
   const std::vector<int>& lengths = resolved.test_lengths;
   const int64_t needed = tokens_per_sequence(resolved.task, spec.token, lengths.back());
-  if (config.pe == PositionalEncoding::kLearned && needed > config.max_positions) {
+  if (positional_encoding_info(config.pe).learned_table() && needed > config.max_positions) {
     int longest = lengths.back();
     while (longest > 1 &&
            tokens_per_sequence(resolved.task, spec.token, longest) > config.max_positions)

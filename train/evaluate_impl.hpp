@@ -170,7 +170,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
   // Each Markov chain's exact entropies H_1..H_L, once, for the longest length it is tested at.
   std::map<const MarkovChain*, std::vector<double>> entropies;
   for (const EvalJob& j : jobs)
-    if (j.task == TaskKind::kMarkov && !j.lengths.empty()) {
+    if (task_needs_chain(j.task) && !j.lengths.empty()) {
       if (!j.chain) throw std::invalid_argument("evaluate: markov needs its chain");
       std::vector<double>& h = entropies[j.chain];
       if (static_cast<int>(h.size()) < j.lengths.back())
@@ -232,8 +232,8 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       if (j.attention_stats) stats[k].emplace(config.n_layer, config.n_head);
       if (token)
         token_scorers[k].emplace(
-            it->second, j.task == TaskKind::kMarkov ? entropies.at(j.chain).data() : nullptr, l,
-            depth, j.task == TaskKind::kText);
+            it->second, task_needs_chain(j.task) ? entropies.at(j.chain).data() : nullptr, l,
+            depth, task_reads_corpus(j.task));
       else
         scorers[k].emplace(it->second, *j.reparam, l);
       n_max = std::max(n_max, it->second.n_seq());

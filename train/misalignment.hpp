@@ -57,7 +57,7 @@ struct Misalignment {
 nlohmann::ordered_json misalignment_json(const Misalignment& m);
 
 inline bool has_misalignment(TaskKind task) {
-  return !is_token_task(task) || task == TaskKind::kMarkov;
+  return task_info(task).misalignment;
 }
 
 // The two views of every sequence: first[s] and second[s] hold sequence s's suffixes of lengths

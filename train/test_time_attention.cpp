@@ -56,7 +56,7 @@ RopeScaling rope_scaling_of(const TestTimeAttention& t, int window, PositionalEn
   }
   r.kind = parse_rope_scaling(t.rope_scaling);
   if (r.kind == RopeScalingKind::kNone) return r;
-  if (!positional_encoding_info(pe).rotary)
+  if (!positional_encoding_info(pe).rotary())
     throw UsageError(fmt::format(
         "--rope-scaling {}: the run's positional encoding is {}, which rotates nothing; RoPE's "
         "context extensions apply to --pe rope",
@@ -142,8 +142,9 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
           "--distance-cap {}: the run's positional encoding is {}, which has {}; a distance cap "
           "applies to the encodings of relative distance",
           t.distance_cap, positional_encoding_name(pe),
-          pe == PositionalEncoding::kNope ? "no positions, so no distances to cap"
-                                          : "absolute position ids, no relative distance to cap"));
+          positional_encoding_info(pe).absolute()
+              ? "absolute position ids, no relative distance to cap"
+              : "no positions, so no distances to cap"));
     a.max_distance = train_or_count(t.distance_cap, window - 1, "--distance-cap",
                                     "the largest distance in training");
   }

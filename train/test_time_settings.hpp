@@ -1,10 +1,14 @@
 #pragma once
-// The inference-side attention settings of a run or an evaluation, as a user writes them (flags of
-// `lenlab train` and `lenlab eval`, config keys n_local, n_global, distance_cap, temperature,
-// temperature_min, temperature_step, attention_stats):
-// how a trained model attends at test time. train/test_time_attention.hpp turns them into the
-// engine's AttentionSpec and says what each means.
+// The inference-side attention settings of a run or an evaluation, as a user writes them: how a
+// trained model attends at test time. Each is a field of TestTimeAttention and a row of
+// visit_test_time_settings below, from which `lenlab train`'s and `lenlab eval`'s flags, the config
+// keys, the Python keywords of Run.eval and the page's fields are made.
+// train/test_time_attention.hpp turns them into the engine's AttentionSpec and says what each
+// means. A new test-time setting is its field and row here, and its math there.
 #include <string>
+
+#include "core/rope_scaling.hpp"
+#include "core/setting.hpp"
 
 namespace lenlab {
 
@@ -33,5 +37,70 @@ struct TestTimeAttention {
     return n_local.empty() && distance_cap.empty() && temperature == "1" && rope_scaling.empty();
   }
 };
+
+// Every test-time setting: visit(row, field).
+template <class Attention, class Visit>
+void visit_test_time_settings(Attention& t, Visit&& visit) {
+  using S = Setting;
+  visit(S{.key = "n_local",
+          .help = "LM-Infinite's window: each query sees only the last N keys (and the first "
+                  "--n-global); 'train' = the tokens of a sequence at l_train",
+          .traits = S::kTestTime,
+          .label = "Local window"},
+        t.n_local);
+  visit(S{.key = "n_global",
+          .help = "With --n-local: the first N keys every query also sees (the Λ-mask's global "
+                  "branch)",
+          .traits = S::kTestTime,
+          .label = "Global tokens"},
+        t.n_global);
+  visit(S{.key = "distance_cap",
+          .help = "alibi, rope: relative distances beyond D count as D; 'train' = the largest "
+                  "distance seen in training",
+          .traits = S::kTestTime,
+          .label = "Distance cap"},
+        t.distance_cap);
+  visit(S{.key = "temperature",
+          .help = "Divide every attention logit by this (softmax temperature; 1 = as trained), or "
+                  "auto-pmax / auto-entropy: per length past l_train, the temperature paper 002's "
+                  "search aligns with training",
+          .traits = S::kTestTime,
+          .label = "Temperature"},
+        t.temperature);
+  visit(S{.key = "temperature_min",
+          .help = "With an auto temperature: the lowest temperature the search tries (its grid "
+                  "runs from 1 down to this; Algorithm 1's 0.5)",
+          .traits = S::kTestTime},
+        t.temperature_min);
+  visit(S{.key = "temperature_step",
+          .help = "With an auto temperature: the search grid's spacing (Algorithm 1's 0.05)",
+          .traits = S::kTestTime},
+        t.temperature_step);
+  visit(S{.key = "attention_stats",
+          .help = "Also write attention.csv: per length, layer and head the mean attention entropy "
+                  "and largest attention probability",
+          .traits = S::kTestTime | S::kSwitch},
+        t.attention_stats);
+  visit(S{.key = "rope_scaling",
+          .help = "rope at test time: a context extension, {} (position interpolation, NTK-aware "
+                  "base, YaRN's ramp and logit scale, NTK by each length)",
+          .traits = S::kTestTime,
+          .choices = [] { return join_choices(rope_extension_names()); }},
+        t.rope_scaling);
+  visit(S{.key = "rope_factor",
+          .help = "With --rope-scaling: its factor s, or auto = per test length, its tokens / the "
+                  "training window's (dynamic-ntk: HF's factor, auto = 1)",
+          .traits = S::kTestTime},
+        t.rope_factor);
+  visit(S{.key = "yarn_alpha",
+          .help = "yarn: pairs turning fewer times than this over the training window are "
+                  "interpolated (the paper's 1)",
+          .traits = S::kTestTime},
+        t.yarn_alpha);
+  visit(S{.key = "yarn_beta",
+          .help = "yarn: pairs turning more times than this are kept (the paper's 32)",
+          .traits = S::kTestTime},
+        t.yarn_beta);
+}
 
 }  // namespace lenlab

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/text_rule.hpp"
 #include "models/position_bias.hpp"
+#include "tasks/scalar_tasks.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/lengths.hpp"
 #include "train/random_positions.hpp"
@@ -31,13 +32,6 @@ int thread_limit() {
 
 namespace {
 
-// A setting's key as its flag: reparam_inverse → --reparam-inverse.
-std::string setting_flag(std::string_view key) {
-  std::string flag = "--" + std::string(key);
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return flag;
-}
-
 // `flag` within [lo, hi], else a UsageError naming both ends; `why` says where hi comes from.
 
 void check_range(const char* flag, int64_t value, int64_t lo, int64_t hi, const char* why = "") {
@@ -46,40 +40,28 @@ void check_range(const char* flag, int64_t value, int64_t lo, int64_t hi, const 
         fmt::format("{} must be an integer from {} to {}{}, got {}", flag, lo, hi, why, value));
 }
 
-// An encoding's settings given to another encoding are refused: they would change nothing.
-void check_encoding_settings(const TrainSpec& s, PositionalEncoding pe) {
+// An encoding's settings (the rows with Setting::encoding) given to another encoding are refused:
+// they would change nothing.
+void check_encoding_settings(const TrainSpec& s) {
   const TrainSpec base;
-  const auto refuse = [&](const char* flag, const std::string& value, const char* owner) {
-    throw UsageError(
-        fmt::format("{} {} applies to --pe {} only; this run's encoding is {}: give "
-                    "--pe {} or leave {} out",
-                    flag, value, owner, s.pe, owner, flag));
-  };
-  if (pe != PositionalEncoding::kT5) {
-    if (s.t5_buckets != base.t5_buckets) refuse("--t5-buckets", std::to_string(s.t5_buckets), "t5");
-    if (s.t5_max_distance != base.t5_max_distance)
-      refuse("--t5-max-distance", std::to_string(s.t5_max_distance), "t5");
-    if (s.t5_per_layer != base.t5_per_layer)
-      refuse("--t5-per-layer", std::to_string(s.t5_per_layer), "t5");
-  }
+  std::vector<std::string> defaults;
+  visit_spec_fields(base, [&](const Setting&, const auto& value) {
+    defaults.push_back(fmt::format("{}", value));
+  });
+  size_t i = 0;
+  visit_spec_fields(s, [&](const Setting& row, const auto& value) {
+    const std::string given = fmt::format("{}", value);
+    if (row.encoding && s.pe != row.encoding && given != defaults[i])
+      throw UsageError(fmt::format(
+          "{} {} applies to --pe {} only; this run's encoding is {}: give --pe {} or leave {} out",
+          row.flag_name(), given, row.encoding, s.pe, row.encoding, row.flag_name()));
+    ++i;
+  });
   if (s.t5_per_layer != 0 && s.t5_per_layer != 1)
     throw UsageError(fmt::format(
         "--t5-per-layer must be 0 (one table shared by the layers, as T5) or 1 (one per layer), "
         "got {}",
         s.t5_per_layer));
-  if (pe != PositionalEncoding::kRope) {
-    if (s.rope_base != base.rope_base)
-      refuse("--rope-base", fmt::format("{}", s.rope_base), "rope");
-    if (!s.train_rope_scaling.empty()) refuse("--train-rope-scaling", s.train_rope_scaling, "rope");
-    if (s.train_rope_factor != base.train_rope_factor)
-      refuse("--train-rope-factor", fmt::format("{}", s.train_rope_factor), "rope");
-  }
-  if (pe != PositionalEncoding::kFire) {
-    if (s.fire_width != base.fire_width)
-      refuse("--fire-width", std::to_string(s.fire_width), "fire");
-    if (s.fire_threshold != base.fire_threshold)
-      refuse("--fire-threshold", s.fire_threshold, "fire");
-  }
   check_range("--fire-width", s.fire_width, 1, 4096);
 }
 
@@ -178,9 +160,9 @@ ModelConfig model_config(const TrainSpec& s) {
 ResolvedSpec resolve(const TrainSpec& s) {
   // Every text setting under the one text rule before any is used: a NUL would end an expression
   // early for muparser, a line break would split a CSV row of the run's settings.
-  visit_spec_fields(s, [](const char* key, const auto& value) {
+  visit_spec_fields(s, [](const Setting& row, const auto& value) {
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>)
-      check_text(setting_flag(key), value);
+      check_text(row.flag_name(), value);
   });
   const TaskKind task = parse_task(s.task);
   ModelConfig model;
@@ -213,9 +195,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
           "--l-train-min must be from {} ({}) to --l-train {} (training lengths are uniform "
           "between them; equal to --l-train: one length), or 0 for {}; got {}",
           shortest,
-          task == TaskKind::kPasskey
-              ? fmt::format("a passkey of {} symbols and one more", token.key_length)
-              : fmt::format("the shortest sequence of task '{}'", s.task),
+          shortest_length_why(task),
           s.l_train, shortest, s.l_train_min));
     if (s.misalign.views())
       throw UsageError(fmt::format(
@@ -243,7 +223,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
                                                      : fmt::format("--lengths {}", s.lengths),
                                    e.what()));
     }
-    if (task == TaskKind::kPasskey)
+    if (task_has_depths(task))
       depths = parse_depths(s.depths.empty() ? kDefaultDepths : s.depths, "--depths");
   }
   if (!s.depths.empty()) parse_depths(s.depths, "--depths");  // checked even when unused
@@ -275,14 +255,14 @@ ResolvedSpec resolve(const TrainSpec& s) {
   if (s.precision != "float32" && s.precision != "float64")
     throw UsageError(fmt::format("unknown --precision '{}'; valid choices: {}", s.precision,
                                  join_choices({"float32", "float64"})));
-  check_encoding_settings(s, model.pe);
+  check_encoding_settings(s);
   model = model_config(s);
   model.validate();
-  check_bias_expression(model, model.max_positions - 1);  // every distance the run meets
+  check_fixed_bias(model, model.max_positions - 1);  // every distance the run meets
   Reparam reparam = Reparam::make(s.reparam, s.reparam_inverse, s.reparam_shift);
   if (is_token_task(task)) {
     std::shared_ptr<const MarkovChain> chain;
-    if (task == TaskKind::kMarkov)
+    if (task_needs_chain(task))
       chain = std::make_shared<const MarkovChain>(token.n_symbols, token.markov_order,
                                                   token.markov_concentration, token.markov_seed);
     return {task,
@@ -298,7 +278,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
   // mean tasks' targets k/l number about l_test²/2 (l_test 30000: 450 million); past
   // kMeanCheckedLength their fractions lie in [0, 1], which the targets of the shorter lengths
   // (1/l² ≤ 1e-6 apart) and check_domain's grid already cover.
-  const bool fractions = task == TaskKind::kMean || task == TaskKind::kMeanUniform;
+  const bool fractions = task_info(task).scalar->fractions;
   reparam.check_domain(
       task_target_values(task, 1, fractions ? std::min(s.l_test, kMeanCheckedLength) : s.l_test),
       s.task);

@@ -125,85 +125,12 @@ inline constexpr int kMaxLength = 1'000'000;
 // Threads a run, or runs side by side, may use: 4 per core of this machine.
 int thread_limit();
 
-// Every setting under its config-file / manifest key (the flag name with '_' for '-'), in one
-// place: visit(key, field&) with field a std::string, int, double or uint64_t. Config files,
-// manifests and run ids all go through this list, so a new setting cannot be forgotten by one.
-template <class Spec, class Visit>
-void visit_spec_fields(Spec& s, Visit&& visit) {
-  visit("task", s.task);
-  visit("pe", s.pe);
-  visit("pe_bias", s.pe_bias);
-  visit("t5_buckets", s.t5_buckets);
-  visit("t5_max_distance", s.t5_max_distance);
-  visit("t5_per_layer", s.t5_per_layer);
-  visit("rope_base", s.rope_base);
-  visit("train_rope_scaling", s.train_rope_scaling);
-  visit("train_rope_factor", s.train_rope_factor);
-  visit("fire_width", s.fire_width);
-  visit("fire_threshold", s.fire_threshold);
-  visit("reparam", s.reparam);
-  visit("reparam_inverse", s.reparam_inverse);
-  visit("reparam_shift", s.reparam_shift);
-  visit("l_train", s.l_train);
-  visit("l_train_min", s.l_train_min);
-  visit("l_test", s.l_test);
-  visit("lengths", s.lengths);
-  visit("n_symbols", s.token.n_symbols);
-  visit("key_length", s.token.key_length);
-  visit("markov_order", s.token.markov_order);
-  visit("markov_concentration", s.token.markov_concentration);
-  visit("markov_seed", s.token.markov_seed);
-  visit("modulus", s.token.modulus);
-  visit("corpus", s.token.corpus);
-  visit("depths", s.depths);
-  visit("vcl_offset", s.vcl.offset);
-  visit("vcl_alpha", s.vcl.alpha);
-  visit("vcl_prefix", s.vcl.prefix);
-  visit("init_from", s.init_from);
-  visit("init_parent", s.init_parent);
-  visit("random_positions", s.random_positions);
-  visit("misalign_alpha", s.misalign.alpha);
-  visit("misalign_extra", s.misalign.extra);
-  visit("misalign_kind", s.misalign.kind);
-  visit("misalign_control", s.misalign.control);
-  visit("n_local", s.test_attention.n_local);
-  visit("n_global", s.test_attention.n_global);
-  visit("distance_cap", s.test_attention.distance_cap);
-  visit("temperature", s.test_attention.temperature);
-  visit("temperature_min", s.test_attention.temperature_min);
-  visit("temperature_step", s.test_attention.temperature_step);
-  visit("attention_stats", s.test_attention.attention_stats);
-  visit("rope_scaling", s.test_attention.rope_scaling);
-  visit("rope_factor", s.test_attention.rope_factor);
-  visit("yarn_alpha", s.test_attention.yarn_alpha);
-  visit("yarn_beta", s.test_attention.yarn_beta);
-  visit("steps", s.steps);
-  visit("batch_size", s.batch_size);
-  visit("seed", s.seed);
-  visit("n_layer", s.n_layer);
-  visit("d_model", s.d_model);
-  visit("n_head", s.n_head);
-  visit("d_ff", s.d_ff);
-  visit("lr", s.optimizer.lr);
-  visit("beta1", s.optimizer.beta1);
-  visit("beta2", s.optimizer.beta2);
-  visit("adam_eps", s.optimizer.eps);
-  visit("weight_decay", s.optimizer.weight_decay);
-  visit("warmup_steps", s.optimizer.warmup_steps);
-  visit("min_lr_ratio", s.optimizer.min_lr_ratio);
-  visit("clip_norm", s.optimizer.clip_norm);
-  visit("precision", s.precision);
-  visit("eval_samples", s.eval_samples);
-  visit("eval_seed", s.eval_seed);
-  visit("threads", s.threads);
-}
-
 // The test lengths of a spec: parse_lengths(lengths), or shortest_length..l_test
 // (UsageError on a bad list).
 std::vector<int> test_lengths(const TrainSpec& spec);
 
-// Flat {key: value} in visit_spec_fields order, init_from (a path) left out. Settings added after
-// the first results were published (lengths, the token tasks' settings, depths, the methods') are
+// Flat {key: value} in visit_spec_fields order (train/spec_settings.hpp), init_from (a path) left
+// out. Settings added after the first results were published (every row without kInEveryId) are
 // left out while at their defaults, so that earlier runs keep their ids and manifests.
 nlohmann::ordered_json to_json(const TrainSpec& spec);
 // The inverse of to_json; every key must be known and of the right type (UsageError naming it,
@@ -217,3 +144,5 @@ std::string canonical_spec_text(const TrainSpec& spec);
 std::string training_spec_text(const TrainSpec& spec);
 
 }  // namespace lenlab
+
+#include "train/spec_settings.hpp"  // visit_spec_fields: every setting's row

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <set>
 #include <string>
 #include <type_traits>
 
@@ -15,58 +14,18 @@
 namespace lenlab {
 
 nlohmann::ordered_json to_json(const TrainSpec& spec) {
-  static const std::set<std::string> late_keys = {"pe_bias",
-                                                  "t5_buckets",
-                                                  "t5_max_distance",
-                                                  "t5_per_layer",
-                                                  "rope_base",
-                                                  "lengths",
-                                                  "l_train_min",
-                                                  "train_rope_scaling",
-                                                  "train_rope_factor",
-                                                  "fire_width",
-                                                  "fire_threshold",
-                                                  "n_symbols",
-                                                  "key_length",
-                                                  "markov_order",
-                                                  "markov_concentration",
-                                                  "markov_seed",
-                                                  "modulus",
-                                                  "corpus",
-                                                  "depths",
-                                                  "vcl_offset",
-                                                  "vcl_alpha",
-                                                  "vcl_prefix",
-                                                  "init_parent",
-                                                  "random_positions",
-                                                  "misalign_alpha",
-                                                  "misalign_extra",
-                                                  "misalign_kind",
-                                                  "misalign_control",
-                                                  "n_local",
-                                                  "n_global",
-                                                  "distance_cap",
-                                                  "temperature",
-                                                  "temperature_min",
-                                                  "temperature_step",
-                                                  "attention_stats",
-                                                  "rope_scaling",
-                                                  "rope_factor",
-                                                  "yarn_alpha",
-                                                  "yarn_beta",
-                                                  "precision"};
   static const nlohmann::ordered_json defaults = [] {
     nlohmann::ordered_json d;
     const TrainSpec base;
-    visit_spec_fields(base, [&](const char* key, const auto& value) { d[key] = value; });
+    visit_spec_fields(base, [&](const Setting& row, const auto& value) { d[row.key] = value; });
     return d;
   }();
   nlohmann::ordered_json j;
-  visit_spec_fields(spec, [&](const char* key, const auto& value) {
-    if (std::string_view(key) == "init_from") return;  // the parent by id: init_parent
-    if (late_keys.count(key) && defaults.at(key) == nlohmann::ordered_json(value))
+  visit_spec_fields(spec, [&](const Setting& row, const auto& value) {
+    if (std::string_view(row.key) == "init_from") return;  // the parent by id: init_parent
+    if (!row.has(Setting::kInEveryId) && defaults.at(row.key) == nlohmann::ordered_json(value))
       return;  // see the header
-    j[key] = value;
+    j[row.key] = value;
   });
   return j;
 }
@@ -88,16 +47,16 @@ TrainSpec spec_from_json(const nlohmann::ordered_json& j, const TrainSpec& base,
   if (!j.is_object()) throw UsageError(fmt::format("{}: expected a table of settings", where));
   TrainSpec spec = base;
   std::vector<std::string> keys;
-  visit_spec_fields(spec, [&](const char* key, auto&) { keys.emplace_back(key); });
+  visit_spec_fields(spec, [&](const Setting& row, auto&) { keys.emplace_back(row.key); });
   // Not a structured binding: the lambda below captures key and value, which clang before 16
   // refuses for structured bindings (Debian 12's clang 14 builds the fuzz targets).
   for (const auto& item : j.items()) {
     const std::string& key = item.key();
     const nlohmann::ordered_json& value = item.value();
     bool found = false;
-    visit_spec_fields(spec, [&](const char* name, auto& field) {
+    visit_spec_fields(spec, [&](const Setting& row, auto& field) {
       using T = std::decay_t<decltype(field)>;
-      if (key != name) return;
+      if (key != row.key) return;
       found = true;
       bool ok = false;
       if constexpr (std::is_same_v<T, std::string>) ok = value.is_string();

@@ -55,20 +55,10 @@ function chosenMethod() {
   return (state.options.methods || []).find((m) => m.name === $('#method').value);
 }
 
-// The words each method setting is labelled with (its key stays beside it, small: the server's
-// messages name settings by key). A setting not listed here is labelled with its key in words.
-const SETTING_LABELS = {
-  vcl_offset: 'Virtual offset',
-  vcl_alpha: 'Mixing weight α',
-  random_positions: 'Position range',
-  misalign_alpha: 'Regularizer weight α',
-  misalign_kind: 'Divergence',
-  n_local: 'Local window',
-  n_global: 'Global tokens',
-  distance_cap: 'Distance cap',
-  temperature: 'Temperature',
-};
-const settingLabel = (key) => SETTING_LABELS[key] || key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
+// The words each method setting is labelled with (the server's rows of settings send them; its key
+// stays beside it, small: the server's messages name settings by key). A setting without them is
+// labelled with its key in words.
+const settingLabel = (key) => (state.options.labels || {})[key] || key.replace(/_/g, ' ').replace(/^./, (c) => c.toUpperCase());
 
 // One labelled input per setting of the chosen method, each with its own error line.
 function renderMethodSettings() {

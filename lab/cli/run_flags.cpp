@@ -5,7 +5,6 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.hpp"
-#include "core/rope_scaling.hpp"
 #include "lab/cli/cli_options.hpp"
 #include "lab/run/device.hpp"
 #include "train/lengths.hpp"
@@ -28,42 +27,27 @@ void add_budget_options(CLI::App& cmd, Budget& b) {
                  "Refuse work estimated to take longer than this, e.g. 30m, 12h, 3d");
 }
 
-// Inference-side attention (train/test_time_attention.hpp): how the trained model attends when
-// it is evaluated; the same flags for `lenlab train` (its own evaluation) and `lenlab eval`.
+namespace {
+
+// A setting's row as a flag: its name, help and range (core/setting.hpp); an integer switch as a
+// flag without a value. The lab's own rows (init_parent) have none.
+template <class Field>
+void add_row(CLI::App& cmd, const Setting& row, Field& field) {
+  if (row.has(Setting::kInternal)) return;
+  if (row.has(Setting::kSwitch))
+    cmd.add_flag(row.flag_name(), field, row.help_text());
+  else
+    add_setting(cmd, row.flag_name(), field, row.help_text(), row.min);
+}
+
+}  // namespace
+
+void add_spec_options(CLI::App& cmd, TrainSpec& s) {
+  visit_spec_fields(s, [&](const Setting& row, auto& field) { add_row(cmd, row, field); });
+}
+
 void add_test_time_options(CLI::App& cmd, TestTimeAttention& t) {
-  cmd.add_option("--n-local", t.n_local,
-                 "LM-Infinite's window: each query sees only the last N keys (and the first "
-                 "--n-global); 'train' = the tokens of a sequence at l_train");
-  add_setting(
-      cmd, "--n-global", t.n_global,
-      "With --n-local: the first N keys every query also sees (the Λ-mask's global branch)");
-  cmd.add_option("--distance-cap", t.distance_cap,
-                 "alibi, rope: relative distances beyond D count as D; 'train' = the largest "
-                 "distance seen in training");
-  cmd.add_option("--rope-scaling", t.rope_scaling,
-                 "rope at test time: a context extension, " + join_choices(rope_extension_names()) +
-                     " (position interpolation, NTK-aware base, YaRN's ramp and logit scale, NTK "
-                     "by each length)");
-  cmd.add_option("--rope-factor", t.rope_factor,
-                 "With --rope-scaling: its factor s, or auto = per test length, its tokens / the "
-                 "training window's (dynamic-ntk: HF's factor, auto = 1)");
-  cmd.add_option("--yarn-alpha", t.yarn_alpha,
-                 "yarn: pairs turning fewer times than this over the training window are "
-                 "interpolated (the paper's 1)");
-  cmd.add_option("--yarn-beta", t.yarn_beta,
-                 "yarn: pairs turning more times than this are kept (the paper's 32)");
-  cmd.add_option("--temperature", t.temperature,
-                 "Divide every attention logit by this (softmax temperature; 1 = as trained), or "
-                 "auto-pmax / auto-entropy: per length past l_train, the temperature paper 002's "
-                 "search aligns with training");
-  cmd.add_option("--temperature-min", t.temperature_min,
-                 "With an auto temperature: the lowest temperature the search tries (its grid runs "
-                 "from 1 down to this; Algorithm 1's 0.5)");
-  cmd.add_option("--temperature-step", t.temperature_step,
-                 "With an auto temperature: the search grid's spacing (Algorithm 1's 0.05)");
-  cmd.add_flag("--attention-stats", t.attention_stats,
-               "Also write attention.csv: per length, layer and head the mean attention entropy "
-               "and largest attention probability");
+  visit_test_time_settings(t, [&](const Setting& row, auto& field) { add_row(cmd, row, field); });
 }
 
 void refuse_empty_flags(const CLI::App& cmd) {

@@ -1,10 +1,10 @@
 #pragma once
 // Flags that `lenlab train` and `lenlab eval` (and the sweeps' commands, in part) share: where the
-// work runs, its budget, and the test-time attention.
+// work runs, its budget, and the settings' flags, made from their rows (train/spec_settings.hpp).
 #include <string>
 
 #include "cost/budget.hpp"
-#include "train/test_time_attention.hpp"
+#include "train/train_spec.hpp"
 
 namespace CLI {
 class App;
@@ -14,6 +14,8 @@ namespace lenlab {
 
 void add_device_option(CLI::App& cmd, std::string& device);
 void add_budget_options(CLI::App& cmd, Budget& b);
+// Every setting of a run as a flag (`lenlab train`), or the test-time ones (`lenlab eval`).
+void add_spec_options(CLI::App& cmd, TrainSpec& s);
 void add_test_time_options(CLI::App& cmd, TestTimeAttention& t);
 // Flags whose unset value is "" (--lengths, --depths, --n-local, --distance-cap): given as '' on
 // the command line they are a mistake, a UsageError naming the flag and what it takes.

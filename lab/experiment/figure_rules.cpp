@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/text_rule.hpp"
 #include "results/figure_metric.hpp"
+#include "tasks/token_tasks.hpp"
 #include "train/lengths.hpp"
 #include "train/test_time_attention.hpp"
 
@@ -19,14 +20,16 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-// The plots a task's lines can have: "length" and "temperature" always; "depth" for passkey;
-// "position" for markov and text; "misalignment" for markov and the scalar tasks.
+// The plots a task's lines can have (its row says which apply): "length" and "temperature" always;
+// "depth" for a task tested at depths (passkey); "position" where every row answers (markov,
+// text); "misalignment" where the measure applies (markov and the scalar tasks).
 std::vector<std::string> task_plots(TaskKind task) {
-  if (task == TaskKind::kPasskey) return {"length", "depth", "temperature"};
-  if (task == TaskKind::kMarkov) return {"length", "position", "misalignment", "temperature"};
-  if (task == TaskKind::kText) return {"length", "position", "temperature"};
-  if (is_token_task(task)) return {"length", "temperature"};
-  return {"length", "misalignment", "temperature"};  // the scalar tasks
+  std::vector<std::string> plots = {"length"};
+  if (task_has_depths(task)) plots.push_back("depth");
+  if (task_every_row_answers(task)) plots.push_back("position");
+  if (task_info(task).misalignment) plots.push_back("misalignment");
+  plots.push_back("temperature");
+  return plots;
 }
 
 bool contains(const std::vector<std::string>& choices, const std::string& x) {

@@ -42,7 +42,7 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
             "{} holds a run with other settings than the one planned under that id; remove it "
             "or choose another --out",
             (runs_dir / run.id).string()));
-      if (run.spec.task == task_name(TaskKind::kText)) {
+      if (task_reads_corpus(parse_task(run.spec.task))) {
         // A finished text run belongs to the text it was trained on: a changed corpus would mix
         // old runs with new ones in the figures (lenlab eval refuses it the same way).
         const std::string now = open_corpus(run.spec.token.corpus)->hash();

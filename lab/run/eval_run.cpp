@@ -75,7 +75,7 @@ int run_eval(const EvalOptions& o) {
                     "evaluate",
                     o.run_dir.string(), record->status));
   const TrainSpec& trained = record->spec;
-  if (trained.task == task_name(TaskKind::kText)) {
+  if (task_reads_corpus(parse_task(trained.task))) {
     // A text run is only evaluated on the text it was trained on: its vocabulary and splits.
     const auto corpus = open_corpus(trained.token.corpus);
     if (corpus->hash() != record->corpus_hash)

@@ -126,7 +126,7 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
     manifest_["cpu_matmul"] =
         spec.precision == "float64" ? "Eigen (float64)" : cpu::gemm_kernel_description();
   manifest_["config"] = to_json(spec);
-  if (resolved.task == TaskKind::kText) {  // which text it learned: lenlab eval checks the hash
+  if (task_reads_corpus(resolved.task)) {  // which text it learned: lenlab eval checks the hash
     const auto corpus = open_corpus(spec.token.corpus);
     manifest_["corpus"] = {{"path", absolute_path(corpus->path())},
                            {"bytes", corpus->bytes()},
@@ -143,8 +143,9 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
                               {"config", to_json(parent->spec)}};
   manifest_["derived"] = {
       {"n_parameters", n_parameters},
-      {"learned_position_rows",
-       resolved.model.pe == PositionalEncoding::kLearned ? resolved.model.max_positions : 0},
+      {"learned_position_rows", positional_encoding_info(resolved.model.pe).learned_table()
+                                    ? resolved.model.max_positions
+                                    : 0},
       {"reparam_inverse", inverse_kind(resolved.reparam)}};
   // Where the comparison files went (tools/torch_reference finds them here).
   if (!options.save_init.empty()) manifest_["init_checkpoint"] = absolute_path(options.save_init);

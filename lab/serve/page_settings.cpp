@@ -31,7 +31,11 @@ TrainSpec page_base_spec() {
 Json page_options(int max_running) {
   Json defaults = Json::object();
   TrainSpec base = page_base_spec();
-  visit_spec_fields(base, [&](const char* key, const auto& field) { defaults[key] = field; });
+  Json labels = Json::object();
+  visit_spec_fields(base, [&](const Setting& row, const auto& field) {
+    defaults[row.key] = field;
+    if (row.label) labels[row.key] = row.label;
+  });
   // Each method and the settings that turn it on, at values that make a first try meaningful
   // (docs/methods.md explains them); the page sends only the chosen method's settings.
   const Json methods = Json::array({
@@ -60,8 +64,9 @@ Json page_options(int max_running) {
   std::vector<std::string> pes;
   for (const PositionalEncodingInfo& info : positional_encodings())
     if (!info.needs_setting) pes.push_back(info.name);
-  return {{"tasks", task_names()}, {"pes", pes},         {"reparams", Reparam::builtin_names()},
-          {"defaults", defaults},  {"methods", methods}, {"max_running", max_running}};
+  return {{"tasks", task_names()},     {"pes", pes},       {"reparams", Reparam::builtin_names()},
+          {"defaults", defaults},      {"labels", labels}, {"methods", methods},
+          {"max_running", max_running}};
 }
 
 namespace {
@@ -79,11 +84,14 @@ std::optional<std::string> problem_with(const Json& settings, const Budget& budg
   }
 }
 
-// A setting's flag: l_test → --l-test.
+// A setting's flag: l_test → --l-test, batch_size → --batch.
 std::string flag_of(const std::string& key) {
-  std::string flag = "--" + key;
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return flag;
+  const TrainSpec defaults;
+  std::string flag;
+  visit_spec_fields(defaults, [&](const Setting& row, const auto&) {
+    if (key == row.key) flag = row.flag_name();
+  });
+  return flag.empty() ? "--" + key : flag;
 }
 
 // Where `flag` stands whole in `message` from `from` on ("--l-test", not the start of
@@ -109,9 +117,9 @@ bool names_setting(const std::string& message, const std::string& key) {
 // The message in the page's words: each setting's flag (--reparam-shift) as the field's name
 // (reparam_shift), so that a student is told about the field they can change.
 std::string in_page_words(std::string message) {
-  TrainSpec spec;
-  visit_spec_fields(spec, [&](const char* key, const auto&) {
-    const std::string flag = flag_of(key);
+  const TrainSpec defaults;
+  visit_spec_fields(defaults, [&](const Setting& row, const auto&) {
+    const std::string flag = row.flag_name(), key = row.key;
     for (size_t at = find_flag(message, flag); at != std::string::npos;
          at = find_flag(message, flag, at + 1))
       message.replace(at, flag.size(), key);
@@ -185,7 +193,7 @@ Json parse_page_request(std::string_view body) {
   Json request = parse_json_input<Json>(body, "the settings", kFlatJsonDepth);
   size_t settings = 0;
   const TrainSpec fields;
-  visit_spec_fields(fields, [&](const char*, const auto&) { ++settings; });
+  visit_spec_fields(fields, [&](const Setting&, const auto&) { ++settings; });
   if (request.is_object() && request.size() > settings)
     throw UsageError(
         fmt::format("the request has {} settings; a run has {} (GET /api/options lists them)",

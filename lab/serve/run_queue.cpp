@@ -41,7 +41,7 @@ namespace {
 
 Json all_fields(TrainSpec spec) {
   Json j = Json::object();
-  visit_spec_fields(spec, [&](const char* key, const auto& field) { j[key] = field; });
+  visit_spec_fields(spec, [&](const Setting& row, const auto& field) { j[row.key] = field; });
   return j;
 }
 

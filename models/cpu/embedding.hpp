@@ -1,6 +1,7 @@
 #pragma once
-// Token (+ learned position) embedding, out[t] = wte[token_t] + wpe[pos_t], and the gather of the
-// rows a head reads. wpe may be null (every positional encoding but the learned table).
+// Token (+ absolute position) embedding, out[t] = wte[token_t] + wpe[pos_t], and the gather of the
+// rows a head reads. wpe may be null (no absolute table); a learned table is in each model's
+// parameters (wpe_stride = the models' param_stride), a fixed one is shared (wpe_stride 0).
 #include <algorithm>
 #include <cstddef>
 
@@ -15,11 +16,11 @@ inline int used_rows(const ops::Seqs& q, int k) {
 
 // out [K, N, d]; tokens [K, N]; padding rows 0.
 template <class T>
-void embedding_forward(T* out, const int* tokens, const T* wte, const T* wpe, int d, ops::Seqs q,
-                       ops::Models m = {}) {
+void embedding_forward(T* out, const int* tokens, const T* wte, const T* wpe, size_t wpe_stride,
+                       int d, ops::Seqs q, ops::Models m = {}) {
   for (int k = 0; k < m.count; ++k) {
     const T* e = wte + k * m.param_stride;
-    const T* p = wpe ? wpe + k * m.param_stride : nullptr;
+    const T* p = wpe ? wpe + k * wpe_stride : nullptr;
     const int used = used_rows(q, k);
     for (int r = 0; r < q.rows; ++r) {
       const size_t t = static_cast<size_t>(k) * q.rows + r;

@@ -14,7 +14,8 @@ namespace {
 
 // One thread per element of out [K, N, d]; rows past the model's last offset are padding (0).
 __global__ void embedding_forward_kernel(float* out, const int* tokens, const float* wte,
-                                         const float* wpe, int d, Seqs q, int K, size_t P) {
+                                         const float* wpe, size_t wpe_stride, int d, Seqs q, int K,
+                                         size_t P) {
   const size_t total = static_cast<size_t>(K) * q.rows * d;
   for (size_t i = global_thread(); i < total; i += grid_threads()) {
     const size_t row = i / d;  // k·N + r
@@ -25,7 +26,7 @@ __global__ void embedding_forward_kernel(float* out, const int* tokens, const fl
       continue;
     }
     const float e = wte[k * P + static_cast<size_t>(tokens[row]) * d + c];
-    out[i] = wpe ? e + wpe[k * P + static_cast<size_t>(q.positions[row]) * d + c] : e;
+    out[i] = wpe ? e + wpe[k * wpe_stride + static_cast<size_t>(q.positions[row]) * d + c] : e;
   }
 }
 
@@ -87,12 +88,12 @@ __global__ void gather_rows_backward_kernel(float* dinp, const float* dout, cons
 
 }  // namespace
 
-void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe, int d,
-                       Seqs q, Models m) {
+void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe,
+                       size_t wpe_stride, int d, Seqs q, Models m) {
   const size_t n = static_cast<size_t>(m.count) * q.rows * d;
   if (n == 0) return;
-  embedding_forward_kernel<<<blocks_for(n), kThreads>>>(out, tokens, wte, wpe, d, q, m.count,
-                                                        m.param_stride);
+  embedding_forward_kernel<<<blocks_for(n), kThreads>>>(out, tokens, wte, wpe, wpe_stride, d, q,
+                                                        m.count, m.param_stride);
   LENLAB_CHECK_LAUNCH("embedding_forward_kernel");
 }
 

@@ -41,9 +41,11 @@ void gelu_backward(float* dinp, const float* inp, const float* th, const float* 
 void add_inplace(float* y, const float* x, size_t n);
 
 // ---- embedding and row gathers ----
-// out [K, N, d] = wte[token] + wpe[position] (wpe may be null); tokens [K, N]; padding rows 0.
-void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe, int d,
-                       Seqs q, Models m = {});
+// out [K, N, d] = wte[token] + wpe[position] (wpe may be null; model k's table wpe_stride past
+// model 0's: the param stride for a learned one, 0 for a shared fixed one); tokens [K, N]; padding
+// rows 0.
+void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe,
+                       size_t wpe_stride, int d, Seqs q, Models m = {});
 // Adds into dwte [vocab, d] and dwpe [n_positions, d] (if not null), summing rows in order.
 void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int vocab,
                         int n_positions, int d, Seqs q, Models m = {});

@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from . import _lenlab
-from ._settings import depths_text, lengths_text, setting_value, settings_json_ready
+from ._settings import (depths_text, lengths_text, setting_value, settings_json_ready,
+                        test_time_settings)
 from ._functions import (_FINGERPRINT_FILE, _bias_fingerprint, _fingerprint,
                          _functions_fingerprint, _pe_bias_setting, _recorded_fingerprints,
                          _reparam_setting, _same_functions)
@@ -179,22 +180,7 @@ class Run:
             while (self.dir / f"eval-{n}").exists():
                 n += 1
             out = self.dir / f"eval-{n}"
-        allowed = {"n_local", "n_global", "distance_cap", "temperature", "temperature_min",
-                   "temperature_step", "attention_stats", "rope_scaling", "rope_factor",
-                   "yarn_alpha", "yarn_beta"}
-        unknown = sorted(set(attention) - allowed)
-        if unknown:
-            raise UsageError(f"unknown eval setting {unknown[0]!r}; valid: "
-                             + ", ".join(sorted(allowed)))
-        if "attention_stats" in attention:
-            attention["attention_stats"] = int(attention["attention_stats"])
-        if "n_local" in attention or "distance_cap" in attention:
-            for key in ("n_local", "distance_cap"):
-                if key in attention:
-                    attention[key] = str(attention[key])
-        for key in ("temperature", "rope_factor"):
-            if key in attention:
-                attention[key] = str(attention[key])
+        attention = test_time_settings(attention)
         attention = settings_json_ready(attention)
         samples = setting_value("samples", samples)
         if not isinstance(samples, int) or isinstance(samples, bool):

@@ -32,6 +32,26 @@ def setting_value(key: str, value):
                      f"{type(value).__name__} {_shown(value)}")
 
 
+def test_time_settings(settings: dict) -> dict:
+    """Run.eval's keywords: the settings whose rows say test-time (the engine's table of settings),
+    each as its row's kind takes it (a number given to a text setting such as temperature as its
+    text, a switch as 0 or 1)."""
+    rows = _lenlab.setting_rows()
+    allowed = sorted(key for key, row in rows.items() if row["test_time"])
+    unknown = sorted(set(settings) - set(allowed))
+    if unknown:
+        raise UsageError(f"unknown eval setting {unknown[0]!r}; valid: " + ", ".join(allowed))
+    out = {}
+    for key, value in settings.items():
+        kind = rows[key]["kind"]
+        if kind == "switch":
+            value = int(value)
+        elif kind == "string" and not isinstance(value, str):
+            value = str(value)
+        out[key] = value
+    return out
+
+
 def settings_json_ready(settings: dict) -> dict:
     """Every value through setting_value."""
     return {key: setting_value(key, value) for key, value in settings.items()}

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "models/cuda/device_buffer.hpp"
-#include "tests/expect_close.hpp"
+#include "tests/support/expect_close.hpp"
 
 namespace lenlab::test {
 

@@ -25,6 +25,7 @@
 #include "results/run_record.hpp"
 #include "tasks/task.hpp"
 #include "tests/cuda/parity.hpp"
+#include "tests/support/test_paths.hpp"
 #include "train/evaluate.hpp"
 #include "train/trainer.hpp"
 

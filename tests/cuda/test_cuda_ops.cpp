@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "models/cuda/backend.hpp"
-#include "tests/backend_runner.hpp"
+#include "tests/models/backend_runner.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;

@@ -1,0 +1,54 @@
+#pragma once
+// A setting declared once: its key (config files, manifests, run ids, the JSON of the Python module
+// and of the live page), its help, its command-line flag, the range a flag accepts, and how run
+// ids treat it. A struct of settings lists its rows in one visit function (train/run_settings.hpp:
+// visit_spec_fields), and everything that reads or writes settings walks those rows: the CLI's
+// flags (lab/cli/), config files and manifests (train/train_spec_json.cpp), the Python keywords and
+// the page's fields. A new setting is its field and its row; nothing else lists it.
+#include <algorithm>
+#include <limits>
+#include <string>
+
+namespace lenlab {
+
+struct Setting {
+  // Traits, or-ed together.
+  enum : unsigned {
+    // In every run's id and manifest, even at its default: the settings of the first published
+    // runs. Every other setting is left out while at its default, so that adding one keeps every
+    // earlier run's id (train/train_spec_json.cpp).
+    kInEveryId = 1u << 0,
+    kTestTime = 1u << 1,  // how a trained model is evaluated (lenlab eval takes it too)
+    kSwitch = 1u << 2,    // an integer 0/1 given as a flag without a value (--attention-stats)
+    kInternal = 1u << 3,  // set by the lab, not by a user: no flag (init_parent)
+    kNoFlag = 1u << 4,    // a config key only (init_from is the flag of its own command)
+  };
+  static constexpr long long kNoMin = std::numeric_limits<long long>::min();
+
+  const char* key;
+  // The flag's help; "{}" in it is replaced by choices() (a list that only the program knows).
+  const char* help = "";
+  unsigned traits = 0;
+  long long min = kNoMin;          // integers: the smallest value the flag accepts
+  const char* flag = nullptr;      // when not "--" + key with '-' for '_' ("--batch": batch_size)
+  const char* encoding = nullptr;  // a setting of this positional encoding only ("t5")
+  std::string (*choices)() = nullptr;
+  const char* label = nullptr;  // the live page's words for it; null: the key in words
+
+  bool has(unsigned t) const { return (traits & t) != 0; }
+  // "--l-train" for l_train.
+  std::string flag_name() const {
+    if (flag) return flag;
+    std::string f = std::string("--") + key;
+    std::replace(f.begin(), f.end(), '_', '-');
+    return f;
+  }
+  std::string help_text() const {
+    std::string h = help;
+    if (const size_t at = h.find("{}"); at != std::string::npos && choices)
+      h.replace(at, 2, choices());
+    return h;
+  }
+};
+
+}  // namespace lenlab

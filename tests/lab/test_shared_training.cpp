@@ -1,0 +1,184 @@
+// Test-time attention as run settings (config keys n_local, n_global, distance_cap, temperature,
+// attention_stats; train/test_time_settings.hpp): a sweep trains the lines that differ only there
+// once (lab/run/run_group_impl.hpp), and evaluates each as `lenlab eval` would with the same flags,
+// to the byte. Also the config's vary = "settings" lines and their mistakes.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/support/cli_support.hpp"
+#include "core/error.hpp"
+#include "lab/experiment/experiment_config.hpp"
+#include "results/run_record.hpp"
+#include "train/train_spec.hpp"
+
+using namespace lenlab;
+using namespace lenlab::test;
+
+namespace {
+
+std::string own(const std::string& name) {
+  return fmt::format("shared-training-{}-{}", ::getpid(), name);
+}
+
+// The tiny run's settings (tests/cli_support.hpp) at 100 steps, RoPE, length prediction.
+constexpr const char* kDefaults = R"(seeds = [1]
+[defaults]
+task = "length"
+pe = "rope"
+steps = 100
+l_train = 4
+l_test = 8
+eval_samples = 20
+d_model = 16
+n_head = 2
+d_ff = 32
+)";
+
+std::vector<std::string> tiny_rope_args(const fs::path& out) {
+  std::vector<std::string> args = tiny_args(out);
+  *(std::find(args.begin(), args.end(), "--task") + 1) = "length";
+  *(std::find(args.begin(), args.end(), "--steps") + 1) = "100";
+  args.insert(args.end(), {"--pe", "rope"});
+  return args;
+}
+
+nlohmann::json manifest(const fs::path& run) {
+  return nlohmann::json::parse(read_text(run / "manifest.json"));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "lines that differ only in test-time attention share one training, and evaluate as lenlab eval "
+    "does") {
+  const fs::path dir = run_dir(own("sweep"));
+  const fs::path plain = dir / "plain";
+  const CliResult trained = run_cli(tiny_rope_args(plain));
+  REQUIRE_MESSAGE(trained.rc == 0, trained.err);
+
+  const fs::path config = dir / "config.toml";
+  write_raw(config, std::string(kDefaults) + R"([figures.t]
+title = "test-time attention"
+vary = "settings"
+values = [
+  { label = "plain" },
+  { label = "lambda", n_local = "train", n_global = 1 },
+  { label = "cap", distance_cap = "train", attention_stats = 1 },
+  { label = "tau", temperature = "auto-pmax" },
+]
+)");
+  const fs::path out = dir / "sweep";
+  const CliResult swept = run_cli({"run", config.string(), "--out", out.string()});
+  REQUIRE_MESSAGE(swept.rc == 0, swept.err);
+
+  // Each line's run folder, by its test-time settings.
+  std::map<std::string, fs::path> runs;
+  for (const auto& e : fs::directory_iterator(out / "runs")) {
+    const nlohmann::json m = manifest(e.path());
+    CHECK(m.at("status") == "completed");
+    CHECK(m.at("runs_sharing_training") == 4);
+    const nlohmann::json& c = m.at("config");
+    const std::string label = c.contains("n_local")        ? "lambda"
+                              : c.contains("distance_cap") ? "cap"
+                              : c.contains("temperature")  ? "tau"
+                                                           : "plain";
+    CHECK(runs.count(label) == 0);
+    runs[label] = e.path();
+  }
+  REQUIRE(runs.size() == 4);
+
+  // One training: every run's loss curve is the separately trained run's, to the byte.
+  for (const auto& [label, run] : runs) {
+    CAPTURE(label);
+    CHECK(read_text(run / "loss.csv") == read_text(plain / "loss.csv"));
+  }
+  CHECK(read_text(runs["plain"] / "results.csv") == read_text(plain / "results.csv"));
+
+  // Each variant's evaluation is lenlab eval's with the same flags, to the byte.
+  const auto eval = [&](const std::string& name, std::vector<std::string> flags) {
+    const fs::path e = dir / ("eval-" + name);
+    std::vector<std::string> args = {"eval", plain.string(), "--out", e.string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const CliResult r = run_cli(args);
+    REQUIRE_MESSAGE(r.rc == 0, r.err);
+    return e;
+  };
+  const fs::path lambda = eval("lambda", {"--n-local", "train", "--n-global", "1"});
+  CHECK(read_text(runs["lambda"] / "results.csv") == read_text(lambda / "results.csv"));
+  const fs::path cap = eval("cap", {"--distance-cap", "train", "--attention-stats"});
+  CHECK(read_text(runs["cap"] / "results.csv") == read_text(cap / "results.csv"));
+  REQUIRE(fs::exists(runs["cap"] / "attention.csv"));
+  CHECK(read_text(runs["cap"] / "attention.csv") == read_text(cap / "attention.csv"));
+  CHECK_FALSE(fs::exists(runs["plain"] / "attention.csv"));
+  const fs::path tau = eval("tau", {"--temperature", "auto-pmax"});
+  CHECK(read_text(runs["tau"] / "results.csv") == read_text(tau / "results.csv"));
+  const nlohmann::json searched = nlohmann::json::parse(read_text(tau / "eval.json"))
+                                      .at("attention")
+                                      .at("temperature_by_length");
+  CHECK(manifest(runs["tau"]).at("temperature_by_length") == searched);
+  // And the whole search (grid, bounds, each criterion's τ, the curve) the same, read back.
+  CHECK(
+      manifest(runs["tau"]).at("temperature_search") ==
+      nlohmann::json::parse(read_text(tau / "eval.json")).at("attention").at("temperature_search"));
+  const std::optional<RunRecord> record = load_run(runs["tau"]);
+  REQUIRE(record);
+  CHECK(record->temperature_curve.size() == 11 * (kTinyLTest - kTinyLTrain));
+  CHECK(record->temperature_chosen.at("auto-pmax").size() == kTinyLTest - kTinyLTrain);
+  for (const auto& [length, tau] : record->temperature_by_length) {
+    CHECK(record->temperature_chosen.at("auto-pmax").at(length) == tau);
+    CHECK(record->temperature_at_bound.count(length) == (tau == 1.0 || tau == 0.5 ? 1u : 0u));
+  }
+  CHECK(searched.size() == kTinyLTest - kTinyLTrain);
+
+  // The variants do change the evaluation past l_train (else the byte checks above prove little).
+  CHECK(read_text(runs["lambda"] / "results.csv") != read_text(plain / "results.csv"));
+  CHECK(read_text(runs["cap"] / "results.csv") != read_text(plain / "results.csv"));
+}
+
+TEST_CASE("a figure's vary = settings lines: labels, settings, and each mistake named") {
+  const auto parse = [](const std::string& figure) {
+    return parse_experiment_config(std::string(kDefaults) + "[figures.f]\n" + figure, "c.toml");
+  };
+  const ExperimentConfig c = parse(R"(vary = "settings"
+values = [{ label = "plain" }, { label = "Λ + cap", n_local = "train", n_global = 1, distance_cap = "3" }]
+)");
+  const FigureSpec& f = c.figures.at(0);
+  REQUIRE(f.n_lines() == 2);
+  CHECK(f.line_label(0) == "plain");
+  CHECK(f.line_label(1) == "Λ + cap");
+  CHECK(f.line_spec(0, 1).test_attention.plain());
+  const TrainSpec s = f.line_spec(1, 7);
+  CHECK(s.test_attention.n_local == "train");
+  CHECK(s.test_attention.n_global == 1);
+  CHECK(s.test_attention.distance_cap == "3");
+  CHECK(s.seed == 7);
+  CHECK(training_spec_text(s) == training_spec_text(f.line_spec(0, 7)));
+  CHECK(canonical_spec_text(s) != canonical_spec_text(f.line_spec(0, 7)));
+
+  const auto refused = [&](const std::string& figure, const std::string& says) {
+    CAPTURE(figure);
+    try {
+      parse(figure);
+      FAIL("accepted");
+    } catch (const UsageError& e) {
+      CHECK_MESSAGE(std::string(e.what()).find(says) != std::string::npos, e.what());
+    }
+  };
+  refused("vary = \"settings\"\nvalues = [\"plain\"]\n", "value 1 is not a table");
+  refused("vary = \"settings\"\nvalues = [{ n_local = \"train\" }]\n",
+          "needs a non-empty string 'label'");
+  refused("vary = \"settings\"\nvalues = [{ label = \"a\" }, { label = \"a\" }]\n",
+          "two lines are labelled 'a'");
+  refused("vary = \"settings\"\nvalues = [{ label = \"a\", n_locl = \"train\" }]\n",
+          "unknown setting 'n_locl'");
+  refused("vary = \"settings\"\nvalues = [{ label = \"a\", n_local = 4 }]\n",
+          "'n_local' must be a string");
+}
