@@ -8,15 +8,12 @@
 #include <set>
 
 #include "plots/gnuplot_compare.hpp"
+#include "report/number_text.hpp"
 #include "results/figure_metric.hpp"
 
 namespace lenlab {
 
 namespace {
-
-std::string num(double x) {
-  return std::isnan(x) ? "—" : fmt::format("{:.3g}", x);
-}
 
 // ▲ / ▼ / ≈ against the baseline ("" for the baseline itself).
 std::string mark(const ComparedLine& c, bool is_baseline) {
@@ -32,7 +29,8 @@ std::string cell(const std::vector<ComparedLine>& lines, const std::string& labe
   const bool is_baseline = label == baseline;
   const std::string m = mark(*c, is_baseline);
   return fmt::format(
-      " {} ({}){}{}{} |", num(c->mean), c->rank, m.empty() ? std::string() : fmt::format(" {}", m),
+      " {} ({}){}{}{} |", number_or_dash(c->mean), c->rank,
+      m.empty() ? std::string() : fmt::format(" {}", m),
       c->seeds_paired > 0 ? fmt::format(" {}/{}", c->seeds_better, c->seeds_paired) : "",
       is_baseline ? " baseline" : "");
 }

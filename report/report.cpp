@@ -22,7 +22,7 @@ namespace lenlab {
 
 namespace {
 
-std::string num(double x) {
+std::string number_text(double x) {
   return fmt::format("{:.3g}", x);
 }
 std::string verdict(bool ok) {
@@ -59,8 +59,9 @@ std::string stats_table(const FigureSummary& f) {
   for (const FigureLine& l : f.lines) {
     const LineStats s = line_stats(l);
     out += fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {:.2f} | {} |\n", l.label, s.n_seeds, num(s.train_loss),
-        num(s.mse_within), num(s.mse_beyond), num(s.mse_at_l_test), s.beyond_trend,
+        "| {} | {} | {} | {} | {} | {} | {:.2f} | {} |\n", l.label, s.n_seeds,
+        number_text(s.train_loss), number_text(s.mse_within), number_text(s.mse_beyond),
+        number_text(s.mse_at_l_test), s.beyond_trend,
         s.growth.ok() ? fmt::format("{:.2f} (a = {:.1f})", s.growth.p, s.growth.a) : "—");
   }
   return out;
@@ -76,12 +77,12 @@ std::string claim_mean(const FigureSummary& f, const std::string& what, double v
   std::string others;
   for (const FigureLine& l : f.lines)
     if (l.label != "nope" && !l.runs.empty())
-      others += fmt::format("{} {}; ", l.label, num(line_stats(l).mse_max_beyond));
+      others += fmt::format("{} {}; ", l.label, number_text(line_stats(l).mse_max_beyond));
   return fmt::format(
       "- *{}* (figure {}): with NoPE the largest test MSE beyond l_train is {}, against {} for "
       "the best constant predictor at l_test (the target's variance) — {}. (Largest MSE beyond "
       "l_train with the other encodings: {})\n",
-      what, f.spec->name, num(s.mse_max_beyond), num(variance_at_l_test),
+      what, f.spec->name, number_text(s.mse_max_beyond), number_text(variance_at_l_test),
       ok ? "more than 10x below it: " + verdict(true) : "not 10x below it: " + verdict(false),
       others.empty() ? "none" : others.substr(0, others.size() - 2));
 }
@@ -96,8 +97,8 @@ std::string claim_fails(const FigureSummary& f, const std::string& task) {
     const LineStats s = line_stats(l);
     const bool fails = s.mse_at_l_test >= 1 && s.mse_at_l_test >= 100 * s.mse_within;
     all = all && fails;
-    detail += fmt::format("{}: {} → {} ({}); ", l.label, num(s.mse_within), num(s.mse_at_l_test),
-                          fails ? "fails" : "does not fail");
+    detail += fmt::format("{}: {} → {} ({}); ", l.label, number_text(s.mse_within),
+                          number_text(s.mse_at_l_test), fails ? "fails" : "does not fail");
   }
   return fmt::format(
       "- *{} prediction fails past l_train with every positional encoding* (figure {}): test "
@@ -119,7 +120,7 @@ std::string claim_reparam(const FigureSummary& f, const std::string& task) {
   for (const FigureLine& l : f.lines) {
     if (l.runs.empty()) continue;
     const double m = line_stats(l).mse_beyond;
-    detail += fmt::format("{} {}; ", l.label, num(m));
+    detail += fmt::format("{} {}; ", l.label, number_text(m));
     if (l.label != "identity") all_help = all_help && m < base;
     if (m < best_mse) best_mse = m, best = l.label;
   }
@@ -143,7 +144,7 @@ std::string claim_l_train(const FigureSummary& f, const std::string& task) {
     if (i > 0) helps = helps && rows[i].second.mse_at_l_test < rows[i - 1].second.mse_at_l_test;
     trend = trend && rows[i].second.beyond_trend > 0.9;
     detail += fmt::format("l_train {}: {} (trend {:.2f}); ", rows[i].first,
-                          num(rows[i].second.mse_at_l_test), rows[i].second.beyond_trend);
+                          number_text(rows[i].second.mse_at_l_test), rows[i].second.beyond_trend);
   }
   return fmt::format(
       "- *A longer training range helps {} prediction, but the error still grows with length* "
@@ -174,9 +175,9 @@ std::string claim_growth(const FigureSummary& f, bool quadratic) {
       const TrainSpec& s = nope->spec;
       const double predicted = s.task == "length" ? paper_length_error(s.l_train, s.l_test)
                                                   : paper_sum_error(s.l_train, s.l_test);
-      theory =
-          fmt::format(" The closed form predicts an MSE of {} at l_test = {}; NoPE measured {}.",
-                      num(predicted), s.l_test, num(line_stats(*nope).mse_at_l_test));
+      theory = fmt::format(
+          " The closed form predicts an MSE of {} at l_test = {}; NoPE measured {}.",
+          number_text(predicted), s.l_test, number_text(line_stats(*nope).mse_at_l_test));
     }
   return fmt::format(
       "- *Theorem 2: the {} error grows {} past l_train* (figure {}): exponent p of c·(l − a)^p "

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "report/number_text.hpp"
 #include "results/figure_metric.hpp"
 #include "results/range_means.hpp"
 
@@ -14,10 +15,6 @@ namespace lenlab {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::string num(double x) {
-  return std::isnan(x) ? "—" : fmt::format("{:.3g}", x);
-}
 
 // Whether a seed-mean value passes the metric's threshold (NaN never does).
 bool passes(double v, const std::string& metric) {
@@ -58,11 +55,13 @@ std::string findings(const FigureSummary& f, const std::string& x_name) {
   }
   if (n == 0) return out + "; no line has a completed run tested beyond l_train.\n";
   if (n == 1)
-    return out + fmt::format("; beyond l_train it averages {} ({}).\n", num(best_v), best->label);
+    return out + fmt::format("; beyond l_train it averages {} ({}).\n", number_or_dash(best_v),
+                             best->label);
   if (best_v == worst_v)
-    return out + fmt::format("; beyond l_train every line averages {}.\n", num(best_v));
+    return out + fmt::format("; beyond l_train every line averages {}.\n", number_or_dash(best_v));
   return out + fmt::format("; beyond l_train the lines average from {} ({}) to {} ({}).\n",
-                           num(worst_v), worst->label, num(best_v), best->label);
+                           number_or_dash(worst_v), worst->label, number_or_dash(best_v),
+                           best->label);
 }
 
 // The sentence that names the line that generalizes furthest.
@@ -102,8 +101,8 @@ std::string line_table(const FigureSummary& f, const std::string& x_name) {
                           : s.generalizes_to == 0          ? "—"
                                                            : fmt::format("{}", s.generalizes_to);
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", l.label, s.n_seeds,
-                       s.n_seeds ? num(s.train_loss) : "—", num(s.within), num(s.beyond),
-                       num(s.at_longest), g);
+                       s.n_seeds ? number_or_dash(s.train_loss) : "—", number_or_dash(s.within),
+                       number_or_dash(s.beyond), number_or_dash(s.at_longest), g);
   }
   return out;
 }
@@ -123,13 +122,14 @@ std::string multiples_table(const FigureSummary& f) {
     const int L = l.spec.l_train;
     const double base = at(l, L);
     if (std::isnan(base)) continue;
-    std::string row = fmt::format("| {} | {} |", l.label, num(base));
+    std::string row = fmt::format("| {} | {} |", l.label, number_or_dash(base));
     bool any = false;
     for (const int k : {2, 4, 8, 16}) {
       const double v = at(l, k * L);
       any = any || !std::isnan(v);
-      row +=
-          std::isnan(v) ? " — |" : fmt::format(" {} ({:+.1f} %) |", num(v), 100 * (v / base - 1));
+      row += std::isnan(v)
+                 ? " — |"
+                 : fmt::format(" {} ({:+.1f} %) |", number_or_dash(v), 100 * (v / base - 1));
     }
     if (any) rows += row + "\n";
   }
@@ -161,8 +161,9 @@ std::string depth_table(const FigureSummary& f) {
     out += fmt::format("| {} |", l.label);
     for (double d : depths) {
       const auto at = std::find(l.depths.begin(), l.depths.end(), d);
-      out += fmt::format(
-          " {} |", at == l.depths.end() ? "—" : num(s.by_depth_beyond[at - l.depths.begin()]));
+      out += fmt::format(" {} |", at == l.depths.end()
+                                      ? "—"
+                                      : number_or_dash(s.by_depth_beyond[at - l.depths.begin()]));
     }
     out += "\n";
   }

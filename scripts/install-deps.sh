@@ -12,13 +12,14 @@ set -euo pipefail
 # slurm-wlm and munge: the Slurm test starts a one-node cluster on this machine
 # (tests/slurm/localhost_cluster.sh) with its own daemons and files, none of the system's.
 # bible-kjv: the King James Bible, public domain, from which the build writes the text task's
-# default corpus (cmake/kjv_corpus.cmake; docs/tasks.md).
+# default corpus (cmake/kjv_corpus.cmake; docs/tasks.md). ccache: a build of sources compiled
+# before, in any clone, takes seconds (CMakeLists.txt).
 packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-json3-dev
           libcli11-dev libfmt-dev libtomlplusplus-dev libgmp-dev bible-kjv gnuplot-nox libcmark-gfm-dev
           libcmark-gfm-extensions-dev libcpp-httplib-dev chromium
           python3-dev pybind11-dev python3-numpy python3-pytest python3-tqdm python3-pandas
           python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel python3-torch
-          libopenblas0-openmp libopenblas-openmp-dev slurm-wlm munge)
+          libopenblas0-openmp libopenblas-openmp-dev slurm-wlm munge ccache)
 
 missing=()
 for p in "${packages[@]}"; do

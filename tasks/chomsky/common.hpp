@@ -100,4 +100,12 @@ inline int64_t sequence_tokens(int64_t input, int64_t slots) {
   return 1 + input + 1 + slots;
 }
 
+// The sizes of a task whose output is one token.
+inline int one_answer(const TokenTaskSettings&, int) {
+  return 1;
+}
+inline int64_t one_answer_tokens(const TokenTaskSettings&, int length) {
+  return sequence_tokens(length, 1);
+}
+
 }  // namespace lenlab::tasks::chomsky

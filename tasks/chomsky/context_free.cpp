@@ -13,13 +13,6 @@ namespace {
 // Stack manipulation's tokens after the bits 0 and 1.
 constexpr int32_t kPop = 2, kPush0 = 3, kPush1 = 4, kStackEnd = 5;
 
-int one_answer(const TokenTaskSettings&, int) {
-  return 1;
-}
-int64_t one_answer_tokens(const TokenTaskSettings&, int length) {
-  return chomsky::sequence_tokens(length, 1);
-}
-
 }  // namespace
 
 // k bits (a stack, bottom first) then L − k actions → the final stack, top first, then END; the
@@ -63,8 +56,8 @@ extern const TokenTaskMath kModularArithmeticBrackets{
           return chomsky::checked_modulus(s, "modular-arithmetic-brackets") + 5;
         },
     .uses_modulus = true,
-    .tokens = one_answer_tokens,
-    .answer_rows = one_answer,
+    .tokens = chomsky::one_answer_tokens,
+    .answer_rows = chomsky::one_answer,
     .draw =
         [](const TokenDraw& in, int length, Rng& rng, TokenSequence& seq) {
           const int m = in.settings->modulus;
@@ -85,8 +78,8 @@ extern const TokenTaskMath kSolveEquation{
     .uses_modulus = true,
     .shortest = [](const TokenTaskSettings&) { return 3; },
     .shortest_why = "the shortest equation is x = v",
-    .tokens = one_answer_tokens,
-    .answer_rows = one_answer,
+    .tokens = chomsky::one_answer_tokens,
+    .answer_rows = chomsky::one_answer,
     .draw =
         [](const TokenDraw& in, int length, Rng& rng, TokenSequence& seq) {
           const int m = in.settings->modulus;

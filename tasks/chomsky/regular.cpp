@@ -11,13 +11,6 @@ namespace {
 
 using chomsky::modulo;
 
-int one_answer(const TokenTaskSettings&, int) {
-  return 1;
-}
-int64_t one_answer_tokens(const TokenTaskSettings&, int length) {
-  return chomsky::sequence_tokens(length, 1);
-}
-
 // modular-arithmetic's value: digits at even offsets, operators between them; × binds first, as in
 // the study: a − b is a + (−b), each +-separated term a product, the terms' sum taken mod m.
 int chain_value(const int32_t* expression, int n_tokens, int m,
@@ -45,8 +38,8 @@ chomsky::ArithmeticTokens arithmetic_tokens(int m) {
 // b1..bL → 1 token: 1 when b1 ≠ bL (an odd number of unequal pairs)
 extern const TokenTaskMath kEvenPairs{
     .alphabet = [](const TokenTaskSettings&) { return 2; },
-    .tokens = one_answer_tokens,
-    .answer_rows = one_answer,
+    .tokens = chomsky::one_answer_tokens,
+    .answer_rows = chomsky::one_answer,
     .draw =
         [](const TokenDraw& in, int length, Rng& rng, TokenSequence& seq) {
           std::vector<int32_t>& t = seq.tokens;
@@ -64,8 +57,8 @@ extern const TokenTaskMath kCycleNavigation{
           return m > 3 ? m : 3;
         },
     .uses_modulus = true,
-    .tokens = one_answer_tokens,
-    .answer_rows = one_answer,
+    .tokens = chomsky::one_answer_tokens,
+    .answer_rows = chomsky::one_answer,
     .draw =
         [](const TokenDraw& in, int length, Rng& rng, TokenSequence& seq) {
           const int m = in.settings->modulus;
@@ -90,7 +83,7 @@ extern const TokenTaskMath kModularArithmetic{
         [](const TokenTaskSettings&, int length) {
           return chomsky::sequence_tokens(length % 2 == 0 ? length - 1 : length, 1);
         },
-    .answer_rows = one_answer,
+    .answer_rows = chomsky::one_answer,
     .draw =
         [](const TokenDraw& in, int length, Rng& rng, TokenSequence& seq) {
           const int m = in.settings->modulus;

@@ -27,27 +27,27 @@
 
 using namespace lenlab;
 using namespace lenlab::test;
-using Json = nlohmann::ordered_json;
+using PageJson = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
 namespace {
 
 // A run of a few hundred milliseconds (more under the sanitizers).
-Json tiny(Json extra = Json::object()) {
-  Json j = {{"task", "length"}, {"l_train", 3},       {"l_test", 6},
+PageJson tiny(PageJson extra = PageJson::object()) {
+  PageJson j = {{"task", "length"}, {"l_train", 3},       {"l_test", 6},
             {"steps", 20},      {"d_model", 16},      {"n_head", 2},
             {"d_ff", 32},       {"eval_samples", 16}, {"warmup_steps", 2}};
   for (const auto& item : extra.items()) j[item.key()] = item.value();
   return j;
 }
 
-std::vector<FieldError> errors_of(const Json& request) {
+std::vector<FieldError> errors_of(const PageJson& request) {
   return check_page_settings(request, Budget{}, false).errors;
 }
 
-Json wait_finished(const RunQueue& q, int number) {
+PageJson wait_finished(const RunQueue& q, int number) {
   for (int i = 0; i < 6000; ++i) {
-    const Json run = *q.run_json(number);
+    const PageJson run = *q.run_json(number);
     const std::string state = run["state"];
     if (state != "queued" && state != "training" && state != "evaluating") return run;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -116,26 +116,26 @@ TEST_CASE("the page's settings check gives the CLI's errors, each beside the fie
     CHECK(e[0].message.find("--max-running") != std::string::npos);
   }
   SUBCASE("not an object") {
-    const auto e = errors_of(Json::array({1, 2}));
+    const auto e = errors_of(PageJson::array({1, 2}));
     REQUIRE(e.size() == 1);
     CHECK(e[0].field.empty());
   }
 }
 
 TEST_CASE("the page's options list every task, PE and built-in, and defaults that check clean") {
-  const Json o = page_options(2);
+  const PageJson o = page_options(2);
   CHECK(o["max_running"] == 2);
   CHECK(o["tasks"].size() == task_names().size());
   // Every encoding that trains without a setting of its own (bias needs its expression).
   std::vector<std::string> pes;
   for (const PositionalEncodingInfo& info : positional_encodings())
     if (!info.needs_setting) pes.push_back(info.name);
-  CHECK(o["pes"] == Json(pes));
+  CHECK(o["pes"] == PageJson(pes));
   CHECK(pes.size() + 1 == positional_encoding_names().size());
   CHECK(o["defaults"]["steps"] == page_base_spec().steps);
   CHECK(errors_of(o["defaults"]).empty());
   // Every method's settings are real settings of the right type.
-  for (const Json& m : o["methods"]) {
+  for (const PageJson& m : o["methods"]) {
     INFO("method " << m["name"].get<std::string>());
     for (const auto& item : m["settings"].items()) CHECK(o["defaults"].contains(item.key()));
   }
@@ -153,7 +153,7 @@ TEST_CASE("the run queue trains in order, says each waiting run's place, and sho
   // Once the first has started (it trains for a while), the others wait behind it, in order.
   while ((*q.run_json(a))["state"] == "queued")
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  const Json rb = *q.run_json(b), rc = *q.run_json(c);
+  const PageJson rb = *q.run_json(b), rc = *q.run_json(c);
   if ((*q.run_json(a))["state"] != "completed") {  // else the machine was too fast to see it
     CHECK(rb["state"] == "queued");
     CHECK(rb["queue_position"] == 1);
@@ -163,7 +163,7 @@ TEST_CASE("the run queue trains in order, says each waiting run's place, and sho
   CHECK(q.submit(check_page_settings(tiny({{"pe", "rope"}}), {}, false).spec) == b);
   q.wait_until_idle();
   for (int n : {a, b, c}) {
-    const Json run = *q.run_json(n);
+    const PageJson run = *q.run_json(n);
     CHECK(run["state"] == "completed");
     CHECK(run["progress"] == doctest::Approx(1.0));
     CHECK(run["metric"] == "mse");
@@ -195,7 +195,7 @@ TEST_CASE("the run queue trains in order, says each waiting run's place, and sho
   SUBCASE("a new session reads finished runs back instead of training them again") {
     RunQueue again(o);
     const int n = again.submit(check_page_settings(tiny({{"pe", "alibi"}}), {}, false).spec);
-    const Json run = *again.run_json(n);
+    const PageJson run = *again.run_json(n);
     CHECK(run["state"] == "completed");
     CHECK(run["results"].size() == 6);
   }
@@ -247,37 +247,37 @@ TEST_CASE("the HTTP API: options, a refused run with its field, a run polled to 
 
   const auto options = http.Get("/api/options");
   REQUIRE(options);
-  CHECK(Json::parse(options->body)["tasks"][0] == "mean");
+  CHECK(PageJson::parse(options->body)["tasks"][0] == "mean");
 
   const auto bad = http.Post("/api/runs", tiny({{"reparam", "sqrt(x"}}).dump(), "application/json");
   REQUIRE(bad);
   CHECK(bad->status == 400);
-  const Json errors = Json::parse(bad->body)["errors"];
+  const PageJson errors = PageJson::parse(bad->body)["errors"];
   REQUIRE(errors.size() == 1);
   CHECK(errors[0]["field"] == "reparam");
   const auto junk = http.Post("/api/runs", "{task:", "application/json");
   REQUIRE(junk);
   CHECK(junk->status == 400);
-  CHECK(Json::parse(junk->body)["errors"][0]["field"].is_null());
+  CHECK(PageJson::parse(junk->body)["errors"][0]["field"].is_null());
 
   const auto ok = http.Post("/api/runs", tiny().dump(), "application/json");
   REQUIRE(ok);
   REQUIRE(ok->status == 200);
-  const int number = Json::parse(ok->body)["number"];
+  const int number = PageJson::parse(ok->body)["number"];
   const auto early_csv = http.Get("/api/runs/" + std::to_string(number) + "/results.csv");
   REQUIRE(early_csv);
   if ((*server.queue().run_json(number))["state"] != "completed") CHECK(early_csv->status == 404);
-  const Json done = wait_finished(server.queue(), number);
+  const PageJson done = wait_finished(server.queue(), number);
   CHECK(done["state"] == "completed");
   const auto polled = http.Get("/api/runs/" + std::to_string(number));
   REQUIRE(polled);
-  CHECK(Json::parse(polled->body)["results"].size() == 6);
+  CHECK(PageJson::parse(polled->body)["results"].size() == 6);
   const auto csv = http.Get("/api/runs/" + std::to_string(number) + "/results.csv");
   REQUIRE(csv);
   CHECK(csv->status == 200);
   CHECK(csv->body.rfind("length,mse,", 0) == 0);
   CHECK(http.Get("/api/runs/99")->status == 404);
-  CHECK(Json::parse(http.Get("/api/runs")->body)["runs"].size() == 1);
+  CHECK(PageJson::parse(http.Get("/api/runs")->body)["runs"].size() == 1);
 }
 
 TEST_CASE("lenlab serve refuses a port it cannot bind, before writing anything") {
@@ -313,7 +313,7 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
   o.queue.out = dir.path;
   ServedPage page(o);
   const auto error_message = [](const std::string& answer) {
-    return Json::parse(body_of(answer))["errors"][0]["message"].get<std::string>();
+    return PageJson::parse(body_of(answer))["errors"][0]["message"].get<std::string>();
   };
 
   SUBCASE("a body over 1 MiB is refused, also when chunked, without reading all of it") {
@@ -350,7 +350,7 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
     CHECK(error_message(deep).find("flat JSON object") != std::string::npos);
     // More keys than a run has settings: one error, not one per key (fuzzing: 50 000 unknown
     // keys took 6 s and a 49 MB reply).
-    Json many = Json::object();
+    PageJson many = PageJson::object();
     for (int i = 0; i < 2000; ++i) many[fmt::format("k{}", i)] = i;
     const std::string keys = round_trip(page.port, post_request(many.dump()));
     CHECK(status_of(keys) == 400);
@@ -374,7 +374,7 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
     CHECK(error_message(missing).find("/api/runs") != std::string::npos);
     const std::string garbage = round_trip(page.port, "HELLO\r\n\r\n");
     CHECK(status_of(garbage) == 400);
-    CHECK(Json::parse(body_of(garbage))["errors"][0]["field"].is_null());
+    CHECK(PageJson::parse(body_of(garbage))["errors"][0]["field"].is_null());
   }
 }
 
@@ -417,7 +417,7 @@ TEST_CASE("a restarted server keeps the runs an earlier session finished in its 
     q.wait_until_idle();
   }
   RunQueue again(o);
-  const Json listed = again.runs_json()["runs"];
+  const PageJson listed = again.runs_json()["runs"];
   REQUIRE(listed.size() == 1);
   CHECK(listed[0]["id"] == first_id);
   CHECK(listed[0]["state"] == "completed");

@@ -18,7 +18,7 @@
 using namespace lenlab;
 using namespace lenlab::test;
 using Clock = std::chrono::steady_clock;
-using Json = nlohmann::ordered_json;
+using PageJson = nlohmann::ordered_json;
 
 namespace {
 
@@ -129,7 +129,7 @@ TEST_CASE("slow clients neither starve the others nor stay connected past the re
     // Told why, as JSON, when the answer came before the close.
     if (!last_answer[i].empty()) {
       CHECK(status_of(last_answer[i]) == 400);
-      CHECK(Json::parse(body_of(last_answer[i]))["errors"][0]["message"].get<std::string>().find(
+      CHECK(PageJson::parse(body_of(last_answer[i]))["errors"][0]["message"].get<std::string>().find(
                 "5 s") != std::string::npos);
     }
   }

@@ -18,7 +18,7 @@ using namespace lenlab;
 
 namespace {
 
-ExperimentConfig config_of(const std::string& settings) {
+ExperimentConfig markov_config_of(const std::string& settings) {
   return parse_experiment_config(
       "seeds = [1, 2]\n[defaults]\ntask = \"markov\"\npe = \"rope\"\nl_train = 4\nl_test = 8\n"
       "[figures.t]\ntitle = \"T\"\nplot = \"temperature\"\n" +
@@ -55,20 +55,20 @@ RunRecord searched_run(const FigureSpec& fig, uint64_t seed, double base) {
 }  // namespace
 
 TEST_CASE("plot temperature: only lines with an auto temperature, any task") {
-  CHECK_THROWS_WITH_AS(config_of("vary = \"pe\"\nvalues = [\"rope\"]\n"),
+  CHECK_THROWS_WITH_AS(markov_config_of("vary = \"pe\"\nvalues = [\"rope\"]\n"),
                        doctest::Contains("plot 'temperature' draws the temperature search's "
                                          "curve, but line pe = rope has temperature '1'"),
                        UsageError);
-  CHECK_NOTHROW(config_of("vary = \"temperature\"\nvalues = [\"auto-pmax\"]\n"));
-  CHECK_NOTHROW(config_of("task = \"length\"\nvary = \"temperature\"\nvalues = [\"auto-pmax\"]\n"));
+  CHECK_NOTHROW(markov_config_of("vary = \"temperature\"\nvalues = [\"auto-pmax\"]\n"));
+  CHECK_NOTHROW(markov_config_of("task = \"length\"\nvary = \"temperature\"\nvalues = [\"auto-pmax\"]\n"));
   // Its attention statistics come with the curve: no attention_stats needed.
   CHECK_NOTHROW(
-      config_of("metric = \"attention_entropy\"\nvary = \"temperature\"\n"
+      markov_config_of("metric = \"attention_entropy\"\nvary = \"temperature\"\n"
                 "values = [\"auto-entropy\"]\n"));
 }
 
 TEST_CASE("plot temperature: curves over seeds, each criterion on its curve, bounds counted") {
-  const ExperimentConfig c = config_of("vary = \"temperature\"\nvalues = [\"auto-entropy\"]\n");
+  const ExperimentConfig c = markov_config_of("vary = \"temperature\"\nvalues = [\"auto-entropy\"]\n");
   const FigureSpec& fig = c.figures.front();
   std::map<std::string, RunRecord> runs;
   for (const auto& [seed, base] : {std::pair{uint64_t{1}, 0.1}, std::pair{uint64_t{2}, 0.3}}) {

@@ -111,12 +111,12 @@ void fake_run(const fs::path& dir, const std::string& task, int l_train, const s
   write_text(dir / "results.csv", results_csv_text(rows));
 }
 
-struct CliResult {
+struct TheoryResult {
   std::string out;
   std::string usage_error;  // empty when run() succeeded
 };
 
-CliResult run_theory(std::vector<std::string> args) {
+TheoryResult run_theory(std::vector<std::string> args) {
   CLI::App app{"test"};
   TheoryCommand theory(app);
   args.insert(args.begin(), {"lenlab", "theory"});
@@ -125,7 +125,7 @@ CliResult run_theory(std::vector<std::string> args) {
   app.parse(static_cast<int>(argv.size()), argv.data());
   REQUIRE(theory.parsed());
   std::ostringstream out, err;
-  CliResult r;
+  TheoryResult r;
   r.usage_error = usage_message([&] { theory.run({out, err, false, "lenlab theory", "lenlab"}); });
   if (r.usage_error == "<no UsageError>") r.usage_error.clear();
   r.out = out.str();
@@ -206,7 +206,7 @@ TEST_CASE("theory: bad input is a UsageError naming the value and the valid choi
 
   // Through the subcommand: the same message, and no --out file written.
   const fs::path dir = fresh_dir("bad");
-  const CliResult r = run_theory({"--task", "lenght", "--out", (dir / "t.csv").string()});
+  const TheoryResult r = run_theory({"--task", "lenght", "--out", (dir / "t.csv").string()});
   CHECK(contains(r.usage_error, "'lenght'"));
   CHECK(r.out.empty());
   CHECK_FALSE(fs::exists(dir / "t.csv"));
@@ -216,7 +216,7 @@ TEST_CASE("theory: the subcommand prints the table and summary and writes the CS
   const fs::path dir = fresh_dir("cli");
   fake_run(dir / "runs" / "s1", "length", 10, "identity", "nope", "completed", 2.0, 50);
   fake_run(dir / "runs" / "s2", "length", 10, "identity", "nope", "completed", 4.0, 50);
-  const CliResult r = run_theory({"--task", "length", "--l-train", "10", "--l-test", "50", "--runs",
+  const TheoryResult r = run_theory({"--task", "length", "--l-train", "10", "--l-test", "50", "--runs",
                                   (dir / "runs").string(), "--out", (dir / "theory.csv").string()});
   REQUIRE(r.usage_error.empty());
   CHECK(contains(r.out, "Γ* = (L+1)/2 = 5.5"));
@@ -236,7 +236,7 @@ TEST_CASE("theory: the subcommand prints the table and summary and writes the CS
   CHECK(lines[49].substr(lines[49].size() - 6) == ",150,2");  // (2 + 4)/2 · 50 from 2 runs
 
   // --tokens takes the comma-separated layout as one value.
-  const CliResult eos = run_theory({"--task", "mean", "--tokens", "bos,eos", "--l-test", "12"});
+  const TheoryResult eos = run_theory({"--task", "mean", "--tokens", "bos,eos", "--l-test", "12"});
   REQUIRE(eos.usage_error.empty());
   CHECK(contains(eos.out, "tokens bos,eos"));
   CHECK(contains(eos.out, "the paper's ansatz is for --tokens none"));
