@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "core/rope_scaling.hpp"
 #include "models/positional_encodings.hpp"
+#include "models/rope_scaling.hpp"
 
 namespace lenlab {
 
@@ -18,7 +18,7 @@ struct ModelConfig {
   // ever see; only used (and required > 0) for kLearned. Sized for l_test at training time.
   int max_positions = 0;
   double rope_base = 10000.0;
-  // rope: the context extension the model is trained with (core/rope_scaling.hpp; kNone: plain
+  // rope: the context extension the model is trained with (models/rope_scaling.hpp; kNone: plain
   // angles). A batch whose AttentionSpec names one (at test time) uses that instead.
   RopeScaling rope_scaling;
   // t5 (models/position_bias.hpp): n_buckets buckets, half of them exact distances and the rest

@@ -170,11 +170,12 @@ void Model<B>::prepare(const PackedBatch<B>& in) {
     B::upload(position_table_, host.data(), host.size());
     position_rows_ = rows;
   }
-  rope_in_attention_ = rotary() && in.attention.max_distance > 0;
+  const ops::AttentionWindow& window = in.attention.window;
+  rope_in_attention_ = rotary() && window.max_distance > 0;
   if (rotary()) {
-    const int need = rope_in_attention_ ? in.attention.max_distance + 1 : in.max_position + 1;
+    const int need = rope_in_attention_ ? window.max_distance + 1 : in.max_position + 1;
     // The batch's angles: plain, the extension the model trains with, or a test-time one
-    // (core/rope_scaling.hpp)
+    // (models/rope_scaling.hpp)
     const RopeAngles angles =
         rope_angles(in.attention.rope_at(in.max_position, config_.rope_scaling), config_.head_dim(),
                     config_.rope_base, in.max_position + 1);
@@ -184,9 +185,8 @@ void Model<B>::prepare(const PackedBatch<B>& in) {
     }
   }
   if (bias_) {  // distances 0 .. the longest (capped) one in the batch
-    const int reach = in.attention.max_distance > 0
-                          ? std::min(in.attention.max_distance, in.max_position)
-                          : in.max_position;
+    const int reach =
+        window.max_distance > 0 ? std::min(window.max_distance, in.max_position) : in.max_position;
     // FIRE's rows: every query position of the batch
     update_bias_tables(bias_->by_query_position() ? in.max_position + 1 : 1,
                        std::max(reach, 0) + 1);
@@ -257,9 +257,7 @@ ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const PackedBatc
     a.bias_stride = bias_->learned() ? per : 0;
   }
   a.seq_scale = in.scaled ? in.seq_scale.data() : nullptr;
-  a.n_global = in.attention.n_global;
-  a.n_local = in.attention.n_local;
-  a.max_distance = in.attention.max_distance;
+  a.window = in.attention.window;
   if (rope_in_attention_) {
     a.rope_cos = rope_cos_.data();
     a.rope_sin = rope_sin_.data();

@@ -1,7 +1,8 @@
 #pragma once
-// K host batches (tasks/batch.hpp), one per model, in a backend's memory in the layout of
-// models/ops/args.hpp: S sequence slots and N rows per model (the largest model's), shorter
-// models padded; each head's read rows [K, R] padded with −1 and weight 0.
+// K host batches (tasks/batch.hpp), one per model, with how each model attends over its batch
+// (models/attention_spec.hpp), in a backend's memory in the layout of models/ops/args.hpp: S
+// sequence slots and N rows per model (the largest model's), shorter models padded; each head's
+// read rows [K, R] padded with −1 and weight 0.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "models/attention_spec.hpp"
 #include "models/config.hpp"
 #include "models/ops/args.hpp"
 #include "models/ops/prefix_noise.hpp"
@@ -64,18 +66,28 @@ struct PackedBatch {
   int n_query() const { return n_scalar + n_token; }
 
   // Checks every batch against the model (token ids, positions within a learned table,
-  // non-decreasing positions, readout rows) and uploads. Throws UsageError for a sequence longer
-  // than a learned position table, std::invalid_argument for malformed batches.
-  void pack(const std::vector<const Batch*>& batches, const ModelConfig& c) {
+  // non-decreasing positions, readout rows) and uploads. `specs`: how each model attends (one per
+  // batch; empty: plain causal attention for every one); their windows and RoPE extensions must
+  // agree, their logit scales are per sequence. Throws UsageError for a sequence longer than a
+  // learned position table, std::invalid_argument for malformed batches.
+  void pack(const std::vector<const Batch*>& batches, const ModelConfig& c,
+            const std::vector<const AttentionSpec*>& specs = {}) {
+    static const AttentionSpec kPlain;
+    if (!specs.empty() && specs.size() != batches.size())
+      throw std::invalid_argument("pack: one attention spec per batch, or none");
+    const auto spec = [&](size_t k) -> const AttentionSpec& {
+      return specs.empty() ? kPlain : *specs[k];
+    };
     n_models = static_cast<int>(batches.size());
     rows = n_seq = max_position = n_scalar = n_token = n_pairs = 0;
-    attention = batches.empty() ? AttentionSpec{} : batches[0]->attention;
+    attention = batches.empty() ? AttentionSpec{} : spec(0);
     for (int k = 0; k < n_models; ++k) {
       const Batch& b = *batches[k];
       check(b, c);
-      const AttentionSpec& a = b.attention;
-      if (a.n_global != attention.n_global || a.n_local != attention.n_local ||
-          a.max_distance != attention.max_distance || a.rope.kind != attention.rope.kind ||
+      const AttentionSpec& a = spec(k);
+      const ops::AttentionWindow &w = a.window, &w0 = attention.window;
+      if (w.n_global != w0.n_global || w.n_local != w0.n_local ||
+          w.max_distance != w0.max_distance || a.rope.kind != attention.rope.kind ||
           a.rope.factor != attention.rope.factor || a.rope_auto != attention.rope_auto)
         throw std::invalid_argument(
             "models packed together need the same attention windows and rope scaling");
@@ -115,7 +127,7 @@ struct PackedBatch {
       // sequences, as its angles)
       const double rope_scale = rope_logit_scale(attention.rope_at(max_position, c.rope_scaling));
       for (int s = 0; s < n; ++s) {
-        scale[k * n_seq + s] = static_cast<T>(b.attention.scale_for(b.seq_len(s)) * rope_scale);
+        scale[k * n_seq + s] = static_cast<T>(spec(k).scale_for(b.seq_len(s)) * rope_scale);
         scaled = scaled || scale[k * n_seq + s] != T(1);
       }
       for (int r = 0; r < b.n_read(); ++r) {

@@ -24,9 +24,9 @@ std::string eval_json_text(const EvalRecord& r) {
   info["eval_seed"] = r.eval_seed;
   if (!r.attention.plain())
     info["attention"] = {
-        {"n_global", r.applied.n_global},           {"n_local", r.applied.n_local},
-        {"max_distance", r.applied.max_distance},   {"temperature", r.attention.temperature},
-        {"rope_scaling", r.attention.rope_scaling}, {"rope_factor", r.attention.rope_factor}};
+        {"n_global", r.applied.window.n_global},         {"n_local", r.applied.window.n_local},
+        {"max_distance", r.applied.window.max_distance}, {"temperature", r.attention.temperature},
+        {"rope_scaling", r.attention.rope_scaling},      {"rope_factor", r.attention.rope_factor}};
   if (!r.temperatures.searched.empty()) add_temperature_json(info["attention"], r.temperatures);
   if (r.representation_projections)
     info["representation"] = {{"reference_length", r.source.l_train},

@@ -1,7 +1,8 @@
 #pragma once
 // A step's input, as data: a packed batch of variable-length sequences stored back to back (no
-// padding), each token's position, what attention may look at, and which rows each head reads
-// with what target and loss weight. Every method this lab compares differs only in these fields.
+// padding), each token's position, and which rows each head reads with what target and loss
+// weight. Every method this lab compares differs only in these fields and in how the model attends
+// over them (models/attention_spec.hpp, given beside the batch).
 // Sequence s occupies rows offsets[s] .. offsets[s+1]; the synthetic tasks' sequences read
 // [BOS, b_1 .. b_l, EOS] (l + 2 tokens) and the scalar head reads the EOS row.
 #include <algorithm>
@@ -9,48 +10,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/rope_scaling.hpp"
-
 namespace lenlab {
 
 enum Token : int32_t { kZero = 0, kOne = 1, kBos = 2, kEos = 3 };
 inline constexpr int kVocabSize = 4;  // the synthetic tasks' vocabulary
-
-// What attention may look at (models/ops/args.hpp has the formula). The default is plain causal
-// attention, the training setting of every task.
-struct AttentionSpec {
-  int n_global = 0;          // with n_local > 0: query i sees key j only when j < n_global or
-  int n_local = 0;           //   i − j < n_local (LM-Infinite's Λ-shaped mask)
-  int max_distance = 0;      // > 0: the relative distance pos_i − pos_j is capped (ALiBi, RoPE)
-  double logit_scale = 1.0;  // multiplies every logit: 1/temperature
-  // Optional extra multiplier by sequence length in tokens: entry L for a sequence of L tokens
-  // (the last entry for longer ones). Empty: none.
-  std::vector<double> logit_scale_by_length;
-  // RoPE's context extension at test time (core/rope_scaling.hpp): the kind, its factor, and the
-  // training length in tokens (rope.original_length). rope_auto: the factor is, per batch,
-  // max(1, tokens / original_length) for its longest sequence (largest position + 1).
-  RopeScaling rope;
-  bool rope_auto = false;
-
-  // The scaling for a batch whose largest position is max_position: this spec's (at test time),
-  // else `trained`, the one the model was trained with (ModelConfig::rope_scaling).
-  RopeScaling rope_at(int max_position, const RopeScaling& trained) const {
-    if (rope.kind == RopeScalingKind::kNone) return trained;
-    RopeScaling r = rope;
-    if (rope_auto && rope.original_length > 0)
-      r.factor = std::max(1.0, static_cast<double>(max_position + 1) / rope.original_length);
-    return r;
-  }
-
-  // The multiplier of a sequence of `tokens` tokens.
-  double scale_for(int tokens) const {
-    if (logit_scale_by_length.empty()) return logit_scale;
-    const size_t i = static_cast<size_t>(tokens) < logit_scale_by_length.size()
-                         ? static_cast<size_t>(tokens)
-                         : logit_scale_by_length.size() - 1;
-    return logit_scale * logit_scale_by_length[i];
-  }
-};
 
 // Pairs of the token readout's rows whose two next-token distributions a loss pulls together:
 // weight · SCE(softmax z_first, softmax z_second), the symmetric cross-entropy (the misalignment
@@ -88,7 +51,6 @@ struct Batch {
   std::vector<double> targets;     // [R]
   std::vector<double> weights;     // [R] or empty
   TokenReadout token;              // the token head's readout (empty: no token loss)
-  AttentionSpec attention;
   // VCL's prefix kinds (train/vcl.hpp), each [n_tokens] or empty (none): detached, 1 at a row
   // whose keys and values pass no gradient; prefix_noise, each row's ops::PrefixNoiseCode
   // (models/ops/prefix_noise.hpp), its kNoiseRow rows' Gaussian draws seeded by noise_seed.
@@ -129,8 +91,8 @@ inline void append_sequence(Batch& b, const std::vector<int32_t>& tokens, double
   b.targets.push_back(target);
 }
 
-// Sequences [begin, end) of `b` as a batch of their own: tokens, positions, offsets, attention,
-// and the readouts (scalar and token) whose rows fall in them, renumbered.
+// Sequences [begin, end) of `b` as a batch of their own: tokens, positions, offsets, and the
+// readouts (scalar and token) whose rows fall in them, renumbered.
 Batch slice_batch(const Batch& b, int begin, int end);
 
 }  // namespace lenlab

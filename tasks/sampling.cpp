@@ -168,7 +168,6 @@ Batch slice_batch(const Batch& b, int begin, int end) {
     out.token.pairs.weights.push_back(pairs.weights[p]);
     out.token.pairs.entropy_weights.push_back(pairs.entropy_weights[p]);
   }
-  out.attention = b.attention;
   for (const auto& [from, to] :
        {std::pair{&b.detached, &out.detached}, std::pair{&b.prefix_noise, &out.prefix_noise}})
     if (!from->empty()) to->assign(from->begin() + t0, from->begin() + t1);

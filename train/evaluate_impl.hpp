@@ -68,13 +68,14 @@ void probe_forward(Model<B>& model, const std::vector<EvalJob>& jobs,
   for (int begin = 0; begin < n_max; begin += chunk) {
     std::vector<Batch> slices(K);
     std::vector<const Batch*> ptrs(K);
+    std::vector<const AttentionSpec*> specs(K);
     for (int k = 0; k < K; ++k) {
       if (full[k] && begin < n[k])
         slices[k] = slice_batch(*full[k], begin, std::min(begin + chunk, n[k]));
-      slices[k].attention = jobs[k].attention;
       ptrs[k] = &slices[k];
+      specs[k] = &jobs[k].attention;
     }
-    packed.pack(ptrs, c);
+    packed.pack(ptrs, c, specs);
     model.forward(packed);
     visit(packed, slices, begin);
   }
@@ -231,9 +232,9 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       full[k] = &it->second;
       if (j.attention_stats) stats[k].emplace(config.n_layer, config.n_head);
       if (token)
-        token_scorers[k].emplace(
-            it->second, task_needs_chain(j.task) ? entropies.at(j.chain).data() : nullptr, l,
-            depth, task_reads_corpus(j.task));
+        token_scorers[k].emplace(it->second,
+                                 task_needs_chain(j.task) ? entropies.at(j.chain).data() : nullptr,
+                                 l, depth, task_reads_corpus(j.task));
       else
         scorers[k].emplace(it->second, *j.reparam, l);
       n_max = std::max(n_max, it->second.n_seq());
@@ -246,13 +247,14 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
     for (int begin = 0; begin < n_max; begin += chunk) {
       std::vector<Batch> slices(K);
       std::vector<const Batch*> ptrs(K);
+      std::vector<const AttentionSpec*> specs(K);
       for (int k = 0; k < K; ++k) {
         if (full[k] && begin < full[k]->n_seq())
           slices[k] = slice_batch(*full[k], begin, std::min(begin + chunk, full[k]->n_seq()));
-        slices[k].attention = jobs[k].attention;
         ptrs[k] = &slices[k];
+        specs[k] = &jobs[k].attention;
       }
-      packed.pack(ptrs, model.config());
+      packed.pack(ptrs, model.config(), specs);
       model.infer(packed);
       if (want_stats) add_attention_stats(model, packed, slices, stats);
       if (packed.n_scalar > 0) {

@@ -127,9 +127,9 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
   AttentionSpec a;
   if (t.n_global < 0) throw UsageError(fmt::format("--n-global must be >= 0, got {}", t.n_global));
   if (!t.n_local.empty()) {
-    a.n_local =
+    a.window.n_local =
         train_or_count(t.n_local, window, "--n-local", "the tokens of a sequence at l_train");
-    a.n_global = t.n_global;
+    a.window.n_global = t.n_global;
   } else if (t.n_global > 0) {
     throw UsageError(fmt::format(
         "--n-global {} has no effect without --n-local: without a window every key is seen; give "
@@ -145,8 +145,8 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
           positional_encoding_info(pe).absolute()
               ? "absolute position ids, no relative distance to cap"
               : "no positions, so no distances to cap"));
-    a.max_distance = train_or_count(t.distance_cap, window - 1, "--distance-cap",
-                                    "the largest distance in training");
+    a.window.max_distance = train_or_count(t.distance_cap, window - 1, "--distance-cap",
+                                           "the largest distance in training");
   }
   if (!t.rope_scaling.empty() && !trained.train_rope_scaling.empty() &&
       parse_rope_scaling(trained.train_rope_scaling) != RopeScalingKind::kNone)

@@ -12,13 +12,13 @@
 //    the paper has it.
 //  * A softmax temperature τ (paper 002): every attention logit divided by τ; or, per test length
 //    past training, the τ that paper 002's Algorithm 1 finds (train/temperature_search.hpp).
-// All three are AttentionSpec data for the one engine (tasks/batch.hpp, models/ops/args.hpp).
+// All three are AttentionSpec data for the one engine (models/attention_spec.hpp).
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "models/attention_spec.hpp"
 #include "models/config.hpp"
-#include "tasks/batch.hpp"
 #include "train/temperature_search.hpp"
 #include "train/test_time_settings.hpp"
 #include "train/train_spec.hpp"

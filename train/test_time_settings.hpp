@@ -7,8 +7,8 @@
 // means. A new test-time setting is its field and row here, and its math there.
 #include <string>
 
-#include "core/rope_scaling.hpp"
 #include "core/setting.hpp"
+#include "models/rope_scaling.hpp"
 
 namespace lenlab {
 
@@ -22,7 +22,7 @@ struct TestTimeAttention {
   // temperature_step (train/temperature_search.hpp; Algorithm 1's 0.5 and 0.05 by default).
   double temperature_min = 0.5;
   double temperature_step = 0.05;
-  // RoPE's context extension (core/rope_scaling.hpp): "" (none), pi, ntk, yarn or dynamic-ntk;
+  // RoPE's context extension (models/rope_scaling.hpp): "" (none), pi, ntk, yarn or dynamic-ntk;
   // its factor s, a number > 0 or "auto" (per test length: its tokens / the training window's,
   // at least 1); YaRN's ramp bounds in rotations over the training window.
   std::string rope_scaling;

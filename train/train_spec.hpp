@@ -28,7 +28,7 @@ struct TrainSpec {
   int t5_max_distance = 128;   // t5
   int t5_per_layer = 0;        // t5: 1 = a table per layer, 0 = one shared (T5's)
   double rope_base = 10000.0;  // rope
-  // rope: a context extension in training too (core/rope_scaling.hpp): pi, ntk or yarn with its
+  // rope: a context extension in training too (models/rope_scaling.hpp): pi, ntk or yarn with its
   // factor s, as when a model is fine-tuned with PI; evaluated with the same unless
   // test_attention.rope_scaling replaces it. "" = plain.
   std::string train_rope_scaling;
@@ -40,7 +40,8 @@ struct TrainSpec {
   double reparam_shift = 0.0;   // train on f(y + c)
   int l_train = 10;
   // Training lengths are uniform in [l_train_min, l_train]; 0: from the task's shortest
-  // (shortest_length: 1, passkey key_length + 1, a few Chomsky-hierarchy tasks 2 or 3). l_train_min = l_train trains at one length M (paper 004's setting).
+  // (shortest_length: 1, passkey key_length + 1, a few Chomsky-hierarchy tasks 2 or 3). l_train_min
+  // = l_train trains at one length M (paper 004's setting).
   int l_train_min = 0;
   int l_test = 50;
   // Test lengths (train/lengths.hpp), all within 1..l_test; empty: every length 1..l_test. Given

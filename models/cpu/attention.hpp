@@ -54,8 +54,7 @@ SeqHead<T> seq_head(const T* qkv, const ops::Seqs& q, const ops::AttentionArgs<T
 // δ_ij = pos_i − pos_j, capped at max_distance when that is > 0.
 template <class T>
 int distance(const SeqHead<T>& sh, const ops::AttentionArgs<T>& a, int i, int j) {
-  const int delta = sh.pos[i] - sh.pos[j];
-  return a.max_distance > 0 && delta > a.max_distance ? a.max_distance : delta;
+  return a.window.capped(sh.pos[i] - sh.pos[j]);
 }
 
 // (R(pos_i)·q)·(R(pos_j)·k) by the relative distance δ alone, pairs (2m, 2m+1) rotated by δ·θ_m:
@@ -134,7 +133,7 @@ void attend_row(T* o, T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a
   }
   T max_logit = -INFINITY;
   const T* b = sh.bias ? sh.bias + a.bias_row(sh.pos[i]) : nullptr;  // b[δ]: query i's bias
-  if (a.n_local <= 0 && a.max_distance <= 0) {  // plain causal attention: no per-key branches
+  if (a.window.plain()) {  // plain causal attention: no per-key branches
     if (b) {
       for (int j = 0; j <= i; ++j) {
         p[j] = p[j] * sh.scale + b[sh.pos[i] - sh.pos[j]];
@@ -216,9 +215,7 @@ void bias_backward(const T* ds, const ops::AttentionArgs<T>& a, ops::ProbLayout 
         T* row = db + a.bias_row(pos[i]);
         for (int j = 0; j <= i; ++j) {
           if (!a.admits(i, j)) continue;
-          const int delta = pos[i] - pos[j];
-          row[a.max_distance > 0 && delta > a.max_distance ? a.max_distance : delta] +=
-              D[static_cast<size_t>(i) * L + j];
+          row[a.window.capped(pos[i] - pos[j])] += D[static_cast<size_t>(i) * L + j];
         }
       }
     }

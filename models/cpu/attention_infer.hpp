@@ -50,7 +50,7 @@ void softmax_row(T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a, int
   // One sequence of operations for every mask and cap, so that a window or cap that excludes no
   // key gives plain attention's very bits (tested): scale, bias, the vectorised exp, normalise.
   // Masked keys enter the exp as −∞ and leave as exact zeros.
-  const bool plain = a.n_local <= 0 && a.max_distance <= 0;  // no per-key branches
+  const bool plain = a.window.plain();  // no per-key branches
   row *= sh.scale;
   if (plain) {
     if (b)

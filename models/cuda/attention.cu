@@ -57,8 +57,7 @@ __device__ SeqHead seq_head(const float* qkv, const Seqs& q, const AttentionArgs
 
 // δ_ij = pos_i − pos_j, capped at max_distance when that is > 0.
 __device__ int distance(const SeqHead& sh, const AttentionArgs& a, int i, int j) {
-  const int delta = sh.pos[i] - sh.pos[j];
-  return a.max_distance > 0 && delta > a.max_distance ? a.max_distance : delta;
+  return a.window.capped(sh.pos[i] - sh.pos[j]);
 }
 
 // The logit s_ij of an admitted key: q·k (plain, channel order) or the rotated dot by δ_ij

@@ -9,7 +9,7 @@
 //  * an absolute table added to the token embedding, out[t] = wte[token_t] + table[pos_t]:
 //    learned (the "wpe" parameters, one row per position up to ModelConfig::max_positions) or
 //    fixed (absolute_values, computed on the host for every position a batch reaches);
-//  * rotations of q and k by position (RoPE's angle tables, core/rope_scaling.hpp);
+//  * rotations of q and k by position (RoPE's angle tables, models/rope_scaling.hpp);
 //  * an additive bias b_h(r, δ) on the attention logits (models/position_bias.hpp), fixed or
 //    learned, whose math is a BiasMath.
 #include <cmath>

@@ -1,6 +1,6 @@
 // RoPE (Su et al. 2021): q and k rotated pair by pair by angles p·θ_m, θ_m = base^(−2m/hd), and
-// its context extensions (core/rope_scaling.hpp) in training (ModelConfig::rope_scaling) or at test
-// time (AttentionSpec::rope). The rotation is models/cpu/rope.hpp's and models/cuda/rope.cu's.
+// its context extensions (models/rope_scaling.hpp) in training (ModelConfig::rope_scaling) or at
+// test time (AttentionSpec::rope). The rotation is models/cpu/rope.hpp's and models/cuda/rope.cu's.
 #include <fmt/format.h>
 
 #include "core/error.hpp"

@@ -55,6 +55,25 @@ struct ProbLayout {
   size_t stride = 0;                 // elements per model
 };
 
+// Which keys a query sees and how far apart they count (a batch's AttentionSpec's, models/
+// attention_spec.hpp; all zero: plain causal attention).
+struct AttentionWindow {
+  int n_global = 0;      // with n_local > 0: query i sees key j only when j < n_global or
+  int n_local = 0;       //   i − j < n_local (LM-Infinite's Λ-shaped mask)
+  int max_distance = 0;  // > 0: the relative distance pos_i − pos_j is capped at it
+
+  // Plain causal attention: no per-key branches.
+  LENLAB_HOST_DEVICE bool plain() const { return n_local <= 0 && max_distance <= 0; }
+  // δ capped at max_distance.
+  LENLAB_HOST_DEVICE int capped(int delta) const {
+    return max_distance > 0 && delta > max_distance ? max_distance : delta;
+  }
+  // True for the key rows that query row i (both counted within its sequence) may attend to.
+  LENLAB_HOST_DEVICE bool admits(int i, int j) const {
+    return j <= i && (n_local <= 0 || j < n_global || i - j < n_local);
+  }
+};
+
 // What attention may look at, and how (the logit of query i and key j of one head):
 //   s_ij = scale_s · q_i·k_j / √hd + b_h(r_i, δ_ij),   δ_ij = min(pos_i − pos_j, max_distance)
 // for keys j ≤ i (by row) that the window admits. b is the positional encoding's additive bias
@@ -75,9 +94,7 @@ struct AttentionArgs {
   // backward then needs its scratch (ProbLayout-sized) on every backend. Null: not wanted.
   T* dbias = nullptr;
   const T* seq_scale = nullptr;  // [K, S] logit multiplier per sequence (1/temperature); null = 1
-  int n_global = 0;              // with n_local > 0: query i sees key j only when
-  int n_local = 0;               //   j < n_global or i − j < n_local (LM-Infinite's Λ-mask)
-  int max_distance = 0;          // > 0: the relative distance δ is capped at it
+  AttentionWindow window;        // the Λ-mask and the distance cap
   const T* rope_cos = nullptr;  // [distances, hd/2] cos(δ·θ_k) and sin(δ·θ_k), for δ up to the
   const T* rope_sin = nullptr;  //   longest distance (capped) in the batch; null: no RoPE here
   // Training forward and backward only: [K, N], 0 at the rows whose output nothing reads (the last
@@ -101,10 +118,7 @@ struct AttentionArgs {
   }
   LENLAB_HOST_DEVICE int bias_row(int pos) const { return bias_rows > 1 ? pos * bias_cols : 0; }
 
-  // True for the key rows that query row i (both counted within its sequence) may attend to.
-  LENLAB_HOST_DEVICE bool admits(int i, int j) const {
-    return j <= i && (n_local <= 0 || j < n_global || i - j < n_local);
-  }
+  LENLAB_HOST_DEVICE bool admits(int i, int j) const { return window.admits(i, j); }
 };
 
 // One model's AdamW step settings (models/optimizer.hpp), filled on the host every step, in

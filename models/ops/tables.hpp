@@ -18,7 +18,7 @@ struct RopeTable {
   std::vector<T> cos, sin;      // [positions, half]
 
   // Grows the table to cover positions 0 .. n-1 for these angles (computed in double, then
-  // rounded); other angles start it afresh (core/rope_scaling.hpp's RopeAngles). True when any
+  // rounded); other angles start it afresh (models/rope_scaling.hpp's RopeAngles). True when any
   // entry changed.
   bool ensure(int n, const std::vector<double>& new_theta, double new_position_scale = 1.0) {
     if (new_theta != theta || new_position_scale != position_scale) positions = 0;

@@ -144,9 +144,10 @@ std::vector<LengthResult> cpu_evaluation_of(const TrainSpec& spec, const fs::pat
 // [K·R] and each model's gradients.
 template <class B>
 std::pair<std::vector<float>, std::vector<std::vector<float>>> forward_backward(
-    Model<B>& model, const std::vector<const Batch*>& batches, bool infer) {
+    Model<B>& model, const std::vector<const Batch*>& batches, bool infer,
+    const std::vector<const AttentionSpec*>& specs = {}) {
   PackedBatch<B> in;
-  in.pack(batches, model.config());
+  in.pack(batches, model.config(), specs);
   if (infer) {
     model.infer(in);
     return {model.download_scalar_out(in), {}};
@@ -189,7 +190,9 @@ TEST_CASE(
   const Option options[] = {
       {"plain", [](AttentionSpec&) {}},
       {"window 2+4 and cap 3",
-       [](AttentionSpec& a) { a.n_global = 2, a.n_local = 4, a.max_distance = 3; }},
+       [](AttentionSpec& a) {
+         a.window = {2, 4, 3};
+       }},
       {"temperature by length",
        [](AttentionSpec& a) {
          a.logit_scale_by_length = {1.0, 1.1, 1.2, 1.3};
@@ -203,21 +206,23 @@ TEST_CASE(
       const std::string what = positional_encoding_name(pe) + ", " + o.name;
       CAPTURE(what);
       std::vector<const Batch*> ptrs;
-      for (Batch& b : batches) {
-        b.attention = AttentionSpec{};
-        o.edit(b.attention);
-        ptrs.push_back(&b);
+      std::vector<AttentionSpec> specs(batches.size());
+      std::vector<const AttentionSpec*> spec_ptrs;
+      for (size_t k = 0; k < batches.size(); ++k) {
+        o.edit(specs[k]);
+        ptrs.push_back(&batches[k]);
+        spec_ptrs.push_back(&specs[k]);
       }
       const ModelConfig c = config_for(pe);
       Model<CudaBackend> gpu(c, 3);
       for (int k = 0; k < 3; ++k) gpu.init(k, 20 + k);
-      const auto [gpu_out, gpu_grads] = forward_backward(gpu, ptrs, false);
-      const auto gpu_infer = forward_backward(gpu, ptrs, true).first;
+      const auto [gpu_out, gpu_grads] = forward_backward(gpu, ptrs, false, spec_ptrs);
+      const auto gpu_infer = forward_backward(gpu, ptrs, true, spec_ptrs).first;
       const size_t R = gpu_out.size() / 3;
       for (int k = 0; k < 3; ++k) {
         Transformer<float> cpu(c);
         cpu.init(20 + k);
-        const auto [cpu_out, cpu_grads] = forward_backward(cpu, {ptrs[k]}, false);
+        const auto [cpu_out, cpu_grads] = forward_backward(cpu, {ptrs[k]}, false, {spec_ptrs[k]});
         const std::vector<float> g_out(gpu_out.begin() + k * R,
                                        gpu_out.begin() + k * R + cpu_out.size());
         const std::vector<float> g_inf(gpu_infer.begin() + k * R,

@@ -161,9 +161,7 @@ struct AttentionCase {
     }
     if (bias != Bias::kNone) a.dbias = dbias.data();
     a.seq_scale = seq_scale ? scale.data() : nullptr;
-    a.n_global = n_global;
-    a.n_local = n_local;
-    a.max_distance = max_distance;
+    a.window = {n_global, n_local, max_distance};
     if (mask_rows) a.row_read = row_read.data();
     if (detach) a.row_detached = row_detached.data();
     if (rope == Rope::kInAttention) {
@@ -257,9 +255,7 @@ struct AttentionCase {
     expect_padding(what + " out", pk, o.get("out"), d);
     expect_padding(what + " dqkv", pk, o.get("dqkv"), 3 * d, &h.r("dqkv0"));
     // Every query row's probabilities: 0 for later keys and keys the window hides, ≥ 0, sum 1.
-    ops::AttentionArgs<double> window;
-    window.n_global = n_global;
-    window.n_local = n_local;
+    const ops::AttentionWindow window{n_global, n_local, 0};
     const std::vector<double>& p = o.get("probabilities");
     size_t at = 0, masked_nonzero = 0, bad_sums = 0;
     double worst_sum = 0;

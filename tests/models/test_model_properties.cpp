@@ -22,9 +22,9 @@ TEST_CASE("the inference path gives the training forward's outputs, with and wit
   for (PositionalEncoding pe : kAllPe) {
     DModel model(small_config(pe));
     model.init(9);
-    Batch b = make_batch({{1, 0, 1}, {0}, {1, 1, 0, 1, 0, 0, 1, 1}});
+    Step b = make_batch({{1, 0, 1}, {0}, {1, 1, 0, 1, 0, 0, 1, 1}});
     for (int variant = 0; variant < 2; ++variant) {
-      if (variant == 1) b.attention.n_local = 3, b.attention.max_distance = 2;
+      if (variant == 1) b.attention.window.n_local = 3, b.attention.window.max_distance = 2;
       const auto train = outputs(model, b, false), infer = outputs(model, b, true);
       REQUIRE(train.size() == infer.size());
       for (size_t i = 0; i < train.size(); ++i)
@@ -98,11 +98,11 @@ TEST_CASE(
       c.max_positions = 24;
       DModel model(c);
       model.init(5);
-      Batch b = variant % 2 ? every_other : all;
-      if (variant >= 2) b.attention.n_local = 4, b.attention.n_global = 1;
+      Step b = variant % 2 ? every_other : all;
+      if (variant >= 2) b.attention.window.n_local = 4, b.attention.window.n_global = 1;
       INFO(positional_encoding_name(pe) << ", variant " << variant);
       DPacked in;
-      in.pack({&b}, c);
+      pack_step(in, b, c);
       model.forward(in);
       const std::vector<double> train = model.download_token_logits(in);
       model.infer(in);
@@ -190,11 +190,11 @@ TEST_CASE("a distance cap at or past the longest distance changes nothing, a sho
     CAPTURE(positional_encoding_name(pe));
     DModel model(small_config(pe));
     init_perturbed(model, 6);
-    Batch b = make_batch({{0, 1, 1, 0, 1, 1}});
+    Step b = make_batch({{0, 1, 1, 0, 1, 1}});
     const double plain = outputs(model, b, true)[0];
-    b.attention.max_distance = 7;  // 8 tokens: distances up to 7
+    b.attention.window.max_distance = 7;  // 8 tokens: distances up to 7
     CHECK(outputs(model, b, true)[0] == doctest::Approx(plain).epsilon(1e-12));
-    b.attention.max_distance = 2;
+    b.attention.window.max_distance = 2;
     CHECK(outputs(model, b, true)[0] != doctest::Approx(plain).epsilon(1e-9));
   }
 }
@@ -262,7 +262,7 @@ TEST_CASE("a RoPE model trained with an extension uses it where a batch names no
     c.rope_scaling = scaling;
     DModel trained(c);
     init_perturbed(trained, 8);
-    Batch named = plain;
+    Step named = plain;
     named.attention.rope = scaling;
     for (bool infer : {false, true}) {
       CHECK(outputs(trained, plain, infer) == outputs(reference, named, infer));
@@ -282,7 +282,7 @@ TEST_CASE("RoPE's context extensions: factor 1 is plain RoPE to the bit, PI halv
   for (RopeScalingKind kind : {RopeScalingKind::kPi, RopeScalingKind::kNtk, RopeScalingKind::kYarn,
                                RopeScalingKind::kDynamicNtk}) {
     CAPTURE(rope_scaling_name(kind));
-    Batch b = plain;
+    Step b = plain;
     b.attention.rope = {kind, 1.0, 8};  // trained on 8 tokens: every sequence here fits
     CHECK(outputs(model, b, false) == want_forward);
     CHECK(outputs(model, b, true) == want);
@@ -293,13 +293,13 @@ TEST_CASE("RoPE's context extensions: factor 1 is plain RoPE to the bit, PI halv
     if (kind != RopeScalingKind::kDynamicNtk) CHECK(outputs(model, b, true) != want);
   }
   // PI with s = 2 on positions 0, 2, 4, … is plain RoPE on 0, 1, 2, … (angles (2p/2)·θ = p·θ).
-  Batch spread = plain;
+  Step spread = plain;
   for (int32_t& p : spread.positions) p *= 2;
   spread.attention.rope = {RopeScalingKind::kPi, 2.0, 8};
   CHECK(outputs(model, spread, true) == want);
   // ... and a cap makes attention apply RoPE by distance: the same angles there.
-  Batch capped = plain, capped_spread = spread;
-  capped.attention.max_distance = 3;
-  capped_spread.attention.max_distance = 6;
+  Step capped = plain, capped_spread = spread;
+  capped.attention.window.max_distance = 3;
+  capped_spread.attention.window.max_distance = 6;
   CHECK(outputs(model, capped_spread, true) == outputs(model, capped, true));
 }

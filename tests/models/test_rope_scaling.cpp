@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "core/rope_scaling.hpp"
+#include "models/rope_scaling.hpp"
 
 using namespace lenlab;
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "tests/support/gradcheck.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/model.hpp"
+#include "tests/support/gradcheck.hpp"
 #include "tests/support/small_model.hpp"
 #include "tests/support/test_support.hpp"
 #include "tests/support/whole_model.hpp"
@@ -23,7 +23,7 @@ using namespace lenlab::test;
 
 namespace {
 
-void check_model_gradient(const std::string& what, const ModelConfig& c, const Batch& batch) {
+void check_model_gradient(const std::string& what, const ModelConfig& c, const Step& batch) {
   DModel model(c);
   model.init(42);
   // Larger weights than the 0.02 init, so every path (attention included) carries gradient.
@@ -169,56 +169,57 @@ TEST_CASE(
   struct Row {
     std::string name;
     PositionalEncoding pe;
-    std::function<void(Batch&)> edit;
+    std::function<void(Step&)> edit;
     bool token_head = false;
   };
   const std::vector<Row> rows = {
       {"alibi, Λ-window (2 global, 3 local)", PositionalEncoding::kAlibi,
-       [](Batch& b) { b.attention.n_global = 2, b.attention.n_local = 3; }},
+       [](Step& b) { b.attention.window.n_global = 2, b.attention.window.n_local = 3; }},
       {"alibi, distance cap 2", PositionalEncoding::kAlibi,
-       [](Batch& b) { b.attention.max_distance = 2; }},
+       [](Step& b) { b.attention.window.max_distance = 2; }},
       {"t5, distance cap 2", PositionalEncoding::kT5,
-       [](Batch& b) { b.attention.max_distance = 2; }},
+       [](Step& b) { b.attention.window.max_distance = 2; }},
       {"kerple, Λ-window (1 global, 2 local)", PositionalEncoding::kKerple,
-       [](Batch& b) { b.attention.n_global = 1, b.attention.n_local = 2; }},
+       [](Step& b) { b.attention.window.n_global = 1, b.attention.window.n_local = 2; }},
       {"fire, distance cap 2 and a Λ-window", PositionalEncoding::kFire,
-       [](Batch& b) {
-         b.attention.max_distance = 2;
-         b.attention.n_global = 1, b.attention.n_local = 3;
+       [](Step& b) {
+         b.attention.window.max_distance = 2;
+         b.attention.window.n_global = 1, b.attention.window.n_local = 3;
        }},
       {"fire, randomized positions", PositionalEncoding::kFire,
-       [](Batch& b) {
+       [](Step& b) {
          for (int s = 0; s < b.n_seq(); ++s)
            for (int t = b.offsets[s]; t < b.offsets[s + 1]; ++t)
              b.positions[t] = 2 * (t - b.offsets[s]) + s;
        }},
       {"kerple, randomized positions", PositionalEncoding::kKerple,
-       [](Batch& b) {
+       [](Step& b) {
          for (int s = 0; s < b.n_seq(); ++s)
            for (int t = b.offsets[s]; t < b.offsets[s + 1]; ++t)
              b.positions[t] = 3 * (t - b.offsets[s]) + s;
        }},
       {"t5, token head on every row", PositionalEncoding::kT5,
-       [](Batch& b) { b = with_token_readout(b); }, true},
+       [](Step& b) { b = with_token_readout(b); }, true},
       {"rope, distance cap 3 (RoPE inside attention)", PositionalEncoding::kRope,
-       [](Batch& b) { b.attention.max_distance = 3; }},
+       [](Step& b) { b.attention.window.max_distance = 3; }},
       {"rope, window and cap", PositionalEncoding::kRope,
-       [](Batch& b) {
-         b.attention.n_global = 1, b.attention.n_local = 2, b.attention.max_distance = 4;
+       [](Step& b) {
+         b.attention.window.n_global = 1, b.attention.window.n_local = 2,
+         b.attention.window.max_distance = 4;
        }},
       {"nope, temperature per length", PositionalEncoding::kNope,
-       [](Batch& b) { b.attention.logit_scale_by_length = {1.0, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5}; }},
+       [](Step& b) { b.attention.logit_scale_by_length = {1.0, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5}; }},
       {"learned, randomized positions", PositionalEncoding::kLearned,
-       [](Batch& b) {
+       [](Step& b) {
          for (int s = 0; s < b.n_seq(); ++s)
            for (int t = b.offsets[s]; t < b.offsets[s + 1]; ++t)
              b.positions[t] = 2 * (t - b.offsets[s]) + (s % 2);
        }},
       {"rope, token head on every row and scalar head", PositionalEncoding::kRope,
-       [](Batch& b) { b = with_token_readout(b); }, true},
+       [](Step& b) { b = with_token_readout(b); }, true},
       {"alibi, token head with symmetric cross-entropy pairs across sequences",
        PositionalEncoding::kAlibi,
-       [](Batch& b) {
+       [](Step& b) {
          b = with_token_readout(b);  // rows 0..3, 4..9, 10..16 are the sequences' readouts
          b.token.labels[9] = -1;     // a row read for its pair only
          b.token.pairs = {{3, 9, 12}, {8, 16, 1}, {0.7, 0.4, 0.9}, {0.7, 0.4, 0.9}};
@@ -226,7 +227,7 @@ TEST_CASE(
        true},
       {"rope, token head with symmetric KL pairs (no entropy terms) across sequences",
        PositionalEncoding::kRope,
-       [](Batch& b) {
+       [](Step& b) {
          b = with_token_readout(b);
          b.token.labels[9] = -1;
          b.token.pairs = {{3, 9, 12}, {8, 16, 1}, {0.7, 0.4, 0.9}, {0.0, 0.0, 0.0}};
@@ -234,7 +235,7 @@ TEST_CASE(
        true},
   };
   for (const Row& r : rows) {
-    Batch batch = make_batch({{1, 0}, {0, 1, 1, 0}, {1, 1, 0, 1, 0}});
+    Step batch = make_batch({{1, 0}, {0, 1, 1, 0}, {1, 1, 0, 1, 0}});
     r.edit(batch);
     ModelConfig c = small_config(r.pe);
     c.max_positions = 14;

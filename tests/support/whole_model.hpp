@@ -48,11 +48,23 @@ inline const std::vector<PositionalEncoding> kRelativePe = {
     PositionalEncoding::kAlibi,  PositionalEncoding::kRope, PositionalEncoding::kT5,
     PositionalEncoding::kKerple, PositionalEncoding::kFire, PositionalEncoding::kBias};
 
+// A batch and how the model attends over it (models/attention_spec.hpp): one step's input. A
+// Batch converts to one that attends plainly.
+struct Step : Batch {
+  AttentionSpec attention;
+  Step() = default;
+  Step(Batch b) : Batch(std::move(b)) {}  // NOLINT(google-explicit-constructor)
+};
+
+inline void pack_step(DPacked& in, const Step& step, const ModelConfig& c) {
+  in.pack({&step}, c, {&step.attention});
+}
+
 // The batch's total loss (MSE on the scalar head + cross-entropy on the token head + the token
 // rows' pair loss) after a forward; with grad, also its gradients into the model's grads().
-inline double loss_of(DModel& m, const Batch& batch, bool grad) {
+inline double loss_of(DModel& m, const Step& batch, bool grad) {
   DPacked in;
-  in.pack({&batch}, m.config());
+  pack_step(in, batch, m.config());
   m.forward(in);
   const int R = in.n_scalar, R2 = in.n_token, V = m.config().vocab_size;
   std::vector<double> targets(batch.targets), dz(R), dlogits(static_cast<size_t>(R2) * V);
@@ -84,9 +96,9 @@ inline void init_perturbed(DModel& model, uint64_t seed) {
 }
 
 // Scalar outputs [R] of one batch, through the training forward or the inference path.
-inline std::vector<double> outputs(DModel& m, const Batch& b, bool infer) {
+inline std::vector<double> outputs(DModel& m, const Step& b, bool infer) {
   DPacked in;
-  in.pack({&b}, m.config());
+  pack_step(in, b, m.config());
   infer ? m.infer(in) : m.forward(in);
   return m.download_scalar_out(in);
 }

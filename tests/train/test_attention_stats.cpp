@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/cli_support.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/model.hpp"
+#include "tests/support/cli_support.hpp"
 #include "tests/support/small_model.hpp"
 #include "train/attention_stats.hpp"
 #include "train/evaluate.hpp"
@@ -63,7 +63,7 @@ TEST_CASE(
       CAPTURE(window);
       EvalJob job = eval_job(resolved, spec);
       job.attention_stats = true;
-      job.attention.n_local = window;
+      job.attention.window.n_local = window;
       const std::vector<LengthResult> results = evaluate(model, {job})[0];
       REQUIRE(results.size() == 9);
       for (const LengthResult& r : results) {

@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "tests/support/cli_support.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "tests/support/cli_support.hpp"
 #include "train/temperature_search.hpp"
 #include "train/test_time_attention.hpp"
 
@@ -121,14 +121,14 @@ TEST_CASE("test-time attention: the settings become an AttentionSpec, and eval.j
   t.distance_cap = "train";
   t.temperature = "0.5";
   const AttentionSpec a = test_time_attention(t, spec, PositionalEncoding::kAlibi);
-  CHECK(a.n_local == 12);
-  CHECK(a.n_global == 2);
-  CHECK(a.max_distance == 11);
+  CHECK(a.window.n_local == 12);
+  CHECK(a.window.n_global == 2);
+  CHECK(a.window.max_distance == 11);
   CHECK(a.logit_scale == 2.0);
   t.n_local = "5";
   t.distance_cap = "7";
-  CHECK(test_time_attention(t, spec, PositionalEncoding::kRope).n_local == 5);
-  CHECK(test_time_attention(t, spec, PositionalEncoding::kRope).max_distance == 7);
+  CHECK(test_time_attention(t, spec, PositionalEncoding::kRope).window.n_local == 5);
+  CHECK(test_time_attention(t, spec, PositionalEncoding::kRope).window.max_distance == 7);
   CHECK(test_time_attention({}, spec, PositionalEncoding::kLearned).logit_scale == 1.0);
   CHECK_THROWS_WITH_AS(test_time_attention(t, spec, PositionalEncoding::kLearned),
                        doctest::Contains("absolute position ids"), UsageError);

@@ -2,8 +2,8 @@
 // RoPE context-extension methods as angle tables: how a model trained on `original_length` tokens
 // rotates q and k when it is run on longer sequences. Each method changes only the angles
 // angle(p, m) = p · position_scale · θ_m of pair m (and, for YaRN, the attention logits' scale);
-// the rotation itself is models/cpu/rope.hpp's. (In core/: a batch's attention settings carry a
-// RopeScaling, and tasks/ sits below models/.)
+// the rotation itself is models/cpu/rope.hpp's. An AttentionSpec (models/attention_spec.hpp) names
+// the one a batch is evaluated with at test time; ModelConfig::rope_scaling the one it trains with.
 //   - PI, position interpolation (Chen et al. 2023, "Extending Context Window of Large Language
 //     Models via Positional Interpolation"): positions divided by s.
 //   - NTK-aware scaling (bloc97, 2023, r/LocalLLaMA "NTK-Aware Scaled RoPE"): the base raised to
