@@ -1,67 +1,67 @@
 #include "cost/admission.hpp"
 
+#include <fmt/format.h>
+
 #include <ostream>
 #include <utility>
 
 #include "cost/dry_run.hpp"
+#include "cost/preflight.hpp"
 
 namespace lenlab {
 
-Work Work::train(const TrainSpec& spec, const ModelConfig& model, bool gpu) {
-  Work w;
-  w.kind = Kind::kTrain;
-  w.runs = {spec};
-  w.model = model;
-  w.gpu = gpu;
-  return w;
-}
+namespace {
 
-Work Work::evaluate(const TrainSpec& spec, const ModelConfig& model, bool gpu,
-                    std::vector<CostPart> extra_memory) {
-  Work w = train(spec, model, gpu);
-  w.kind = Kind::kEvaluate;
-  w.extra_memory = std::move(extra_memory);
-  return w;
-}
-
-Work Work::sweep(std::vector<TrainSpec> runs, int jobs, int cores, bool gpu,
-                 const CpuSpeed& fixed_speed) {
-  Work w;
-  w.kind = Kind::kSweep;
-  w.runs = std::move(runs);
-  w.jobs = jobs;
-  w.cores = cores;
-  w.gpu = gpu;
-  w.fixed_speed = fixed_speed;
-  return w;
-}
-
-WorkEstimate admit(const Work& work, const Budget& budget, std::ostream* log) {
-  WorkEstimate estimate;
-  switch (work.kind) {
-    case Work::Kind::kTrain:
-      estimate = check_run_budget(work.runs.at(0), work.model, budget, work.gpu);
-      break;
-    case Work::Kind::kEvaluate:
-      estimate =
-          check_eval_budget(work.runs.at(0), work.model, budget, work.gpu, work.extra_memory);
-      break;
-    case Work::Kind::kSweep:
-      estimate = check_sweep_budget(work.runs, work.jobs, budget, work.gpu);
-      break;
-  }
-  if (!log || estimate.seconds < kAnnounceSeconds) return estimate;
-  // Training's rates are measured here for the line; an evaluation and the GPU keep the budget's
-  // fixed rate.
-  const bool measured = !work.gpu && work.kind != Work::Kind::kEvaluate;
-  const int jobs = work.kind == Work::Kind::kSweep ? work.jobs : 1;
-  const int cores = work.kind == Work::Kind::kSweep ? work.cores : 1;
+// Long work says how long on `log`: training's rates measured on this core for the line; an
+// evaluation and the GPU keep the budget's fixed rate.
+void announce(const WorkEstimate& estimate, const std::vector<CostedRun>& runs, bool training,
+              const WorkPlace& where, std::ostream* log) {
+  if (!log || estimate.seconds < kAnnounceSeconds) return;
+  const bool measured = !where.gpu && training;
   *log << "estimated: "
-       << (measured ? with_measured_time(estimate, work.runs, jobs, cores, work.fixed_speed)
+       << (measured ? with_measured_time(estimate, runs, where.jobs, where.cores, where.fixed_speed)
                     : estimate)
               .summary()
        << "\n";
+}
+
+}  // namespace
+
+CostedRun admit_run(const TrainSpec& spec, const Budget& budget, const WorkPlace& where,
+                    std::ostream* log) {
+  preflight_run(spec, budget, where.gpu);
+  CostedRun run(spec);
+  const WorkEstimate estimate = check_run_budget(run, budget, where.gpu);
+  WorkPlace one = where;
+  one.jobs = one.cores = 1;
+  announce(estimate, {run}, true, one, log);
+  return run;
+}
+
+WorkEstimate admit_evaluation(const CostedRun& run, const Budget& budget, const WorkPlace& where,
+                              const std::vector<CostPart>& extra, std::ostream* log) {
+  const WorkEstimate estimate = check_eval_budget(run, budget, where.gpu, extra);
+  announce(estimate, {run}, false, where, log);
   return estimate;
+}
+
+AdmittedSweep admit_sweep(const std::vector<TrainSpec>& runs, const Budget& budget,
+                          const WorkPlace& where, std::ostream* log,
+                          const std::function<std::string(size_t)>& name) {
+  preflight_sweep(runs, where.jobs, budget, where.gpu);
+  AdmittedSweep sweep;
+  sweep.runs.reserve(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    try {
+      sweep.runs.emplace_back(runs[i]);
+    } catch (const UsageError& e) {
+      if (!name) throw;
+      throw UsageError(fmt::format("{}: {}", name(i), e.what()));
+    }
+  }
+  sweep.estimate = check_sweep_budget(sweep.runs, where.jobs, budget, where.gpu);
+  announce(sweep.estimate, sweep.runs, true, where, log);
+  return sweep;
 }
 
 }  // namespace lenlab

@@ -1,10 +1,15 @@
 #pragma once
 // The one call made before any work starts (lenlab train, lenlab eval, a sweep, the live page):
-// may this work start on this machine within its budget, and how long will it take? It sums the
-// work's estimate (cost/run_cost.hpp), holds it against the budget (cost/budget.hpp), and
-// announces long work with its time predicted from this core's measured rates
-// (cost/time_model.hpp, cost/dry_run.hpp).
+// may this work start on this machine within its budget, and how long will it take? Each call
+// takes the work's settings, refuses work far past --max-time from its settings alone
+// (cost/preflight.hpp: microseconds, before resolve() checks a reparam at every target), resolves
+// and costs each run once (CostedRun, cost/run_cost.hpp), holds the estimate against the budget
+// (cost/budget.hpp), announces long work with its time predicted from this core's measured rates
+// (cost/time_model.hpp, cost/dry_run.hpp), and hands the costed runs back: the work starts from
+// them, resolving nothing again.
+#include <functional>
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "cost/budget.hpp"
@@ -12,36 +17,37 @@
 
 namespace lenlab {
 
-struct Work {
-  enum class Kind {
-    kTrain,     // one run: training and its evaluation
-    kEvaluate,  // a trained run evaluated again: the evaluation alone
-    kSweep,     // many runs, `jobs` side by side
-  };
-  Kind kind = Kind::kTrain;
-  // kTrain, kEvaluate: the one run's settings (an evaluation's: the run's, as the flags change
-  // them); kSweep: the runs still to train, in the order the sweep hands them out.
-  std::vector<TrainSpec> runs;
-  ModelConfig model;  // kTrain, kEvaluate: the trained model's (resolve(runs[0]).model)
-  std::vector<CostPart> extra_memory;  // kEvaluate: the files it keeps as text (predictions.csv)
-  int jobs = 1;                        // kSweep: workers
-  int cores = 1;                       // kSweep: the machine's (more jobs than cores share them)
-  bool gpu = false;                    // the work runs on the GPU (lab/run/device.hpp)
-  CpuSpeed fixed_speed;  // this core's rates when known (tests); 0: measured when they are needed
-
-  static Work train(const TrainSpec& spec, const ModelConfig& model, bool gpu);
-  static Work evaluate(const TrainSpec& spec, const ModelConfig& model, bool gpu,
-                       std::vector<CostPart> extra_memory);
-  static Work sweep(std::vector<TrainSpec> runs, int jobs, int cores, bool gpu,
-                    const CpuSpeed& fixed_speed = {});
+// Where work runs, as cost/ needs to know it.
+struct WorkPlace {
+  bool gpu = false;      // the GPU (lab/run/device.hpp), at its fixed rate; else this CPU
+  int jobs = 1;          // runs side by side (a sweep's workers)
+  int cores = 1;         // the machine's: more jobs than cores share them
+  CpuSpeed fixed_speed{};  // this core's rates when known (tests); 0: measured when needed
 };
 
-// Returns the work's estimate, or throws UsageError when it needs more memory than the budget
-// (or the machine) allows, or more time than --max-time: the message names the estimate, the
-// limit, the settings that drive it and the flag that changes the limit. Work estimated to take
-// kAnnounceSeconds or more says so on `log` ("estimated: ..."), on the CPU with its time from
-// this core's measured rates for training work (about a second to measure, against minutes of
-// work).
-WorkEstimate admit(const Work& work, const Budget& budget, std::ostream* log = nullptr);
+// One run: lenlab train and the live page. UsageError naming the bad setting (resolve()), or the
+// estimate, the limit, the settings that drive it and the flag that changes the limit (more memory
+// than the budget or the machine allows, more time than --max-time). Work estimated to take
+// kAnnounceSeconds or more says so on `log` ("estimated: ..."), its time from this core's
+// measured rates (about a second to measure, against minutes of work).
+CostedRun admit_run(const TrainSpec& spec, const Budget& budget, const WorkPlace& where,
+                    std::ostream* log = nullptr);
+
+// A trained run evaluated again (lenlab eval): `run` is its settings as the flags change them,
+// resolved by the evaluation's plan (train/eval_plan.hpp); the evaluation's own work and memory
+// only, plus `extra` memory (the files it keeps as text: predictions.csv).
+WorkEstimate admit_evaluation(const CostedRun& run, const Budget& budget, const WorkPlace& where,
+                              const std::vector<CostPart>& extra, std::ostream* log = nullptr);
+
+// The runs a sweep is about to train, `where.jobs` side by side: each resolved and costed (a
+// UsageError is prefixed with name(i), the i-th run's name, when given), their peak memory side
+// by side and their work held against the budget.
+struct AdmittedSweep {
+  std::vector<CostedRun> runs;
+  WorkEstimate estimate;
+};
+AdmittedSweep admit_sweep(const std::vector<TrainSpec>& runs, const Budget& budget,
+                          const WorkPlace& where, std::ostream* log = nullptr,
+                          const std::function<std::string(size_t)>& name = {});
 
 }  // namespace lenlab

@@ -187,18 +187,16 @@ WorkEstimate check_parts(const TrainSpec& spec, std::vector<CostPart> memory,
 
 }  // namespace
 
-WorkEstimate check_run_budget(const TrainSpec& spec, const ModelConfig& model, const Budget& budget,
-                              bool gpu) {
-  const RunCost cost = estimate_run_cost(spec, model);
-  return check_parts(spec, cost.memory_parts, cost.work_parts, true, budget, gpu, "this run");
+WorkEstimate check_run_budget(const CostedRun& run, const Budget& budget, bool gpu) {
+  return check_parts(run.spec, run.cost.memory_parts, run.cost.work_parts, true, budget, gpu,
+                     "this run");
 }
 
-WorkEstimate check_eval_budget(const TrainSpec& spec, const ModelConfig& model,
-                               const Budget& budget, bool gpu, const std::vector<CostPart>& extra) {
-  const RunCost cost = estimate_run_cost(spec, model);
-  std::vector<CostPart> memory = cost.memory_parts;
+WorkEstimate check_eval_budget(const CostedRun& run, const Budget& budget, bool gpu,
+                               const std::vector<CostPart>& extra) {
+  std::vector<CostPart> memory = run.cost.memory_parts;
   memory.insert(memory.end(), extra.begin(), extra.end());
-  return check_parts(spec, memory, cost.work_parts, false, budget, gpu, "this evaluation");
+  return check_parts(run.spec, memory, run.cost.work_parts, false, budget, gpu, "this evaluation");
 }
 
 void check_plan_size(double runs, size_t n_seeds, const Budget& budget) {
@@ -211,16 +209,16 @@ void check_plan_size(double runs, size_t n_seeds, const Budget& budget) {
         n_seeds, runs, format_bytes(bytes), memory_flag_hint(budget)));
 }
 
-WorkEstimate check_sweep_budget(const std::vector<TrainSpec>& runs, int jobs, const Budget& budget,
+WorkEstimate check_sweep_budget(const std::vector<CostedRun>& runs, int jobs, const Budget& budget,
                                 bool gpu) {
   WorkEstimate e;
   std::vector<double> peaks;
   std::vector<CostPart> memory_parts, work_parts;
   size_t heaviest_memory = 0;
   double most_work = 0, longest_steps = 0;
-  for (const TrainSpec& r : runs) {
-    longest_steps = std::max<double>(longest_steps, r.steps);
-    RunCost cost = estimate_run_cost(r, resolve(r).model);
+  for (const CostedRun& r : runs) {
+    longest_steps = std::max<double>(longest_steps, r.spec.steps);
+    const RunCost& cost = r.cost;
     peaks.push_back(cost.peak_bytes);
     e.flops += cost.flops();
     if (memory_parts.empty() || cost.peak_bytes > peaks[heaviest_memory]) {

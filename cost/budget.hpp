@@ -42,13 +42,11 @@ struct WorkEstimate {
 // One run (lenlab train). Throws UsageError, naming the estimate, the limit, the settings that
 // drive it and the flag that changes the limit, when the run needs more memory than the limit or
 // more time than --max-time.
-WorkEstimate check_run_budget(const TrainSpec& spec, const ModelConfig& model, const Budget& budget,
-                              bool gpu);
+WorkEstimate check_run_budget(const CostedRun& run, const Budget& budget, bool gpu);
 
 // Evaluating a trained run (lenlab eval): the evaluation's work and memory only, plus `extra`
 // memory parts (e.g. the predictions file's text). The same refusal as check_run_budget.
-WorkEstimate check_eval_budget(const TrainSpec& spec, const ModelConfig& model,
-                               const Budget& budget, bool gpu,
+WorkEstimate check_eval_budget(const CostedRun& run, const Budget& budget, bool gpu,
                                const std::vector<CostPart>& extra = {});
 
 // Before a sweep is planned: the memory the plan itself takes for up to `n_runs` runs made from
@@ -57,7 +55,7 @@ void check_plan_size(double n_runs, size_t n_seeds, const Budget& budget);
 
 // A planned sweep: `jobs` runs side by side (their peaks add up), the work of every run shared
 // among the workers.
-WorkEstimate check_sweep_budget(const std::vector<TrainSpec>& runs, int jobs, const Budget& budget,
+WorkEstimate check_sweep_budget(const std::vector<CostedRun>& runs, int jobs, const Budget& budget,
                                 bool gpu);
 
 }  // namespace lenlab

@@ -29,6 +29,12 @@ double list_schedule_seconds(const std::vector<double>& seconds, int workers) {
   return wall;
 }
 
+std::vector<TrainSpec> specs_of(const std::vector<CostedRun>& runs) {
+  std::vector<TrainSpec> specs;
+  for (const CostedRun& r : runs) specs.push_back(r.spec);
+  return specs;
+}
+
 std::map<SpeedShape, CpuSpeed> cpu_speeds(const std::vector<TrainSpec>& runs,
                                           const CpuSpeed& fixed) {
   std::map<SpeedShape, CpuSpeed> speeds;
@@ -40,7 +46,7 @@ std::map<SpeedShape, CpuSpeed> cpu_speeds(const std::vector<TrainSpec>& runs,
   return speeds;
 }
 
-SweepTimes predict_sweep(const std::vector<TrainSpec>& runs,
+SweepTimes predict_sweep(const std::vector<CostedRun>& runs,
                          const std::map<SpeedShape, CpuSpeed>& speeds, int jobs, int cores) {
   // More jobs than cores share the cores: each run then takes jobs/cores times as long.
   const double sharing = std::max(1.0, static_cast<double>(jobs) / std::max(cores, 1));
@@ -49,8 +55,9 @@ SweepTimes predict_sweep(const std::vector<TrainSpec>& runs,
   // Runs that differ only in their test-time attention train once (lab/experiment/sweep.hpp): one
   // work item.
   std::map<std::string, size_t> item_of;
-  for (const TrainSpec& r : runs) {
-    const RunCost cost = estimate_run_cost(r, resolve(r).model);
+  for (const CostedRun& run : runs) {
+    const TrainSpec& r = run.spec;
+    const RunCost& cost = run.cost;
     const auto [item, fresh] = item_of.try_emplace(training_spec_text(r), items.size());
     const CpuSpeed& speed = speeds.at(speed_shape(r));
     const double t = fresh ? predicted_train_seconds(cost, speed, r.threads) : 0;
@@ -65,9 +72,9 @@ SweepTimes predict_sweep(const std::vector<TrainSpec>& runs,
   return times;
 }
 
-WorkEstimate with_measured_time(WorkEstimate rough, const std::vector<TrainSpec>& runs, int jobs,
+WorkEstimate with_measured_time(WorkEstimate rough, const std::vector<CostedRun>& runs, int jobs,
                                 int cores, const CpuSpeed& fixed) {
-  rough.seconds = predict_sweep(runs, cpu_speeds(runs, fixed), jobs, cores).wall;
+  rough.seconds = predict_sweep(runs, cpu_speeds(specs_of(runs), fixed), jobs, cores).wall;
   rough.where += " (at lenlab's rates on this core, measured just now)";
   return rough;
 }
@@ -102,9 +109,9 @@ std::string dry_run_report(const DryRunInput& in) {
 
   if (in.gpu) {
     double flops = 0, longest_steps = 0;
-    for (const TrainSpec& r : in.todo) {
-      flops += estimate_run_cost(r, resolve(r).model).flops();
-      longest_steps = std::max<double>(longest_steps, r.steps);
+    for (const CostedRun& r : in.todo) {
+      flops += r.cost.flops();
+      longest_steps = std::max<double>(longest_steps, r.spec.steps);
     }
     return text + fmt::format(
                       "on the GPU: {} of work, roughly {} at {:.0e} FLOP/s and at least {:.0f} ms "
@@ -125,7 +132,7 @@ std::string dry_run_report(const DryRunInput& in) {
     shared += !fresh;
     train_total += t;
     eval_total += e;
-    const std::string key = cost_key(in.todo[i]) + (fresh ? "" : " (training shared)");
+    const std::string key = cost_key(in.todo[i].spec) + (fresh ? "" : " (training shared)");
     auto [it, added] = kinds.try_emplace(key, Kind{0, t, e});
     if (added) order.push_back(key);
     ++it->second.runs;

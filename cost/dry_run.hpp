@@ -16,7 +16,7 @@ namespace lenlab {
 struct DryRunInput {
   std::string config_source;    // for the first line
   size_t n_planned = 0;         // runs in the plan
-  std::vector<TrainSpec> todo;  // the ones not finished in --out yet, in sweep order
+  std::vector<CostedRun> todo;  // the ones not finished in --out yet, in sweep order
   int jobs = 1;
   int cores = 1;                          // the machine's: more jobs than cores share them
   bool gpu = false;                       // the sweep would train on a GPU
@@ -30,6 +30,8 @@ std::string dry_run_report(const DryRunInput& in);
 
 // The rates of every model shape among `runs` on this core: `fixed` for each when it is set
 // (train_flops > 0), else measured (cost/time_model.hpp, about 0.8 s a shape).
+// The specs of costed runs, in order.
+std::vector<TrainSpec> specs_of(const std::vector<CostedRun>& runs);
 std::map<SpeedShape, CpuSpeed> cpu_speeds(const std::vector<TrainSpec>& runs,
                                           const CpuSpeed& fixed = {});
 
@@ -41,12 +43,12 @@ struct SweepTimes {
   std::vector<bool> training_shared;
   double wall = 0;
 };
-SweepTimes predict_sweep(const std::vector<TrainSpec>& runs,
+SweepTimes predict_sweep(const std::vector<CostedRun>& runs,
                          const std::map<SpeedShape, CpuSpeed>& speeds, int jobs, int cores);
 
 // Long CPU work's line before it starts: `rough` (cost/budget.hpp's estimate at a fixed rate, up to
 // 2× off) with its time predicted instead from this core's rates for `runs` on `jobs` workers.
-WorkEstimate with_measured_time(WorkEstimate rough, const std::vector<TrainSpec>& runs, int jobs,
+WorkEstimate with_measured_time(WorkEstimate rough, const std::vector<CostedRun>& runs, int jobs,
                                 int cores, const CpuSpeed& fixed = {});
 
 // Wall time of runs taking `seconds` each when `workers` workers take the next run as each

@@ -53,6 +53,22 @@ struct RunCost {
 // `model` is resolve(spec).model. Pure arithmetic in double: never overflows, whatever the sizes.
 RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& model);
 
+// One run as cost/ sees it, worked out once: its settings resolved (resolve(), UsageError naming
+// the first bad one) and its estimate. The budget, the dry run and the time model read it; the
+// admitted run trains from it (cost/admission.hpp), so nothing resolves a run twice.
+struct CostedRun {
+  TrainSpec spec;
+  ResolvedSpec resolved;
+  RunCost cost;
+  // A spec resolved and costed (implicit: a list of specs is a list of costed runs).
+  CostedRun(TrainSpec s)  // NOLINT(google-explicit-constructor)
+      : spec(std::move(s)),
+        resolved(resolve(spec)),
+        cost(estimate_run_cost(spec, resolved.model)) {}
+  CostedRun(TrainSpec s, ResolvedSpec r)
+      : spec(std::move(s)), resolved(std::move(r)), cost(estimate_run_cost(spec, resolved.model)) {}
+};
+
 // Rough sustained rates, for budget checks, for deciding which work is long enough to announce,
 // and for the GPU's announcement: below what lenlab_bench measures of the work counted here on one
 // core of the 2-core development machine (55 to 95 GFLOP/s over the days), and what an H100

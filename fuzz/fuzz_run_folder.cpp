@@ -5,7 +5,7 @@
 // folder. Both are written to a scratch folder (the loaders read files), then:
 //   - load_safetensors of model.safetensors on its own (any tensors, any metadata);
 //   - load_run(dir, manifest only), and for a completed run what `lenlab eval` does: the plan
-//     (plan_evaluation, resolve() at the run's test lengths), the budget (admit, Work::evaluate)
+//     (plan_evaluation, resolve() at the run's test lengths), the budget (admit_evaluation)
 //     and load_checkpoint of the weights for the run's model;
 //   - what `--init-from dir` does for a child with the run's own settings: load_parent, then
 //     parent_weights (load_checkpoint for the parent's model, copied over the child's).
@@ -109,7 +109,9 @@ void evaluate(const fs::path& dir, const lenlab::TrainSpec& trained) {
   const lenlab::EvalPlan plan = lenlab::plan_evaluation(trained, changes);
   lenlab::Budget budget;
   budget.max_memory = kBudgetMemory;
-  lenlab::admit(lenlab::Work::evaluate(plan.spec, plan.trained.model, /*gpu=*/false, {}), budget);
+  lenlab::ResolvedSpec evaluated = plan.resolved;
+  evaluated.model = plan.trained.model;
+  lenlab::admit_evaluation(lenlab::CostedRun(plan.spec, std::move(evaluated)), budget, {}, {});
   if (lenlab::parameter_count(plan.trained.model) > kMaxParameters) return;
   (void)lenlab::load_checkpoint(dir / "model.safetensors", plan.trained.model);
 }

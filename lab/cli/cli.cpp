@@ -21,7 +21,6 @@
 #include "lab/cli/serve_command.hpp"
 #include "lab/cli/theory_command.hpp"
 #include "lab/cli/train_command.hpp"
-#include "models/cpu/blas_gemm.hpp"
 #include "plots/run_program.hpp"
 
 namespace lenlab {
@@ -89,7 +88,6 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   CommandLine line{out, err, err_is_tty, "", program ? program->string() : "lenlab"};
   for (int i = 0; i < argc; ++i) line.text += (i ? " " : "") + std::string(argv[i]);
   try {
-    cpu::gemm_kernel();  // a bad LENLAB_GEMM is refused here, before any command starts
     for (const auto& c : commands)
       if (c->parsed()) return c->run(line);
     return kExitUsage;  // unreachable: app.require_subcommand(1)

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <thread>
 
 #include "core/atomic_file.hpp"
@@ -17,7 +18,6 @@
 #include "core/text_file.hpp"
 #include "cost/admission.hpp"
 #include "cost/dry_run.hpp"
-#include "cost/preflight.hpp"
 #include "cost/run_cost.hpp"
 #include "lab/experiment/slurm_script.hpp"
 #include "lab/experiment/slurm_submit.hpp"
@@ -122,27 +122,39 @@ int run_experiment(const ExperimentOptions& options) {
                     o.run_index, runs.size(), runs.size() - 1));
   // What this command trains, and where (SLURM tasks choose their device on their own node).
   Device device;
+  std::vector<PlannedRun> todo;
   std::vector<TrainSpec> specs;
   const int jobs = o.run_index >= 0 ? 1 : o.jobs;
   if (!on_cluster) {
-    const std::vector<PlannedRun> todo = o.run_index >= 0
-                                             ? std::vector<PlannedRun>{runs[o.run_index]}
-                                         : o.out.empty() ? runs
-                                                         : unfinished(runs, o.out);
+    todo = o.run_index >= 0 ? std::vector<PlannedRun>{runs[o.run_index]}
+           : o.out.empty()  ? runs
+                            : unfinished(runs, o.out);
     for (const PlannedRun& r : todo) specs.push_back(r.spec);
     // float64 runs (--precision) train on the CPU: a sweep holding any does not use the GPU.
     device = Device::choose(
         o.device, std::any_of(specs.begin(), specs.end(),
                               [](const TrainSpec& s) { return s.precision == "float64"; }));
-    // A sweep far past --max-time is refused from its settings alone, before resolve() checks
-    // each run's reparam at every target up to its l_test (cost/preflight.hpp).
-    preflight_sweep(specs, jobs, o.budget, device.gpu());
   }
-  for (const PlannedRun& r : runs) {  // every mistake before anything is written
+  // Every mistake before anything is written, naming its run of its config (flags are config keys
+  // there): the runs to train here admitted in one call (cost/admission.hpp: the cheap bound
+  // against --max-time, each run resolved and costed once, the budget, long work announced on the
+  // CPU from this core's measured rates), the others (finished in --out, or a cluster's) resolved.
+  const auto name = [&](const PlannedRun& r) {
+    return fmt::format("{}, run {}", o.config_source, r.id);
+  };
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  AdmittedSweep admitted;
+  if (!on_cluster)
+    admitted = admit_sweep(specs, o.budget, {device.gpu(), jobs, cores, o.cpu_speed},
+                           o.dry_run ? nullptr : o.log, [&](size_t i) { return name(todo[i]); });
+  std::set<std::string> admitted_ids;
+  for (const PlannedRun& r : todo) admitted_ids.insert(r.id);
+  for (const PlannedRun& r : runs) {
+    if (admitted_ids.count(r.id)) continue;
     try {
       resolve(r.spec);
-    } catch (const UsageError& e) {  // say which run of which config: flags are config keys there
-      throw UsageError(fmt::format("{}, run {}: {}", o.config_source, r.id, e.what()));
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", name(r), e.what()));
     }
   }
   if (on_cluster)
@@ -153,25 +165,18 @@ int run_experiment(const ExperimentOptions& options) {
             "SLURM job array starts its tasks at once; train the parents' figures first (their "
             "own {0}), then the fine-tunes",
             o.slurm ? "--slurm" : "--emit-slurm", r.id, r.parent, r.spec.init_from));
-  if (!on_cluster) {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    // Long work says how long: on the CPU from this core's measured rates (a second, against
-    // minutes of work), on the GPU at the budget's fixed rate. A dry run says more, below.
-    const WorkEstimate estimate = admit(Work::sweep(specs, jobs, cores, device.gpu(), o.cpu_speed),
-                                        o.budget, o.dry_run ? nullptr : o.log);
-    if (o.dry_run) {
-      DryRunInput in;
-      in.config_source = o.config_source;
-      in.n_planned = runs.size();
-      in.todo = specs;
-      in.jobs = o.jobs;
-      in.cores = cores;
-      in.gpu = device.gpu();
-      if (!in.gpu) in.speeds = cpu_speeds(specs, o.cpu_speed);
-      in.peak_bytes = estimate.peak_bytes;
-      if (o.print) *o.print << dry_run_report(in);
-      return kExitOk;
-    }
+  if (!on_cluster && o.dry_run) {
+    DryRunInput in;
+    in.config_source = o.config_source;
+    in.n_planned = runs.size();
+    in.todo = admitted.runs;
+    in.jobs = o.jobs;
+    in.cores = cores;
+    in.gpu = device.gpu();
+    if (!in.gpu) in.speeds = cpu_speeds(specs, o.cpu_speed);
+    in.peak_bytes = admitted.estimate.peak_bytes;
+    if (o.print) *o.print << dry_run_report(in);
+    return kExitOk;
   }
   // A gnuplot that fails, or none, would otherwise be noticed only after all the training.
   if (o.run_index < 0 && o.emit_slurm.empty() && !check_gnuplot(o.plot) && o.log)
@@ -210,6 +215,7 @@ int run_experiment(const ExperimentOptions& options) {
   so.log = o.log;
   so.log_is_tty = o.log_is_tty;
   so.on_tick = o.on_tick;
+  for (size_t i = 0; i < todo.size(); ++i) so.costed[todo[i].id] = &admitted.runs[i];
   if (o.run_index >= 0) {
     so.jobs = 1;
     run_sweep({runs[o.run_index]}, o.out / "runs", so);

@@ -33,8 +33,12 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
   SweepOutcome outcome;
   std::vector<const PlannedRun*> todo;
   double total_flops = 0;  // the progress bar counts work, so its ETA weighs long runs as such
+  const auto costed = [&](const PlannedRun& run) -> const CostedRun* {
+    const auto it = options.costed.find(run.id);
+    return it == options.costed.end() ? nullptr : it->second;
+  };
   for (const PlannedRun& run : runs) {
-    resolve(run.spec);  // fail before anything starts
+    if (!costed(run)) resolve(run.spec);  // fail before anything starts
     const std::optional<RunRecord> found = load_run(runs_dir / run.id);
     if (found && (found->status == "completed" || found->status == "diverged")) {
       if (canonical_spec_text(found->spec) != canonical_spec_text(run.spec))
@@ -59,7 +63,9 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
       continue;
     }
     todo.push_back(&run);
-    total_flops += estimate_run_cost(run.spec, resolve(run.spec).model).flops();
+    const CostedRun* c = costed(run);
+    total_flops +=
+        c ? c->cost.flops() : estimate_run_cost(run.spec, resolve(run.spec).model).flops();
   }
 
   // Fine-tunes wait for their parents: generation 0 has no parent left to train, generation g + 1
@@ -135,7 +141,10 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
           flops_done += flops;
           if (interrupted) throw Interrupted();  // on_tick threw: unwind this run
         };
-        group.emplace_back(spec, ro);
+        if (const CostedRun* c = costed(*run))
+          group.emplace_back(spec, c->resolved, ro);
+        else
+          group.emplace_back(spec, ro);
       }
       try {
         for (int code : device.train(group)) {

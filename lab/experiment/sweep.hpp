@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "cost/run_cost.hpp"
 #include "lab/experiment/experiment_config.hpp"
 #include "lab/experiment/plan.hpp"
 #include "lab/run/device.hpp"
@@ -29,6 +31,9 @@ struct SweepOptions {
   // length (those runs stay "running", as a killed sweep leaves them; finished runs are kept) and
   // run_sweep rethrows it.
   std::function<void(double)> on_tick;
+  // The runs admitted already (cost/admission.hpp's admit_sweep), by id: trained from their
+  // resolved settings and counted by their estimate, not resolved again.
+  std::map<std::string, const CostedRun*> costed;
 };
 
 struct SweepOutcome {

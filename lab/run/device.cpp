@@ -10,6 +10,7 @@
 #include "lab/run/evaluate_parameters.hpp"
 #include "lab/run/run_group_impl.hpp"
 #include "models/cpu/backend.hpp"
+#include "models/cpu/blas_gemm.hpp"
 
 namespace lenlab {
 
@@ -41,6 +42,10 @@ Device Device::choose(const std::string& name, bool float64) {
   if (name != "auto" && name != "cpu" && name != "cuda")
     throw UsageError(
         fmt::format("unknown --device '{}'; choose one of {}", name, join_choices(device_names())));
+  // The CPU's kernel for the float products too (LENLAB_GEMM, models/cpu/blas_gemm.hpp): a bad
+  // choice is refused here, before any work, even where the GPU then trains (its evaluation of a
+  // float64 run, or a fallback, would run on the CPU).
+  cpu::gemm_kernel();
   Device cpu;
   if (name == "cpu") return cpu;
   if (float64) {

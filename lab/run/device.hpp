@@ -23,6 +23,8 @@ bool built_with_cuda();                   // whether this program has the CUDA b
 
 class Device {
  public:
+  // The one place that chooses where work runs: the device, and the CPU's kernel for its float
+  // products (LENLAB_GEMM; UsageError naming the choices for a bad one).
   // auto: the GPU when this build has the CUDA backend and a device is present, else the CPU.
   // cuda: a UsageError saying why when that is impossible (built without CUDA, no device, or
   // float64 work: the CUDA backend computes in float32, so float64 work runs on the CPU). An

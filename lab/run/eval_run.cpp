@@ -99,7 +99,11 @@ int run_eval(const EvalOptions& o) {
     extra.push_back(
         {"predictions.csv", prediction_bytes(resolved, spec),
          fmt::format("--lengths {}, --samples {}", format_lengths(lengths), spec.eval_samples)});
-  admit(Work::evaluate(spec, config, device.gpu(), extra), o.budget, o.log);
+  // The evaluation's settings, costed on the model it evaluates (trained at its own lengths).
+  ResolvedSpec evaluated = resolved;
+  evaluated.model = config;
+  admit_evaluation(CostedRun(spec, std::move(evaluated)), o.budget, {.gpu = device.gpu()}, extra,
+                   o.log);
 
   if (o.out.empty()) throw UsageError("--out is required: the folder to write the evaluation into");
   if (!o.overwrite && fs::exists(o.out / "eval.json"))

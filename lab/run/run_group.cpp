@@ -21,6 +21,9 @@ std::string group_key(const ModelConfig& model, const TrainSpec& spec) {
 GroupJob::GroupJob(TrainSpec spec_, RunOptions options_)
     : spec(std::move(spec_)), resolved(resolve(spec)), options(std::move(options_)) {}
 
+GroupJob::GroupJob(TrainSpec spec_, ResolvedSpec resolved_, RunOptions options_)
+    : spec(std::move(spec_)), resolved(std::move(resolved_)), options(std::move(options_)) {}
+
 std::string gpu_group_key(const TrainSpec& spec) {
   return group_key(model_config(spec), spec);
 }

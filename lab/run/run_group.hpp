@@ -16,7 +16,8 @@ namespace lenlab {
 // One run of a group: its settings, resolved once here (UsageError on bad ones), and where its
 // folder goes. Change `options` freely; `spec` and `resolved` belong together.
 struct GroupJob {
-  GroupJob(TrainSpec spec, RunOptions options);
+  GroupJob(TrainSpec spec, RunOptions options);                         // resolves spec
+  GroupJob(TrainSpec spec, ResolvedSpec resolved, RunOptions options);  // resolved already
   TrainSpec spec;
   ResolvedSpec resolved;  // resolve(spec)
   RunOptions options;

@@ -9,7 +9,6 @@
 #include "core/error.hpp"
 #include "core/json_input.hpp"
 #include "cost/admission.hpp"
-#include "cost/preflight.hpp"
 #include "models/config.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
@@ -75,9 +74,7 @@ namespace {
 std::optional<std::string> problem_with(const Json& settings, const Budget& budget, bool gpu) {
   try {
     const TrainSpec spec = spec_from_json(settings, page_base_spec(), "settings");
-    preflight_run(spec, budget, gpu);  // microseconds; resolve() grows with the lengths
-    const ResolvedSpec resolved = resolve(spec);
-    admit(Work::train(spec, resolved.model, gpu), budget);
+    admit_run(spec, budget, {.gpu = gpu});
     return std::nullopt;
   } catch (const UsageError& e) {
     return std::string(e.what());

@@ -94,9 +94,9 @@ TEST_CASE("the GPU's time counts its steps, not only its FLOPs") {
   tiny.eval_samples = 4, tiny.steps = 100000;
   const ModelConfig model = resolve(tiny).model;
   CHECK(estimate_run_cost(tiny, model).flops() / kGpuFlopsPerSecond < 1);
-  CHECK_THROWS_WITH_AS(check_run_budget(tiny, model, Budget{"", "1s"}, /*gpu=*/true),
+  CHECK_THROWS_WITH_AS(check_run_budget(tiny, Budget{"", "1s"}, /*gpu=*/true),
                        doctest::Contains("more than --max-time 1s"), UsageError);
-  CHECK(check_run_budget(tiny, model, Budget{"", "10m"}, true).seconds >= 100);
+  CHECK(check_run_budget(tiny, Budget{"", "10m"}, true).seconds >= 100);
   CHECK(check_sweep_budget({tiny, tiny}, 2, Budget{"", "10m"}, true).seconds >= 100);
   DryRunInput in;
   in.config_source = "tiny.toml";
