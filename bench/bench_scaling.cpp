@@ -23,7 +23,7 @@
 #include "plots/run_program.hpp"
 #include "train/evaluate.hpp"
 #include "train/lengths.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 #include "train/trainer.hpp"
 
 using namespace lenlab;

@@ -33,7 +33,7 @@
 #include "tasks/task.hpp"
 #include "train/evaluate.hpp"
 #include "train/evaluate_impl.hpp"  // evaluate() over Transformer<float>
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 #include "train/trainer.hpp"
 #include "train/trainer_impl.hpp"  // train() over it
 

@@ -21,7 +21,7 @@
 #include "core/error.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/model.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 #include "train/trainer.hpp"
 
 using namespace lenlab;

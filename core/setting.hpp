@@ -3,8 +3,8 @@
 // and of the live page), its help, its command-line flag, the range a flag accepts, and how run
 // ids treat it. A struct of settings lists its rows in one visit function (train/run_settings.hpp:
 // visit_spec_fields), and everything that reads or writes settings walks those rows: the CLI's
-// flags (lab/cli/), config files and manifests (train/train_spec_json.cpp), the Python keywords and
-// the page's fields. A new setting is its field and its row; nothing else lists it.
+// flags (lab/cli/), config files and manifests (train/run_settings_json.cpp), the Python keywords
+// and the page's fields. A new setting is its field and its row; nothing else lists it.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -16,7 +16,7 @@ struct Setting {
   enum : unsigned {
     // In every run's id and manifest, even at its default: the settings of the first published
     // runs. Every other setting is left out while at its default, so that adding one keeps every
-    // earlier run's id (train/train_spec_json.cpp).
+    // earlier run's id (train/run_settings_json.cpp).
     kInEveryId = 1u << 0,
     kTestTime = 1u << 1,  // how a trained model is evaluated (lenlab eval takes it too)
     kSwitch = 1u << 2,    // an integer 0/1 given as a flag without a value (--attention-stats)

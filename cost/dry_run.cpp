@@ -11,7 +11,7 @@
 #include "core/progress.hpp"
 #include "cost/budget.hpp"
 #include "cost/run_cost.hpp"
-#include "train/test_time_attention.hpp"
+#include "train/inference_attention.hpp"
 
 namespace lenlab {
 

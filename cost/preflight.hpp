@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cost/budget.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "models/position_bias.hpp"
+#include "train/inference_attention.hpp"
 #include "train/lengths.hpp"
-#include "train/test_time_attention.hpp"
 
 namespace lenlab {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "models/config.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 
@@ -36,7 +36,7 @@ struct RunCost {
   double train_attention_flops = 0;    // attention's part of train_flops (cost/time_model.hpp)
   double eval_flops = 0;               // every test length, and the temperature search
   // temperature = auto-pmax / auto-entropy: paper 002's search before the evaluation
-  // (train/test_time_eval.hpp), part of eval_flops.
+  // (train/inference_eval.hpp), part of eval_flops.
   double temperature_search_flops = 0;
   double flops() const { return train_flops + eval_flops; }
   // Work per step and per test length: what a progress bar counts.

@@ -12,7 +12,7 @@
 
 #include "models/cpu/backend.hpp"
 #include "train/evaluate.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 #include "train/trainer.hpp"
 
 namespace lenlab {

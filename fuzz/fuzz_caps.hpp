@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab::fuzz {
 

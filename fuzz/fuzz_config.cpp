@@ -26,7 +26,7 @@
 #include "fuzz/fuzz_caps.hpp"
 #include "lab/experiment/experiment_config.hpp"
 #include "lab/experiment/plan.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace {
 

@@ -33,7 +33,7 @@
 #include "cost/budget.hpp"
 #include "fuzz/fuzz_caps.hpp"
 #include "lab/serve/page_settings.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace {
 

@@ -45,7 +45,7 @@
 #include "models/safetensors.hpp"
 #include "results/run_record.hpp"
 #include "train/eval_plan.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 // own ops::AttentionWindow (models/ops/args.hpp), copied into AttentionArgs whole; the logit scales
 // become the packed batch's per-sequence multipliers; the RoPE extension its angle tables
 // (models/rope_scaling.hpp). The default is plain causal attention, the training setting of every
-// task; the test-time methods (train/test_time_attention.hpp) fill in the rest.
+// task; the test-time methods (train/inference_attention.hpp) fill in the rest.
 #include <algorithm>
 #include <cstddef>
 #include <vector>

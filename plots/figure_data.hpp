@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "results/correlation.hpp"
-#include "results/figure_spec.hpp"
+#include "results/figure_setup.hpp"
 #include "results/run_record.hpp"
 
 namespace lenlab {

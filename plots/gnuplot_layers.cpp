@@ -12,7 +12,7 @@
 #include "core/atomic_file.hpp"
 #include "plots/gnuplot_parts.hpp"
 #include "plots/gnuplot_style.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

@@ -34,8 +34,8 @@
 #include "models/custom_position_bias.hpp"
 #include "models/safetensors.hpp"
 #include "reparam/custom_reparam.hpp"
-#include "results/figure_spec.hpp"
-#include "train/train_spec.hpp"
+#include "results/figure_setup.hpp"
+#include "train/run_settings.hpp"
 
 namespace py = pybind11;
 using namespace lenlab;
@@ -274,7 +274,7 @@ int reproduce(const std::string& config_text, const std::string& config_source,
   return code;
 }
 
-// The folder name a sweep gives these settings (results/figure_spec.hpp).
+// The folder name a sweep gives these settings (results/figure_setup.hpp).
 std::string run_id_of(const std::string& settings_json) {
   return run_id(with_parent_id(spec_of(settings_json)));  // init_from: the parent by its id
 }
@@ -301,7 +301,7 @@ py::dict load_parameters(const std::string& path) {
   return out;
 }
 
-// Every setting's row (train/spec_settings.hpp): key → {"kind": string, integer, unsigned, number
+// Every setting's row (train/setting_rows.hpp): key → {"kind": string, integer, unsigned, number
 // or switch, "test_time": whether Run.eval takes it}. The package's keywords come from here.
 py::dict setting_rows() {
   py::dict out;

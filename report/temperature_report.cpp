@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "results/figure_metric.hpp"
-#include "train/test_time_attention.hpp"
+#include "train/inference_attention.hpp"
 
 namespace lenlab {
 

@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "tasks/batch.hpp"
-#include "train/test_time_attention.hpp"
-#include "train/test_time_eval.hpp"
-#include "train/train_spec.hpp"
+#include "train/inference_attention.hpp"
+#include "train/inference_eval.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

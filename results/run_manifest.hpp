@@ -9,7 +9,7 @@
 
 #include "results/range_means.hpp"
 #include "train/evaluate.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 #include "train/trainer.hpp"
 
 namespace lenlab {

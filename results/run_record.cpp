@@ -45,7 +45,7 @@ double number_or_nan(const nlohmann::ordered_json& j) {
   return j.is_number() ? j.get<double>() : std::numeric_limits<double>::quiet_NaN();
 }
 
-// The manifest's "temperature_search" (train/test_time_eval.hpp's temperature_search_json);
+// The manifest's "temperature_search" (train/inference_eval.hpp's temperature_search_json);
 // entries of another shape are skipped, as the other optional manifest parts are.
 void read_temperature_search(const nlohmann::ordered_json& t, const std::string& where,
                              RunRecord& r) {

@@ -8,8 +8,8 @@
 
 #include "results/position_bias_file.hpp"
 #include "train/evaluate.hpp"
-#include "train/test_time_eval.hpp"
-#include "train/train_spec.hpp"
+#include "train/inference_eval.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 
@@ -38,7 +38,7 @@ struct RunRecord {
   std::map<int, double> temperature_by_length;
   // And paper 002's closed forms per length (manifest "temperature_closed_form"; NaN: none).
   std::map<int, double> temperature_pmax_closed_form, temperature_entropy_closed_form;
-  // The rest of the search (manifest "temperature_search"; train/test_time_eval.hpp): where the
+  // The rest of the search (manifest "temperature_search"; train/inference_eval.hpp): where the
   // chosen τ sits at the grid's bound ("low"/"high"), the τ each other criterion gives per length
   // ("auto-pmax", "auto-entropy", "log_rule"; NaN: none), and the whole curve: every grid τ at
   // every length past l_train, its metrics by name (attention_max_prob, attention_entropy too).

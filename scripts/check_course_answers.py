@@ -9,7 +9,7 @@ docs/course/teacher_answers.md. Prints the commands whose output differs, and ex
 read `git diff`: the answers' prose quotes some of those numbers).
 
 About three minutes on 2 cores (the answers train about 25 small models). The test suite checks
-the lessons' structure and runs their configs at reduced size (tests/test_course.cpp); this
+the lessons' structure and runs their configs at reduced size (tests/lab/test_course.cpp); this
 script is for whoever changes a lesson, the engine's numbers, or the answers, to see which printed
 outputs no longer hold.
 """

@@ -65,7 +65,7 @@ EvalPlan plan_evaluation(const TrainSpec& trained, const EvalChanges& c) {
         config.max_positions, trained.l_test, lengths.back(), needed, longest));
   }
 
-  // Inference-side attention methods (train/test_time_attention.hpp).
+  // Inference-side attention methods (train/inference_attention.hpp).
   spec.test_attention = c.attention;
   const AttentionSpec attention = test_time_attention(c.attention, trained, config.pe);
   return EvalPlan{std::move(as_trained), std::move(spec), std::move(resolved), attention};

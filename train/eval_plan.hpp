@@ -7,8 +7,8 @@
 #include <string>
 
 #include "tasks/batch.hpp"
-#include "train/test_time_attention.hpp"
-#include "train/train_spec.hpp"
+#include "train/inference_attention.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

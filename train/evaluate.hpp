@@ -17,7 +17,7 @@
 #include "train/attention_probe.hpp"
 #include "train/attention_stats.hpp"
 #include "train/representation_stats.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

@@ -26,7 +26,7 @@
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/random_positions.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

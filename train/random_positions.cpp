@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/error.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

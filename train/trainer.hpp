@@ -12,7 +12,7 @@
 
 #include "models/model.hpp"
 #include "tasks/batch.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

@@ -22,7 +22,7 @@ const CLI::Validator& unsigned_integer();
 // add_option, with the decimal rule for integer settings and their type's range, so that a value
 // the type cannot hold is refused with the range instead of "could not convert".
 // `lo` narrows a signed setting's range from below (1 for counts); finer limits that configs share
-// are resolve()'s (train/train_spec.hpp).
+// are resolve()'s (train/run_settings.hpp).
 template <class T>
 CLI::Option* add_setting(CLI::App& cmd, const std::string& name, T& value, const std::string& help,
                          long long lo = std::numeric_limits<long long>::min()) {

@@ -1,10 +1,10 @@
 #pragma once
 // Flags that `lenlab train` and `lenlab eval` (and the sweeps' commands, in part) share: where the
-// work runs, its budget, and the settings' flags, made from their rows (train/spec_settings.hpp).
+// work runs, its budget, and the settings' flags, made from their rows (train/setting_rows.hpp).
 #include <string>
 
 #include "cost/budget.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace CLI {
 class App;

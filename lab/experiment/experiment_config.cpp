@@ -15,8 +15,8 @@
 #include "lab/experiment/figure_rules.hpp"
 #include "lab/experiment/toml_guard.hpp"
 #include "results/figure_metric.hpp"
+#include "train/inference_attention.hpp"
 #include "train/lengths.hpp"
-#include "train/test_time_attention.hpp"
 
 namespace lenlab {
 

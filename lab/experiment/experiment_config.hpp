@@ -38,8 +38,8 @@
 #include <string>
 #include <vector>
 
-#include "results/figure_spec.hpp"
-#include "train/train_spec.hpp"
+#include "results/figure_setup.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

@@ -11,8 +11,8 @@
 #include "core/text_rule.hpp"
 #include "results/figure_metric.hpp"
 #include "tasks/token_tasks.hpp"
+#include "train/inference_attention.hpp"
 #include "train/lengths.hpp"
-#include "train/test_time_attention.hpp"
 
 namespace lenlab {
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "results/figure_spec.hpp"
+#include "results/figure_setup.hpp"
 
 namespace lenlab {
 

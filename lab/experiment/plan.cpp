@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "lab/run/init_from.hpp"
-#include "results/figure_spec.hpp"
+#include "results/figure_setup.hpp"
 
 namespace lenlab {
 

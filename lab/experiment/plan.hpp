@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "lab/experiment/experiment_config.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

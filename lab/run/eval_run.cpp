@@ -24,8 +24,8 @@
 #include "results/run_record.hpp"
 #include "tasks/text_corpus.hpp"
 #include "train/eval_plan.hpp"
+#include "train/inference_eval.hpp"
 #include "train/lengths.hpp"
-#include "train/test_time_eval.hpp"
 
 namespace lenlab {
 
@@ -159,7 +159,7 @@ int run_eval(const EvalOptions& o) {
     return device.evaluate(config, params, j, spec.threads, model_spec.float64, progress);
   };
   // An auto temperature: searched per length past l_train, then every length evaluated with its
-  // own (train/test_time_eval.hpp).
+  // own (train/inference_eval.hpp).
   if (const std::optional<AlignBy> by = temperature_alignment(o.attention); by && o.log)
     *o.log << fmt::format("searching the attention temperature ({}) at each length past {}\n",
                           align_name(*by), trained.l_train);

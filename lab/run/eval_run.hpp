@@ -23,7 +23,7 @@
 #include "cost/budget.hpp"
 #include "models/config.hpp"
 #include "train/evaluate.hpp"
-#include "train/test_time_attention.hpp"
+#include "train/inference_attention.hpp"
 
 namespace lenlab {
 

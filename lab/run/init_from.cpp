@@ -9,7 +9,7 @@
 #include "core/error.hpp"
 #include "models/checkpoint.hpp"
 #include "models/parameters.hpp"
-#include "results/figure_spec.hpp"
+#include "results/figure_setup.hpp"
 #include "results/run_record.hpp"
 #include "tasks/task.hpp"
 

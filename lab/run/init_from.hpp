@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "models/config.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

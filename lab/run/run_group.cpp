@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

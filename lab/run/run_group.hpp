@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "lab/run/run_train.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

@@ -24,8 +24,8 @@
 #include "lab/run/run_group.hpp"
 #include "models/model.hpp"
 #include "train/evaluate.hpp"
+#include "train/inference_eval.hpp"
 #include "train/misalignment.hpp"
-#include "train/test_time_eval.hpp"
 #include "train/trainer.hpp"
 
 namespace lenlab {
@@ -125,7 +125,7 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
     const TrainSpec& s = jobs[k].spec;
     EvalJob job = eval_job(resolved[k], s);
     if (outcomes[slot_of[k]].diverged) job.lengths.clear();
-    // An auto temperature is searched on this run's model alone (train/test_time_eval.hpp).
+    // An auto temperature is searched on this run's model alone (train/inference_eval.hpp).
     temperatures[k] = prepare_test_time_eval(job, s, config.pe, [&](const EvalJob& j) {
       std::vector<EvalJob> one(M);
       for (EvalJob& other : one) other = scalar_job(j.task, j.reparam, {}, 1, 0);

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "cost/budget.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

@@ -15,7 +15,7 @@
 #include "lab/run/run_train.hpp"
 #include "lab/serve/page_settings.hpp"
 #include "results/figure_metric.hpp"
-#include "results/figure_spec.hpp"
+#include "results/figure_setup.hpp"
 #include "results/run_record.hpp"
 
 namespace lenlab {

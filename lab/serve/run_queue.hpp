@@ -18,7 +18,7 @@
 
 #include "cost/budget.hpp"
 #include "train/evaluate.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

@@ -2,7 +2,7 @@
 // The CUDA backend's operations: exactly models/cpu's operations, same names and the same
 // arguments in the same order (models/ops/args.hpp: outputs, inputs, weights, sizes, then the
 // shared structs), on device pointers and in float. The CPU versions are the reference each of
-// these is tested against (tests/backend_cases.hpp). Every launch is checked
+// these is tested against (tests/models/backend_cases.hpp). Every launch is checked
 // (models/cuda/check.hpp); all work goes to the calling thread's default stream, in order.
 // Deterministic: no floating-point atomics; every reduction runs in a fixed order.
 #include <cstddef>

@@ -11,7 +11,7 @@
 #include "cost/run_cost.hpp"
 #include "cost/time_model.hpp"
 #include "models/config.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 using namespace lenlab;
 

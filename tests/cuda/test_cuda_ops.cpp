@@ -1,6 +1,6 @@
-// The backend test table (tests/backend_cases.hpp) on the GPU, one test case per op: every row on
-// CudaBackend against CpuBackend<double>, within the row's tolerance (the largest difference of
-// every output printed), then the row's property checks and equivalent rows on CudaBackend.
+// The backend test table (tests/models/backend_cases.hpp) on the GPU, one test case per op: every
+// row on CudaBackend against CpuBackend<double>, within the row's tolerance (the largest difference
+// of every output printed), then the row's property checks and equivalent rows on CudaBackend.
 // Without a GPU the program skips them all (tests/cuda/main.cpp).
 #include <doctest/doctest.h>
 

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/cli_support.hpp"
 #include "core/error.hpp"
 #include "lab/experiment/experiment.hpp"
 #include "lab/experiment/experiment_config.hpp"
@@ -22,8 +21,9 @@
 #include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "models/parameters.hpp"
-#include "results/figure_spec.hpp"
+#include "results/figure_setup.hpp"
 #include "results/run_record.hpp"
+#include "tests/support/cli_support.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;

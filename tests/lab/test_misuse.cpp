@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/cli_support.hpp"
 #include "lab/run/device.hpp"
+#include "tests/support/cli_support.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;
@@ -186,7 +186,7 @@ const std::vector<Misuse>& table() {
         {train({"--task", "copy", "--reparam", "sqrt"}), 2, "--reparam"},
         {train({"--task", "copy", "--l-test", "50000", "--eval-samples", "500"}), 2, "--max-time"},
         {train({"--task", "parity", "--reparam-shift", "1"}), 2, "--reparam-shift"},
-        // ---- lenlab eval (a trained run's rows: tests/test_eval.cpp)
+        // ---- lenlab eval (a trained run's rows: tests/train/test_eval.cpp)
         {{"eval", "{dir}", "--depths", "2", "--out", "{out}"}, 2, "--depths"},
         {{"eval", "{dir}", "--out", "{out}"}, 2, "holds no run"},
         {{"eval", "{dir}/absent", "--out", "{out}"}, 2, "absent"},

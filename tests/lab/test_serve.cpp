@@ -11,14 +11,14 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "tests/support/cli_support.hpp"
 #include "lab/experiment/experiment_config.hpp"
 #include "lab/experiment/plan.hpp"
 #include "lab/serve/page_settings.hpp"
 #include "lab/serve/run_queue.hpp"
 #include "lab/serve/server.hpp"
-#include "results/figure_spec.hpp"
+#include "results/figure_setup.hpp"
 #include "results/run_record.hpp"
+#include "tests/support/cli_support.hpp"
 #include "tests/support/serve_support.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -35,8 +35,8 @@ namespace {
 // A run of a few hundred milliseconds (more under the sanitizers).
 PageJson tiny(PageJson extra = PageJson::object()) {
   PageJson j = {{"task", "length"}, {"l_train", 3},       {"l_test", 6},
-            {"steps", 20},      {"d_model", 16},      {"n_head", 2},
-            {"d_ff", 32},       {"eval_samples", 16}, {"warmup_steps", 2}};
+                {"steps", 20},      {"d_model", 16},      {"n_head", 2},
+                {"d_ff", 32},       {"eval_samples", 16}, {"warmup_steps", 2}};
   for (const auto& item : extra.items()) j[item.key()] = item.value();
   return j;
 }

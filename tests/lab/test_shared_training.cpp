@@ -1,5 +1,5 @@
 // Test-time attention as run settings (config keys n_local, n_global, distance_cap, temperature,
-// attention_stats; train/test_time_settings.hpp): a sweep trains the lines that differ only there
+// attention_stats; train/inference_settings.hpp): a sweep trains the lines that differ only there
 // once (lab/run/run_group_impl.hpp), and evaluates each as `lenlab eval` would with the same flags,
 // to the byte. Also the config's vary = "settings" lines and their mistakes.
 #include <doctest/doctest.h>
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/cli_support.hpp"
 #include "core/error.hpp"
 #include "lab/experiment/experiment_config.hpp"
 #include "results/run_record.hpp"
-#include "train/train_spec.hpp"
+#include "tests/support/cli_support.hpp"
+#include "train/run_settings.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;
@@ -28,7 +28,7 @@ std::string own(const std::string& name) {
   return fmt::format("shared-training-{}-{}", ::getpid(), name);
 }
 
-// The tiny run's settings (tests/cli_support.hpp) at 100 steps, RoPE, length prediction.
+// The tiny run's settings (tests/support/cli_support.hpp) at 100 steps, RoPE, length prediction.
 constexpr const char* kDefaults = R"(seeds = [1]
 [defaults]
 task = "length"

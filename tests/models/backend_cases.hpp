@@ -1,10 +1,11 @@
 #pragma once
 // THE backend test table (in the manner of ggml's test-backend-ops): one row per (op, shapes,
 // options, tolerance). tests/backend_runner.hpp runs every row on CpuBackend<double>, the
-// reference, and on each backend under test (CpuBackend<float> in tests/test_backend_ops.cpp,
-// CudaBackend in tests/cuda/test_cuda_ops.cpp), and checks every backward against finite
-// differences. A new option or shape is a new row; a new op is a case struct (backend_cases_*.hpp,
-// interface in backend_cases_base.hpp), a member of Case and a name in LENLAB_CASE_OPS.
+// reference, and on each backend under test (CpuBackend<float> in
+// tests/models/test_backend_ops.cpp, CudaBackend in tests/cuda/test_cuda_ops.cpp), and checks every
+// backward against finite differences. A new option or shape is a new row; a new op is a case
+// struct (backend_cases_*.hpp, interface in backend_cases_base.hpp), a member of Case and a name in
+// LENLAB_CASE_OPS.
 //
 // Rows cover one model (K = 1) and three (K = 3) with a parameter stride larger than the tensors,
 // different token counts per model (so padding rows) and empty sequence slots.
@@ -18,15 +19,16 @@
 #include "tests/models/backend_cases_train.hpp"
 
 // The op names of the rows (each row's op()), one test case each per backend.
-#define LENLAB_CASE_OPS(X)                                                                 \
-  X(linear)                                                                                \
-  X(layernorm)                                                                             \
-  X(gelu)                                                                                  \
-  X(add_inplace)                                                                           \
-  X(embedding)                                                                             \
-  X(prefix_noise)                                                                          \
-  X(gather_rows) X(rope) X(attention) X(attention_infer) X(mse_loss) X(cross_entropy_loss) \
-      X(pair_alignment_loss) X(grad_norm) X(adamw_step)
+#define LENLAB_CASE_OPS(X)                                                                         \
+  X(linear)                                                                                        \
+  X(layernorm)                                                                                     \
+  X(gelu)                                                                                          \
+  X(add_inplace)                                                                                   \
+  X(embedding)                                                                                     \
+  X(prefix_noise)                                                                                  \
+  X(gather_rows)                                                                                   \
+  X(rope) X(attention) X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(pair_alignment_loss) \
+      X(grad_norm) X(adamw_step)
 
 namespace lenlab::test {
 
@@ -97,8 +99,11 @@ inline const std::vector<Case>& backend_cases() {
       AttentionCase{.packing = three, .rope = Rope::kInAttention, .mask_rows = true, .tol = attn},
       // VCL's detached prefix: keys and values that pass no gradient (with rows not read too)
       AttentionCase{.packing = one, .alibi = true, .detach = true, .tol = attn},
-      AttentionCase{.packing = three, .rope = Rope::kInAttention, .mask_rows = true,
-                    .detach = true, .tol = attn},
+      AttentionCase{.packing = three,
+                    .rope = Rope::kInAttention,
+                    .mask_rows = true,
+                    .detach = true,
+                    .tol = attn},
       AttentionCase{.packing = three, .rope = Rope::kBefore, .detach = true, .tol = attn},
       AttentionCase{.packing = three, .alibi = true, .max_distance = 2, .tol = attn},
       AttentionCase{.packing = three_plain,

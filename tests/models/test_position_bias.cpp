@@ -17,7 +17,7 @@
 #include "models/encodings/t5_bucket.hpp"
 #include "models/position_bias.hpp"
 #include "tests/support/gradcheck.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 using namespace lenlab;
 
@@ -159,12 +159,11 @@ TEST_CASE("a user's bias: the expression's values, and an error naming d and h w
   CHECK(table[4] == doctest::Approx(-std::log(5.0) / 8));
   CHECK(table[5 + 4] == doctest::Approx(-2 * std::log(5.0) / 8));
   c.pe_bias = "-log(d)";  // −∞ at d = 0
-  CHECK_THROWS_WITH_AS(check_fixed_bias(c, 10),
-                       doctest::Contains("distance d = 0, head h = 0"), UsageError);
+  CHECK_THROWS_WITH_AS(check_fixed_bias(c, 10), doctest::Contains("distance d = 0, head h = 0"),
+                       UsageError);
   c.pe_bias = "1/(d-7)";  // ±∞ at d = 7 only: a run that meets distance 7 is refused
   CHECK_NOTHROW(check_fixed_bias(c, 6));
-  CHECK_THROWS_WITH_AS(check_fixed_bias(c, 7), doctest::Contains("distance d = 7"),
-                       UsageError);
+  CHECK_THROWS_WITH_AS(check_fixed_bias(c, 7), doctest::Contains("distance d = 7"), UsageError);
   c.pe_bias = "-h";  // no distance: the softmax would not see it
   CHECK_THROWS_WITH_AS(PositionBias{c}, doctest::Contains("does not use the variable d"),
                        UsageError);

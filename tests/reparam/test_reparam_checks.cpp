@@ -11,7 +11,7 @@
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
 #include "tests/support/test_support.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 namespace {

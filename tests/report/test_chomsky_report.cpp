@@ -12,7 +12,7 @@
 #include "lab/experiment/experiment_config.hpp"
 #include "plots/figure_data.hpp"
 #include "report/chomsky_report.hpp"
-#include "results/figure_spec.hpp"
+#include "results/figure_setup.hpp"
 #include "tests/support/test_support.hpp"
 
 using namespace lenlab;

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/test_paths.hpp"
 #include "lab/cli/cli.hpp"
+#include "tests/support/test_paths.hpp"
 #include "tests/support/test_support.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab::test {
 

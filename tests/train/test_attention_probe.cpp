@@ -19,8 +19,8 @@
 #include "tests/support/small_model.hpp"
 #include "train/attention_probe.hpp"
 #include "train/evaluate.hpp"
+#include "train/run_settings.hpp"
 #include "train/temperature_search.hpp"
-#include "train/train_spec.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;

@@ -13,7 +13,7 @@
 #include "tests/support/small_model.hpp"
 #include "train/attention_stats.hpp"
 #include "train/evaluate.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;

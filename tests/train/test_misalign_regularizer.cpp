@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/cli_support.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/model.hpp"
-#include "tests/support/small_model.hpp"
 #include "tasks/token_tasks.hpp"
+#include "tests/support/cli_support.hpp"
+#include "tests/support/small_model.hpp"
 #include "train/misalign_regularizer.hpp"
 #include "train/misalignment.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 #include "train/vcl.hpp"
 
 using namespace lenlab;

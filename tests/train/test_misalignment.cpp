@@ -10,7 +10,7 @@
 #include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "train/misalignment.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 using namespace lenlab;
 

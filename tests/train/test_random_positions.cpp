@@ -11,7 +11,7 @@
 #include "tasks/task.hpp"
 #include "train/evaluate.hpp"
 #include "train/random_positions.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 using namespace lenlab;
 

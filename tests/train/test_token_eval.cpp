@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/cli_support.hpp"
 #include "core/error.hpp"
 #include "models/cpu/backend.hpp"
 #include "results/length_files.hpp"
 #include "results/run_record.hpp"
+#include "tests/support/cli_support.hpp"
 #include "train/evaluate.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;

@@ -9,7 +9,7 @@
 #include "core/rng.hpp"
 #include "models/ops/prefix_noise.hpp"
 #include "tasks/token_tasks.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 #include "train/vcl.hpp"
 
 using namespace lenlab;

@@ -3,7 +3,7 @@
 // trained model attends at test time. Each is a field of TestTimeAttention and a row of
 // visit_test_time_settings below, from which `lenlab train`'s and `lenlab eval`'s flags, the config
 // keys, the Python keywords of Run.eval and the page's fields are made.
-// train/test_time_attention.hpp turns them into the engine's AttentionSpec and says what each
+// train/inference_attention.hpp turns them into the engine's AttentionSpec and says what each
 // means. A new test-time setting is its field and row here, and its math there.
 #include <string>
 

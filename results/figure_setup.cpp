@@ -1,4 +1,4 @@
-#include "results/figure_spec.hpp"
+#include "results/figure_setup.hpp"
 
 #include <fmt/format.h>
 

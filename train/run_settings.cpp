@@ -1,4 +1,4 @@
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 #include <fmt/format.h>
 
@@ -16,9 +16,9 @@
 #include "models/position_bias.hpp"
 #include "tasks/scalar_tasks.hpp"
 #include "tasks/token_tasks.hpp"
+#include "train/inference_attention.hpp"
 #include "train/lengths.hpp"
 #include "train/random_positions.hpp"
-#include "train/test_time_attention.hpp"
 
 namespace lenlab {
 
@@ -194,9 +194,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
       throw UsageError(fmt::format(
           "--l-train-min must be from {} ({}) to --l-train {} (training lengths are uniform "
           "between them; equal to --l-train: one length), or 0 for {}; got {}",
-          shortest,
-          shortest_length_why(task),
-          s.l_train, shortest, s.l_train_min));
+          shortest, shortest_length_why(task), s.l_train, shortest, s.l_train_min));
     if (s.misalign.views())
       throw UsageError(fmt::format(
           "--l-train-min {}: the misalignment regularizer's views are --l-train {} symbols each, "

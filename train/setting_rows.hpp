@@ -4,13 +4,13 @@
 // std::string, int, double or uint64_t of the spec. Config files, manifests, run ids, the CLI's
 // flags, the Python keywords and the page's fields all go through these rows, so a new setting is
 // its field and its row, and no one can forget it. The order is the JSON's (run ids hash it): a
-// new row goes anywhere, but rows never move. Included by train/train_spec.hpp.
+// new row goes anywhere, but rows never move. Included by train/run_settings.hpp.
 #include "core/setting.hpp"
 #include "models/positional_encodings.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
+#include "train/inference_settings.hpp"
 #include "train/lengths.hpp"
-#include "train/test_time_settings.hpp"
 
 namespace lenlab {
 

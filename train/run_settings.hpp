@@ -13,8 +13,8 @@
 #include "tasks/markov.hpp"
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
+#include "train/inference_settings.hpp"
 #include "train/misalign_regularizer.hpp"
-#include "train/test_time_settings.hpp"
 #include "train/vcl.hpp"
 
 namespace lenlab {
@@ -63,7 +63,7 @@ struct TrainSpec {
   int random_positions = 0;
   // The long-short misalignment regularizer (train/misalign_regularizer.hpp; markov only).
   MisalignRegularizer misalign;
-  // Inference-side methods (train/test_time_attention.hpp): how the trained model attends when it
+  // Inference-side methods (train/inference_attention.hpp): how the trained model attends when it
   // is evaluated. Training never reads them, so runs that differ only here share their training
   // (lab/run/run_group_impl.hpp trains one model for them).
   TestTimeAttention test_attention;
@@ -130,7 +130,7 @@ int thread_limit();
 // (UsageError on a bad list).
 std::vector<int> test_lengths(const TrainSpec& spec);
 
-// Flat {key: value} in visit_spec_fields order (train/spec_settings.hpp), init_from (a path) left
+// Flat {key: value} in visit_spec_fields order (train/setting_rows.hpp), init_from (a path) left
 // out. Settings added after the first results were published (every row without kInEveryId) are
 // left out while at their defaults, so that earlier runs keep their ids and manifests.
 nlohmann::ordered_json to_json(const TrainSpec& spec);
@@ -146,4 +146,4 @@ std::string training_spec_text(const TrainSpec& spec);
 
 }  // namespace lenlab
 
-#include "train/spec_settings.hpp"  // visit_spec_fields: every setting's row
+#include "train/setting_rows.hpp"  // visit_spec_fields: every setting's row

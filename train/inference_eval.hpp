@@ -1,5 +1,5 @@
 #pragma once
-// A trained model's evaluation with its test-time attention (train/test_time_attention.hpp): the
+// A trained model's evaluation with its test-time attention (train/inference_attention.hpp): the
 // one place `lenlab eval` and a run's own evaluation (lab/run/run_group_impl.hpp) set it up, so
 // that both evaluate a Λ-mask, a cap or a temperature the same way.
 #include <functional>
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "train/evaluate.hpp"
-#include "train/test_time_attention.hpp"
+#include "train/inference_attention.hpp"
 
 namespace lenlab {
 

@@ -1,4 +1,4 @@
-// TrainSpec's JSON form (train/train_spec.hpp): a run's config in its manifest, a config file's
+// TrainSpec's JSON form (train/run_settings.hpp): a run's config in its manifest, a config file's
 // settings read back, and the canonical text that run ids and resumed sweeps compare.
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/text_rule.hpp"
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

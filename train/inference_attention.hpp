@@ -19,9 +19,9 @@
 
 #include "models/attention_spec.hpp"
 #include "models/config.hpp"
+#include "train/inference_settings.hpp"
+#include "train/run_settings.hpp"
 #include "train/temperature_search.hpp"
-#include "train/test_time_settings.hpp"
-#include "train/train_spec.hpp"
 
 namespace lenlab {
 

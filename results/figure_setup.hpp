@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "train/train_spec.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 

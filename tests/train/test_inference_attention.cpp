@@ -1,4 +1,4 @@
-// Inference-side attention methods through `lenlab eval` (train/test_time_attention.hpp): the
+// Inference-side attention methods through `lenlab eval` (train/inference_attention.hpp): the
 // Λ-mask with a window covering every test sequence, a distance cap at or past every test distance
 // and temperature 1 each give the plain evaluation; shorter ones change the long lengths only.
 #include <doctest/doctest.h>
@@ -17,8 +17,8 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "tests/support/cli_support.hpp"
+#include "train/inference_attention.hpp"
 #include "train/temperature_search.hpp"
-#include "train/test_time_attention.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;

@@ -1,4 +1,4 @@
-#include "train/test_time_eval.hpp"
+#include "train/inference_eval.hpp"
 
 #include <algorithm>
 #include <cmath>

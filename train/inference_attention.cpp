@@ -1,4 +1,4 @@
-#include "train/test_time_attention.hpp"
+#include "train/inference_attention.hpp"
 
 #include <fmt/format.h>
 
