@@ -13,6 +13,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { check, fill, getJson, sleep, snapshot, submit, waitForFile } from './page_helpers.mjs';
+
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const LISTEN_TIMEOUT_MS = 30_000;   // the server's "listening" line
 const RUNS_TIMEOUT_MS = 120_000;    // two small runs; generous for a sanitizer build
@@ -113,52 +115,6 @@ function watchErrors(page) {
   });
   page.on('pageerror', (err) => errors.push(`uncaught exception: ${err.message}`));
   return errors;
-}
-
-// --- helpers ------------------------------------------------------------------------------------
-
-function check(condition, message) {
-  if (!condition) throw new Error(message);
-}
-
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-// Clicks #start and returns the answer to the POST it sends: {status, body}.
-async function submit(page) {
-  // The page disables #start while its previous POST is answered; a click then would be lost.
-  await page.waitForSelector('#start:not([disabled])', { timeout: 10_000 });
-  const [response] = await Promise.all([
-    page.waitForResponse((r) => new URL(r.url()).pathname === '/api/runs' && r.request().method() === 'POST',
-      { timeout: 10_000 }),
-    page.click('#start'),
-  ]);
-  return { status: response.status(), body: await response.json() };
-}
-
-async function fill(page, values) {
-  for (const [selector, value] of Object.entries(values)) await page.locator(selector).fill(value);
-}
-
-async function getJson(base, urlPath) {
-  const response = await fetch(new URL(urlPath, base)).catch((err) => {
-    throw new Error(`GET ${urlPath}: ${err.message}${err.cause ? ` (${err.cause.code || err.cause.message})` : ''}`);
-  });
-  check(response.ok, `GET ${urlPath}: HTTP ${response.status}`);
-  return response.json();
-}
-
-// What the page shows at this moment: each run's state and queue text, and the plotted points.
-function snapshot(page) {
-  return page.evaluate(() => ({
-    points: Number(document.body.dataset.points),
-    connection: document.querySelector('#connection').hidden ? '' : document.querySelector('#connection').textContent,
-    runs: [...document.querySelectorAll('#runs [data-run]')].map((item) => ({
-      number: Number(item.dataset.run),
-      state: item.querySelector('.state').textContent.trim(),
-      queue: item.querySelector('.queue-position') ? item.querySelector('.queue-position').textContent.trim() : '',
-      message: (item.querySelector('.message') || { textContent: '' }).textContent.trim(),
-    })),
-  }));
 }
 
 // --- the tests ------------------------------------------------------------------------------------
@@ -309,16 +265,6 @@ async function testTwoRuns(page, base, downloads, errors) {
   const growth = seenPoints.join('→');
   const queueNote = queueText ? `run 2 showed "${queueText}"` : `run 2 answered queue_position ${second.body.queue_position ?? '(none: run 1 had finished)'}`;
   return `two runs: ${queueNote}; points drawn ${growth}${pointsBeforeDone ? ` (${pointsBeforeDone} before both completed)` : ''}; CSV and PNG download`;
-}
-
-async function waitForFile(dir, pattern, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const name = fs.readdirSync(dir).find((f) => pattern.test(f));
-    if (name) return path.join(dir, name);   // Chrome writes to a .crdownload name, then renames
-    check(Date.now() < deadline, `no file matching ${pattern} downloaded within ${timeoutMs / 1000} s`);
-    await sleep(100);
-  }
 }
 
 async function testReport(browser, reportPath) {

@@ -129,8 +129,9 @@ TEST_CASE("slow clients neither starve the others nor stay connected past the re
     // Told why, as JSON, when the answer came before the close.
     if (!last_answer[i].empty()) {
       CHECK(status_of(last_answer[i]) == 400);
-      CHECK(PageJson::parse(body_of(last_answer[i]))["errors"][0]["message"].get<std::string>().find(
-                "5 s") != std::string::npos);
+      CHECK(
+          PageJson::parse(body_of(last_answer[i]))["errors"][0]["message"].get<std::string>().find(
+              "5 s") != std::string::npos);
     }
   }
 }

@@ -60,15 +60,17 @@ TEST_CASE("plot temperature: only lines with an auto temperature, any task") {
                                          "curve, but line pe = rope has temperature '1'"),
                        UsageError);
   CHECK_NOTHROW(markov_config_of("vary = \"temperature\"\nvalues = [\"auto-pmax\"]\n"));
-  CHECK_NOTHROW(markov_config_of("task = \"length\"\nvary = \"temperature\"\nvalues = [\"auto-pmax\"]\n"));
+  CHECK_NOTHROW(
+      markov_config_of("task = \"length\"\nvary = \"temperature\"\nvalues = [\"auto-pmax\"]\n"));
   // Its attention statistics come with the curve: no attention_stats needed.
   CHECK_NOTHROW(
       markov_config_of("metric = \"attention_entropy\"\nvary = \"temperature\"\n"
-                "values = [\"auto-entropy\"]\n"));
+                       "values = [\"auto-entropy\"]\n"));
 }
 
 TEST_CASE("plot temperature: curves over seeds, each criterion on its curve, bounds counted") {
-  const ExperimentConfig c = markov_config_of("vary = \"temperature\"\nvalues = [\"auto-entropy\"]\n");
+  const ExperimentConfig c =
+      markov_config_of("vary = \"temperature\"\nvalues = [\"auto-entropy\"]\n");
   const FigureSpec& fig = c.figures.front();
   std::map<std::string, RunRecord> runs;
   for (const auto& [seed, base] : {std::pair{uint64_t{1}, 0.1}, std::pair{uint64_t{2}, 0.3}}) {
