@@ -18,10 +18,12 @@ struct Setting {
     // runs. Every other setting is left out while at its default, so that adding one keeps every
     // earlier run's id (train/run_settings_json.cpp).
     kInEveryId = 1u << 0,
-    kTestTime = 1u << 1,  // how a trained model is evaluated (lenlab eval takes it too)
-    kSwitch = 1u << 2,    // an integer 0/1 given as a flag without a value (--attention-stats)
-    kInternal = 1u << 3,  // set by the lab, not by a user: no flag (init_parent)
-    kNoFlag = 1u << 4,    // a config key only (init_from is the flag of its own command)
+    kTestTime = 1u << 1,     // how a trained model is evaluated (lenlab eval takes it too)
+    kSwitch = 1u << 2,       // an integer 0/1 given as a flag without a value (--attention-stats)
+    kInternal = 1u << 3,     // set by the lab, not by a user: no flag (init_parent)
+    kNoFlag = 1u << 4,       // a config key only (init_from is the flag of its own command)
+    kMeasureOnly = 1u << 5,  // a test-time measurement that changes no result (attention_stats)
+    kWindow = 1u << 6,  // resolved into the attention window, which records it in tokens (n_local)
   };
   static constexpr long long kNoMin = std::numeric_limits<long long>::min();
 

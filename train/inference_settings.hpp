@@ -32,10 +32,8 @@ struct TestTimeAttention {
   // 1: also measure the attention statistics at every test length (attention.csv; they change no
   // result); 0: not.
   int attention_stats = 0;
-  // No method: the model attends as trained (whether statistics are measured or not).
-  bool plain() const {
-    return n_local.empty() && distance_cap.empty() && temperature == "1" && rope_scaling.empty();
-  }
+  // No method: the model attends as trained (every row but the measurements at its default).
+  bool plain() const;
 };
 
 // Every test-time setting: visit(row, field).
@@ -45,19 +43,19 @@ void visit_test_time_settings(Attention& t, Visit&& visit) {
   visit(S{.key = "n_local",
           .help = "LM-Infinite's window: each query sees only the last N keys (and the first "
                   "--n-global); 'train' = the tokens of a sequence at l_train",
-          .traits = S::kTestTime,
+          .traits = S::kTestTime | S::kWindow,
           .label = "Local window"},
         t.n_local);
   visit(S{.key = "n_global",
           .help = "With --n-local: the first N keys every query also sees (the Λ-mask's global "
                   "branch)",
-          .traits = S::kTestTime,
+          .traits = S::kTestTime | S::kWindow,
           .label = "Global tokens"},
         t.n_global);
   visit(S{.key = "distance_cap",
           .help = "alibi, rope: relative distances beyond D count as D; 'train' = the largest "
                   "distance seen in training",
-          .traits = S::kTestTime,
+          .traits = S::kTestTime | S::kWindow,
           .label = "Distance cap"},
         t.distance_cap);
   visit(S{.key = "temperature",
@@ -79,7 +77,7 @@ void visit_test_time_settings(Attention& t, Visit&& visit) {
   visit(S{.key = "attention_stats",
           .help = "Also write attention.csv: per length, layer and head the mean attention entropy "
                   "and largest attention probability",
-          .traits = S::kTestTime | S::kSwitch},
+          .traits = S::kTestTime | S::kSwitch | S::kMeasureOnly},
         t.attention_stats);
   visit(S{.key = "rope_scaling",
           .help = "rope at test time: a context extension, {} (position interpolation, NTK-aware "
@@ -101,6 +99,22 @@ void visit_test_time_settings(Attention& t, Visit&& visit) {
           .help = "yarn: pairs turning more times than this are kept (the paper's 32)",
           .traits = S::kTestTime},
         t.yarn_beta);
+}
+
+inline bool TestTimeAttention::plain() const {
+  // Each row's value as text, this one's against the defaults', row by row.
+  const auto text = [](const auto& value) { return fmt::format("{}", value); };
+  const TestTimeAttention base;
+  std::vector<std::string> defaults;
+  visit_test_time_settings(
+      base, [&](const Setting&, const auto& value) { defaults.push_back(text(value)); });
+  bool plain = true;
+  size_t i = 0;
+  visit_test_time_settings(*this, [&](const Setting& row, const auto& value) {
+    if (!row.has(Setting::kMeasureOnly) && text(value) != defaults[i]) plain = false;
+    ++i;
+  });
+  return plain;
 }
 
 }  // namespace lenlab
