@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "models/positional_encodings.hpp"
 #include "train/run_settings.hpp"
 
 namespace lenlab {
@@ -17,10 +18,15 @@ void check_random_positions(int n_positions, const std::string& pe, TaskKind tas
   if (n_positions < 0)
     throw UsageError(fmt::format(
         "--random-positions (random_positions) must be >= 0 (0: off), got {}", n_positions));
-  if (pe == "nope")
-    throw UsageError(fmt::format(
-        "--random-positions {}: NoPE has no positions to randomize; use it with any other --pe",
-        n_positions));
+  // An encoding that reads no position (its row has no hook: NoPE) has none to randomize; pe is
+  // checked by resolve() first.
+  const PositionalEncodingInfo& info = positional_encoding_info(parse_positional_encoding(pe));
+  if (!info.absolute() && !info.relative())
+    throw UsageError(
+        fmt::format("--random-positions {}: --pe {} reads no positions, so it has none to "
+                    "randomize; use it with "
+                    "an encoding that reads them",
+                    n_positions, pe));
   const int64_t longest = tokens_per_sequence(task, token, std::max(l_train, l_test));
   if (n_positions < longest)
     throw UsageError(fmt::format(
