@@ -226,10 +226,16 @@ TEST_CASE("the table of encodings: every encoding has one row, one name and help
       CHECK_FALSE(info.math->by_query_position);
     }
     CHECK((info.math->absolute == AbsoluteTable::kFixed) == bool(info.math->absolute_values));
-    CHECK(info.relative() ==
-          (info.pe != PositionalEncoding::kNope && info.pe != PositionalEncoding::kLearned));
+    // Relative: it sees distances (a rotation or a bias by δ), so a distance cap applies.
+    CHECK(info.relative() == (info.rotary() || info.distance_bias()));
   }
   CHECK(positional_encoding_help().find("t5") != std::string::npos);
+  for (const PositionalEncoding pe : {PositionalEncoding::kNope, PositionalEncoding::kLearned})
+    CHECK_FALSE(positional_encoding_info(pe).relative());
+  for (const PositionalEncoding pe :
+       {PositionalEncoding::kAlibi, PositionalEncoding::kRope, PositionalEncoding::kT5,
+        PositionalEncoding::kKerple, PositionalEncoding::kFire, PositionalEncoding::kBias})
+    CHECK(positional_encoding_info(pe).relative());
 }
 
 TEST_CASE("FIRE's settings and a RoPE extension in training reach the model") {
