@@ -19,9 +19,9 @@ namespace lenlab {
 
 // Where work runs, as cost/ needs to know it.
 struct WorkPlace {
-  bool gpu = false;      // the GPU (lab/run/device.hpp), at its fixed rate; else this CPU
-  int jobs = 1;          // runs side by side (a sweep's workers)
-  int cores = 1;         // the machine's: more jobs than cores share them
+  bool gpu = false;        // the GPU (lab/run/device.hpp), at its fixed rate; else this CPU
+  int jobs = 1;            // runs side by side (a sweep's workers)
+  int cores = 1;           // the machine's: more jobs than cores share them
   CpuSpeed fixed_speed{};  // this core's rates when known (tests); 0: measured when needed
 };
 

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/test_paths.hpp"
 #include "core/error.hpp"
 #include "cost/budget.hpp"
 #include "cost/dry_run.hpp"
 #include "cost/run_cost.hpp"
 #include "cost/time_model.hpp"
-#include "tests/support/experiment_support.hpp"
 #include "lab/experiment/plan.hpp"
+#include "tests/support/experiment_support.hpp"
+#include "tests/support/test_paths.hpp"
 #include "tests/support/test_support.hpp"
 
 using namespace lenlab;

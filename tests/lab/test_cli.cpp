@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/cli_support.hpp"
 #include "core/error.hpp"
 #include "lab/run/device.hpp"
+#include "tests/support/cli_support.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;

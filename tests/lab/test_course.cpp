@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/test_paths.hpp"
-#include "tests/support/cli_support.hpp"
 #include "plots/gnuplot.hpp"
+#include "tests/support/cli_support.hpp"
+#include "tests/support/test_paths.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace lenlab {

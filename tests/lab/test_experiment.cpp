@@ -14,7 +14,6 @@
 #include "core/error.hpp"
 #include "cost/run_cost.hpp"
 #include "cost/time_model.hpp"
-#include "tests/support/experiment_support.hpp"
 #include "lab/experiment/experiment.hpp"
 #include "lab/experiment/experiment_config.hpp"
 #include "lab/experiment/plan.hpp"
@@ -22,6 +21,7 @@
 #include "lab/run/run_train.hpp"
 #include "results/length_files.hpp"
 #include "results/run_record.hpp"
+#include "tests/support/experiment_support.hpp"
 #include "tests/support/test_support.hpp"
 
 using namespace lenlab;

@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/test_paths.hpp"
-#include "tests/support/cli_support.hpp"
 #include "core/atomic_file.hpp"
 #include "lab/experiment/experiment_config.hpp"
 #include "lab/experiment/plan.hpp"
+#include "tests/support/cli_support.hpp"
+#include "tests/support/test_paths.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;
@@ -76,7 +76,6 @@ TEST_CASE("lenlab_bench and lenlab_cuda_bench take --help and report bad argumen
   CHECK(contains(err, "steps"));
   CHECK(status("many", err) == 2);
   CHECK(contains(err, "many"));
-
 }
 
 TEST_CASE("a bad LENLAB_GEMM is one clear error naming the choices, and nothing is written") {

@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/test_paths.hpp"
-#include "tests/support/experiment_support.hpp"
 #include "results/run_record.hpp"
+#include "tests/support/experiment_support.hpp"
+#include "tests/support/test_paths.hpp"
 #include "tests/support/test_support.hpp"
 
 extern char** environ;

@@ -11,13 +11,13 @@
 #include <utility>
 #include <vector>
 
-#include "tests/support/cli_support.hpp"
 #include "core/error.hpp"
 #include "models/checkpoint.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "models/optimizer.hpp"
 #include "models/safetensors.hpp"
+#include "tests/support/cli_support.hpp"
 #include "train/evaluate.hpp"
 
 using namespace lenlab;

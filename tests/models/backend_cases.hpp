@@ -19,15 +19,16 @@
 #include "tests/models/backend_cases_train.hpp"
 
 // The op names of the rows (each row's op()), one test case each per backend.
-#define LENLAB_CASE_OPS(X)                                                                         \
-  X(linear)                                                                                        \
-  X(layernorm)                                                                                     \
-  X(gelu)                                                                                          \
-  X(add_inplace)                                                                                   \
-  X(embedding)                                                                                     \
-  X(prefix_noise)                                                                                  \
-  X(gather_rows)                                                                                   \
-  X(rope) X(attention) X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(pair_alignment_loss) \
+#define LENLAB_CASE_OPS(X)                                                                 \
+  X(linear)                                                                                \
+  X(layernorm)                                                                             \
+  X(gelu)                                                                                  \
+  X(add_inplace)                                                                           \
+  X(embedding)                                                                             \
+  X(prefix_noise)                                                                          \
+  X(gather_rows)                                                                           \
+  X(rope)                                                                                  \
+  X(attention) X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(pair_alignment_loss) \
       X(grad_norm) X(adamw_step)
 
 namespace lenlab::test {

@@ -64,7 +64,8 @@ struct EmbeddingCase {
     const ops::Models m{pk.K, P()};
     const size_t wpe = static_cast<size_t>(vocab) * d;  // within a model's block
     const auto* positions = learned ? w.data() + wpe : (fixed ? table.data() : nullptr);
-    B::embedding_forward(out.data(), tokens.data(), w.data(), positions, learned ? P() : 0, d, q, m);
+    B::embedding_forward(out.data(), tokens.data(), w.data(), positions, learned ? P() : 0, d, q,
+                         m);
     B::embedding_backward(dw.data(), learned ? dw.data() + wpe : nullptr, dout.data(),
                           tokens.data(), vocab, n_positions(), d, q, m);
     return {{{"out", D::get(out, KN * d)}, {"dw", D::get(dw, pk.K * P())}}};

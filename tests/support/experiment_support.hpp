@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <string>
 
-#include "tests/support/test_paths.hpp"
 #include "lab/experiment/experiment.hpp"
+#include "tests/support/test_paths.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace lenlab::test {

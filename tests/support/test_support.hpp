@@ -13,8 +13,8 @@
 #include <system_error>
 #include <vector>
 
-#include "tests/support/test_paths.hpp"
 #include "core/error.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace lenlab::test {
 

@@ -15,10 +15,10 @@
 
 #include <unistd.h>
 
-#include "tests/support/cli_support.hpp"
 #include "core/error.hpp"
 #include "tasks/text_corpus.hpp"
 #include "tasks/token_tasks.hpp"
+#include "tests/support/cli_support.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;

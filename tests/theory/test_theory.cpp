@@ -24,6 +24,7 @@
 #include "results/run_record.hpp"
 #include "tasks/task.hpp"
 #include "tests/support/test_support.hpp"
+#include "tests/theory/theory_brute_force.hpp"
 #include "theory/exact_optimum.hpp"
 #include "theory/gradient_descent.hpp"
 #include "theory/linear_attention.hpp"
@@ -33,7 +34,6 @@
 #include "theory/sequence_classes.hpp"
 #include "theory/theory_report.hpp"
 #include "theory/training_objective.hpp"
-#include "tests/theory/theory_brute_force.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;

@@ -24,6 +24,7 @@
 #include "results/run_record.hpp"
 #include "tasks/task.hpp"
 #include "tests/support/test_support.hpp"
+#include "tests/theory/theory_brute_force.hpp"
 #include "theory/exact_optimum.hpp"
 #include "theory/gradient_descent.hpp"
 #include "theory/linear_attention.hpp"
@@ -33,7 +34,6 @@
 #include "theory/sequence_classes.hpp"
 #include "theory/theory_report.hpp"
 #include "theory/training_objective.hpp"
-#include "tests/theory/theory_brute_force.hpp"
 
 using namespace lenlab;
 using namespace lenlab::test;
@@ -216,8 +216,9 @@ TEST_CASE("theory: the subcommand prints the table and summary and writes the CS
   const fs::path dir = fresh_dir("cli");
   fake_run(dir / "runs" / "s1", "length", 10, "identity", "nope", "completed", 2.0, 50);
   fake_run(dir / "runs" / "s2", "length", 10, "identity", "nope", "completed", 4.0, 50);
-  const TheoryResult r = run_theory({"--task", "length", "--l-train", "10", "--l-test", "50", "--runs",
-                                  (dir / "runs").string(), "--out", (dir / "theory.csv").string()});
+  const TheoryResult r =
+      run_theory({"--task", "length", "--l-train", "10", "--l-test", "50", "--runs",
+                  (dir / "runs").string(), "--out", (dir / "theory.csv").string()});
   REQUIRE(r.usage_error.empty());
   CHECK(contains(r.out, "Γ* = (L+1)/2 = 5.5"));
   CHECK(contains(r.out, "runs (2 completed, pe nope)"));

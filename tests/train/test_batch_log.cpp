@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/cli_support.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -20,6 +19,7 @@
 #include "models/safetensors.hpp"
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
+#include "tests/support/cli_support.hpp"
 #include "train/batch_log.hpp"
 
 using namespace lenlab;

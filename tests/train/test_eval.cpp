@@ -13,8 +13,8 @@
 
 #include <unistd.h>
 
-#include "tests/support/cli_support.hpp"
 #include "core/error.hpp"
+#include "tests/support/cli_support.hpp"
 #include "train/lengths.hpp"
 
 using namespace lenlab;
