@@ -203,7 +203,7 @@ std::vector<Misuse> run_misuses() {
       {train({"--misalign-control", "1"}), 2,
        "--misalign-control 1: the misalignment regularizer applies to task 'markov' only"},
       {train({"--random-positions", "-1", "--pe", "rope"}), 2, "--random-positions"},
-      {train({"--random-positions", "64"}), 2, "NoPE has no positions"},
+      {train({"--random-positions", "64"}), 2, "--pe nope reads no positions"},
       {train({"--random-positions", "4", "--pe", "learned"}), 2, "give at least 7"},
       {train({"--distance-cap", "train"}), 2, "no positions, so no distances to cap"},
       {train({"--distance-cap", "0", "--pe", "rope"}), 2, "--distance-cap must be 'train'"},

@@ -79,7 +79,7 @@ TEST_CASE("randomized positions: settings without a meaning are refused, naming 
                          doctest::Contains(word), UsageError);
   };
   refused(-1, "rope", "must be >= 0");
-  refused(64, "nope", "NoPE has no positions");
+  refused(64, "nope", "--pe nope reads no positions");
   refused(51, "alibi", "at least 52");
   CHECK_NOTHROW(check_random_positions(52, "learned", TaskKind::kLength, t, 10, 50));
   CHECK_NOTHROW(check_random_positions(0, "nope", TaskKind::kLength, t, 10, 50));
