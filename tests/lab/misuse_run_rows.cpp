@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+#include "models/positional_encodings.hpp"
 #include "tests/lab/misuse_table.hpp"
 
 namespace lenlab::test {
@@ -40,7 +42,7 @@ std::vector<Misuse> run_misuses() {
       {{"train", "--stpes", "5", "--out", "{out}"}, 2, "--stpes"},
       {{"train"}, 2, "--out"},
       {train({"--task", "lenght"}), 2, "lenght"},
-      {train({"--pe", "sinusoid"}), 2, "sinusoid"},
+      {train({"--pe", "rotary"}), 2, "rotary"},
       {train({"--device", "tpu"}), 2, "tpu"},
       // ---- integers: every bound of every flag
       {train({"--l-train", "0"}), 2, "--l-train"},
@@ -211,8 +213,7 @@ std::vector<Misuse> run_misuses() {
       {train({"--n-local", "0"}), 2, "--n-local must be 'train'"},
       // The encodings' settings (models/positional_encodings.hpp): each with its encoding only,
       // and in range.
-      {train({"--pe", "sinusoid"}), 2,
-       "'nope', 'learned', 'alibi', 'rope', 't5', 'kerple', 'fire' or 'bias'"},
+      {train({"--pe", "rotary"}), 2, join_choices(positional_encoding_names())},
       {train({"--pe-bias", "-d"}), 2, "--pe-bias '-d' is the bias of --pe bias"},
       {train({"--pe", "bias"}), 2, "--pe bias needs --pe-bias EXPR"},
       {train({"--pe", "bias", "--pe-bias", "-log(d)"}), 2, "distance d = 0, head h = 0"},

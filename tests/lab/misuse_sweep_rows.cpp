@@ -133,7 +133,7 @@ std::vector<Misuse> sweep_misuses() {
       // ---- theory
       {{"theory", "--task", "lenght"}, 2, "lenght"},
       {{"theory", "--pe", "rope"}, 2, "--runs"},
-      {{"theory", "--runs", "{dir}", "--pe", "sinusoid"}, 2, "sinusoid"},
+      {{"theory", "--runs", "{dir}", "--pe", "rotary"}, 2, "rotary"},
       {{"theory", "--runs", "{dir}"}, 2, "no completed run"},
       {{"theory", "--runs", "{dir}/absent"}, 2, "absent"},
       // ---- serve (each refused before it listens: none may start serving)

@@ -146,7 +146,7 @@ TEST_CASE("bad input: exit 2, one error line naming the value, nothing written")
   };
   const std::vector<Case> cases = {
       {{"--task", "foo"}, {"'foo'", "'mean'", "'length'", "'sum'", "'mean-uniform'"}},
-      {{"--pe", "sinusoid"}, {"'sinusoid'", "'nope'", "'learned'", "'alibi'", "'rope'"}},
+      {{"--pe", "rotary"}, {"'rotary'", "'nope'", "'learned'", "'alibi'", "'rope'"}},
       {{"--reparam", "cube"}, {"'cube'", "'identity'", "'sqrt'", "'log'", "'invsqrt'"}},
       {{"--l-train", "0"}, {"--l-train", "got 0"}},
       {{"--l-train", "-3"}, {"--l-train", "got -3"}},

@@ -66,10 +66,10 @@ TEST_CASE("the page's settings check gives the CLI's errors, each beside the fie
     CHECK(e[0].message.find("l_test (40) must be at least l_train (60)") != std::string::npos);
   }
   SUBCASE("two separate mistakes: each field its own message") {
-    const auto e = errors_of(tiny({{"pe", "sinusoid"}, {"reparam", "sqrt(x"}}));
+    const auto e = errors_of(tiny({{"pe", "rotary"}, {"reparam", "sqrt(x"}}));
     REQUIRE(e.size() == 2);
     CHECK(e[0].field == "pe");
-    CHECK(e[0].message.find("sinusoid") != std::string::npos);
+    CHECK(e[0].message.find("rotary") != std::string::npos);
     CHECK(e[1].field == "reparam");
   }
   SUBCASE("work past the server's budget is refused, naming the limit") {
