@@ -225,8 +225,9 @@ TEST_CASE("bad model shapes are refused with the bad value named") {
   CHECK_THROWS_WITH_AS(Transformer<float>{c}, doctest::Contains("needs a head"), UsageError);
   // The error lists every row of the encodings' table (names, not a copy of them).
   REQUIRE(positional_encoding_names().size() >= 8);
+  const std::string every_encoding = join_choices(positional_encoding_names());
   CHECK_THROWS_WITH_AS(parse_positional_encoding("rotary"),
-                       doctest::Contains(join_choices(positional_encoding_names())), UsageError);
+                       doctest::Contains(every_encoding.c_str()), UsageError);
 }
 
 TEST_CASE(
