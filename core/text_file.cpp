@@ -1,20 +1,9 @@
 #include "core/text_file.hpp"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
-#include "core/error.hpp"
-
 namespace lenlab {
 
-std::string read_text_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + path.string() + ": " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+std::string read_text_file(const std::filesystem::path& path, int64_t max_bytes) {
+  return read_regular_file(path, max_bytes);
 }
 
 }  // namespace lenlab

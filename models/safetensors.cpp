@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <set>
 
@@ -13,6 +11,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/json_input.hpp"
+#include "core/regular_file.hpp"
 
 namespace lenlab {
 
@@ -132,10 +131,8 @@ SafeTensors load_safetensors(const std::filesystem::path& path) {
     return UsageError(where + "not a valid safetensors file: " + problem);
   };
 
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError("cannot read " + path.string() + ": " + std::strerror(errno));
-  const std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw UsageError("cannot read " + path.string() + ": read error");
+  // A regular file of bounded size only: a named pipe or a device is refused, never read.
+  const std::string file = read_regular_file(path, kLargeFileLimit, "checkpoint");
 
   if (file.size() < 8) {
     throw bad("only " + std::to_string(file.size()) +

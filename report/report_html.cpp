@@ -4,11 +4,11 @@
 #include <cmark-gfm.h>
 #include <fmt/format.h>
 
-#include <fstream>
 #include <memory>
 #include <regex>
-#include <sstream>
 #include <stdexcept>
+
+#include "core/regular_file.hpp"
 
 namespace lenlab {
 
@@ -16,11 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A figure the report inlines: a regular file of bounded size (read_regular_file refuses others).
 std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_regular_file(p, kTableFileLimit, "figure");
 }
 
 std::string escape_html(const std::string& s) {

@@ -23,7 +23,7 @@ namespace lenlab {
 
 std::vector<LengthResult> load_results(const std::filesystem::path& dir) {
   const auto path = dir / "results.csv";
-  return parse_results_csv(read_text_file(path), path.string());
+  return parse_results_csv(read_text_file(path, kTableFileLimit), path.string());
 }
 
 namespace {
@@ -172,16 +172,19 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
     r.results = load_results(dir);
     const auto positions = dir / "positions.csv";
     if (std::filesystem::exists(positions))
-      r.positions = parse_positions_csv(read_text_file(positions), positions.string());
+      r.positions =
+          parse_positions_csv(read_text_file(positions, kTableFileLimit), positions.string());
     const auto attention = dir / "attention.csv";
     if (std::filesystem::exists(attention))
-      add_attention_csv(read_text_file(attention), attention.string(), r.results);
+      add_attention_csv(read_text_file(attention, kTableFileLimit), attention.string(), r.results);
     const auto distance = dir / "attention_distance.csv";
     if (std::filesystem::exists(distance))
-      add_attention_distance_csv(read_text_file(distance), distance.string(), r.results);
+      add_attention_distance_csv(read_text_file(distance, kTableFileLimit), distance.string(),
+                                 r.results);
     const auto bias = dir / "position_bias.csv";
     if (std::filesystem::exists(bias))
-      r.position_bias = parse_position_bias_csv(read_text_file(bias), bias.string());
+      r.position_bias =
+          parse_position_bias_csv(read_text_file(bias, kTableFileLimit), bias.string());
   }
   return r;
 }

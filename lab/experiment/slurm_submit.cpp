@@ -282,7 +282,7 @@ int submit_and_watch(const ExperimentOptions& o, const std::vector<PlannedRun>& 
     const PlannedRun& r = runs.at(static_cast<size_t>(task));
     if (finished(r)) continue;
     const fs::path log = dir / fmt::format("run-{}.log", task);
-    const std::string text = fs::exists(log) ? read_text_file(log) : "";
+    const std::string text = fs::exists(log) ? read_text_file(log, kTableFileLimit) : "";
     failures.push_back(fmt::format("  run {} (array task {}, log {}): {}", r.id, task, log.string(),
                                    slurm_task_failure(text, asked)));
   }
