@@ -2,10 +2,7 @@
 #include "tasks/text_corpus.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -13,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 #include "core/text_rule.hpp"
 
 #ifndef LENLAB_DEFAULT_CORPUS
@@ -63,17 +61,13 @@ std::string corpus_split_name(CorpusSplit split) {
 }
 
 TextCorpus::TextCorpus(const std::string& path) : path_(path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    throw UsageError(fmt::format("corpus {}: a directory; --corpus takes a UTF-8 text file", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("cannot read corpus {}: {}", path, std::strerror(errno)));
-  // One buffer of the file's size, read in one go: the corpus is in memory once.
-  const auto size = std::filesystem::file_size(path, error);
-  if (error) throw UsageError(fmt::format("cannot read corpus {}: {}", path, error.message()));
-  text_.resize(static_cast<size_t>(size));
-  if (!in.read(text_.data(), static_cast<std::streamsize>(size)))
-    throw UsageError(fmt::format("cannot read corpus {}: {}", path, std::strerror(errno)));
+  // One buffer, read once: the corpus is in memory once. A named pipe, a device or a directory is
+  // refused at once (read_regular_file), never waited on or read without end.
+  try {
+    text_ = read_regular_file(path, kLargeFileLimit, "corpus");
+  } catch (const UsageError& e) {
+    throw UsageError(std::string(e.what()) + " (--corpus takes a UTF-8 text file)");
+  }
   if (text_.empty()) throw UsageError(fmt::format("corpus {} is empty", path));
   check_text(text_, path);
   if (bytes() < kMinCorpusBytes)
@@ -152,23 +146,55 @@ std::string corpus_path(const std::string& setting) {
   return built;
 }
 
+namespace {
+
+// What pins hold: a path's pinned copy and how many pins hold it (guarded by corpus_mutex).
+struct Pinned {
+  std::shared_ptr<const TextCorpus> corpus;
+  int count = 0;
+};
+
+std::mutex corpus_mutex;
+std::map<std::string, Pinned> pinned;
+
+}  // namespace
+
 std::shared_ptr<const TextCorpus> open_corpus(const std::string& setting) {
   const std::string path = corpus_path(setting);
+  {
+    std::lock_guard<std::mutex> lock(corpus_mutex);
+    if (const auto it = pinned.find(path); it != pinned.end()) return it->second.corpus;
+  }
   std::error_code error;
   const auto size = std::filesystem::file_size(path, error);
   const auto time = std::filesystem::last_write_time(path, error);
   using Key = std::tuple<std::string, uintmax_t, std::filesystem::file_time_type>;
-  static std::mutex mutex;
   static std::map<Key, std::shared_ptr<const TextCorpus>> cache;
   if (error) return std::make_shared<const TextCorpus>(path);  // it throws, naming the reason
   const Key key{path, size, time};
-  std::lock_guard<std::mutex> lock(mutex);
+  std::lock_guard<std::mutex> lock(corpus_mutex);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   // A file rewritten in place: the old copy goes before the new one is read.
   for (auto old = cache.begin(); old != cache.end();)
     old = std::get<0>(old->first) == path ? cache.erase(old) : std::next(old);
   return cache.emplace(key, std::make_shared<const TextCorpus>(path)).first->second;
+}
+
+CorpusPin::CorpusPin(const std::string& setting) : path_(corpus_path(setting)) {
+  // Read (or found pinned or cached) before the lock: open_corpus takes it too.
+  std::shared_ptr<const TextCorpus> now = open_corpus(setting);
+  std::lock_guard<std::mutex> lock(corpus_mutex);
+  Pinned& pin = pinned[path_];
+  if (!pin.corpus) pin.corpus = std::move(now);  // else another pin came first: share its copy
+  ++pin.count;
+  corpus_ = pin.corpus;
+}
+
+CorpusPin::~CorpusPin() {
+  std::lock_guard<std::mutex> lock(corpus_mutex);
+  const auto it = pinned.find(path_);
+  if (it != pinned.end() && --it->second.count == 0) pinned.erase(it);
 }
 
 }  // namespace lenlab

@@ -14,7 +14,8 @@
 //
 // The file is read once, into one buffer (a 100 MB corpus takes 100 MB); open_corpus keeps each
 // corpus read in this process, keyed by path, size and modification time, so runs side by side
-// share it.
+// share it. A run pins its corpus (CorpusPin) for its whole life: training, evaluation and the
+// manifest's hash then use the bytes read at its start, even if the file is replaced meanwhile.
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -70,8 +71,27 @@ class TextCorpus {
 };
 
 // The corpus at `path` (the default corpus for ""), read once per process and kept while its
-// file's size and modification time stay the same.
+// file's size and modification time stay the same; while a CorpusPin holds that path, the pinned
+// copy, whatever the file now holds.
 std::shared_ptr<const TextCorpus> open_corpus(const std::string& path);
+
+// Holds the corpus a setting names as it is read now (open_corpus) and makes every open_corpus of
+// that setting return this copy until the last pin of it is destroyed: a run pins its corpus
+// before it writes its manifest, so that a file replaced during training cannot change the data
+// it trains or is evaluated on, nor the hash it records. Pins of one path nest (counted).
+class CorpusPin {
+ public:
+  explicit CorpusPin(const std::string& setting);
+  ~CorpusPin();
+  CorpusPin(const CorpusPin&) = delete;
+  CorpusPin& operator=(const CorpusPin&) = delete;
+
+  const std::shared_ptr<const TextCorpus>& corpus() const { return corpus_; }
+
+ private:
+  std::string path_;
+  std::shared_ptr<const TextCorpus> corpus_;
+};
 
 // The corpus a `corpus` setting names: the setting itself, or for "" the default one the build
 // wrote from Debian's bible-kjv (the King James Bible, docs/tasks.md); UsageError saying how to get

@@ -23,6 +23,8 @@
 #include "lab/run/run_folder.hpp"
 #include "lab/run/run_group.hpp"
 #include "models/model.hpp"
+#include "tasks/text_corpus.hpp"
+#include "tasks/token_tasks.hpp"
 #include "train/evaluate.hpp"
 #include "train/inference_eval.hpp"
 #include "train/misalignment.hpp"
@@ -46,6 +48,20 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
       throw UsageError(fmt::format(
           "--precision {} cannot run on {} (it computes in {})", j.spec.precision, device_label,
           std::is_same_v<typename B::Scalar, double> ? "float64" : "float32"));
+  }
+  // A text run's corpus, pinned for the whole group: training, evaluation and the manifest's hash
+  // use the bytes read now, even if the file is replaced while the group trains. The model was
+  // sized from the corpus read at admission: a file that changed since has another vocabulary.
+  std::vector<std::unique_ptr<CorpusPin>> corpus_pins;
+  for (const GroupJob& j : jobs) {
+    if (!task_reads_corpus(j.resolved.task)) continue;
+    corpus_pins.push_back(std::make_unique<CorpusPin>(j.spec.token.corpus));
+    const int vocab = token_vocab_size(j.resolved.task, j.spec.token);
+    if (vocab != j.resolved.model.vocab_size)
+      throw UsageError(fmt::format(
+          "corpus {} changed while the run was being set up: it now makes a vocabulary of {} "
+          "tokens, the model was sized for {}; start the run again",
+          corpus_pins.back()->corpus()->path(), vocab, j.resolved.model.vocab_size));
   }
   // Jobs that differ only in their test-time attention (training_spec_text) share one trained
   // model: job k is evaluated on model slot_of[k]; trainer_of[m] is the first job of model m.

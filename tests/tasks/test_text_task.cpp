@@ -9,10 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/error.hpp"
@@ -165,6 +167,39 @@ TEST_CASE("text corpus: a missing, empty, binary, non-UTF-8 or too small file is
   CHECK(msg.find("a window of 101 characters") != std::string::npos);
   CHECK(msg.find("100 bytes") != std::string::npos);
   CHECK_NOTHROW(check_token_task(TaskKind::kText, s, 1, 100));
+}
+
+TEST_CASE("text corpus: a named pipe or a device is refused at once, never read") {
+  const fs::path dir = fresh_dir("text", fmt::format("special-{}", ::getpid()));
+  REQUIRE(::mkfifo((dir / "pipe.txt").c_str(), 0666) == 0);  // no writer: a read would block
+  const std::string fifo = usage_message([&] { TextCorpus c((dir / "pipe.txt").string()); });
+  CHECK(contains(fifo, "cannot read corpus " + (dir / "pipe.txt").string()));
+  CHECK(contains(fifo, "a named pipe (FIFO)"));
+  CHECK(contains(usage_message([&] { open_corpus("/dev/zero"); }), "a character device"));
+}
+
+TEST_CASE("a pinned corpus is what every reader gets, until its last pin goes") {
+  const fs::path p = write_corpus("pin", lettered_blocks(100));  // 4000 bytes: blocks of 100
+  const TokenTaskSettings s = text_settings(p);
+  std::optional<CorpusPin> pin(std::in_place, p.string());
+  const std::string pinned_hash = pin->corpus()->hash();
+  const Batch before = token_eval_batch(TaskKind::kText, s, nullptr, 16, 10, 3);
+  // The file replaced while a run holds it: another size, other bytes.
+  std::ofstream(p, std::ios::binary) << std::string(5000, 'z');
+  CHECK(open_corpus(p.string()).get() == pin->corpus().get());
+  {
+    const CorpusPin nested(p.string());  // pins of one path share the copy, and nest
+    CHECK(nested.corpus().get() == pin->corpus().get());
+  }
+  CHECK(open_corpus(p.string())->hash() == pinned_hash);
+  CHECK(token_content_symbols(TaskKind::kText, s) == 20);  // the letters A..T, not 'z'
+  const Batch during = token_eval_batch(TaskKind::kText, s, nullptr, 16, 10, 3);
+  CHECK(during.tokens == before.tokens);
+  CHECK(sequence_bytes(during, 0, *pin->corpus()).find('z') == std::string::npos);
+  pin.reset();  // the run is over: the file as it is now
+  const auto now = open_corpus(p.string());
+  CHECK(now->bytes() == 5000);
+  CHECK(now->hash() != pinned_hash);
 }
 
 TEST_CASE("open_corpus reads a file once, and again only when it changed") {
