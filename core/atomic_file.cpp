@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 
 namespace lenlab {
 namespace fs = std::filesystem;
@@ -81,6 +82,7 @@ void fsync_directory(const fs::path& dir) {
 }  // namespace
 
 AtomicFileWriter::AtomicFileWriter(fs::path path) : path_(std::move(path)) {
+  check_output_path(path_);  // a device or a FIFO is refused, never replaced by the rename
   // A dot-prefixed name keeps the temporary out of `ls` and most globs while it exists.
   std::string tmp_name = ".";  // built by appending: GCC 12 warns falsely (-Wrestrict) on "." + str
   tmp_name.append(path_.filename().string()).append(".tmp.").append(unique_suffix());
@@ -192,6 +194,7 @@ void ensure_writable_file(const fs::path& path, const std::string& what) {
   std::error_code ec;
   if (path.empty() || !path.has_filename() || fs::is_directory(path, ec))
     throw UsageError(flag_path_error(what, path, "a file name is needed, not a folder"));
+  check_output_path(path, what);
   try {
     ensure_writable_directory(path.parent_path().empty() ? fs::path(".") : path.parent_path());
   } catch (const UsageError& e) {

@@ -14,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/progress.hpp"
+#include "core/regular_file.hpp"
 #include "cost/admission.hpp"
 #include "lab/run/device.hpp"
 #include "models/checkpoint.hpp"
@@ -75,9 +76,12 @@ int run_eval(const EvalOptions& o) {
                     "evaluate",
                     o.run_dir.string(), record->status));
   const TrainSpec& trained = record->spec;
+  // A text run's corpus, pinned for the whole evaluation: the bytes whose hash is checked here are
+  // the bytes evaluated on, even if the file is replaced meanwhile.
+  std::optional<CorpusPin> corpus_pin;
   if (task_reads_corpus(parse_task(trained.task))) {
     // A text run is only evaluated on the text it was trained on: its vocabulary and splits.
-    const auto corpus = open_corpus(trained.token.corpus);
+    const auto& corpus = corpus_pin.emplace(trained.token.corpus).corpus();
     if (corpus->hash() != record->corpus_hash)
       throw UsageError(fmt::format(
           "corpus {} changed since the run in {} was trained: its hash is {}, the run's manifest "
@@ -115,6 +119,10 @@ int run_eval(const EvalOptions& o) {
     throw UsageError(fmt::format(
         "{} holds a trained run (manifest.json); write the evaluation into another --out",
         o.out.string()));
+  // A file of the evaluation's that is a device or a FIFO is refused, not removed nor replaced.
+  for (const std::string& name : length_file_names()) check_output_path(o.out / name, "--out's");
+  for (const char* name : {"eval.json", "predictions.csv"})
+    check_output_path(o.out / name, "--out's");
   const std::vector<double> params = load_checkpoint(o.run_dir / "model.safetensors", config);
   ensure_writable_directory(o.out);
   remove_stale_temporaries(o.out);

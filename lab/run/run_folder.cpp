@@ -14,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
+#include "core/regular_file.hpp"
 #include "lab/run/init_from.hpp"
 #include "models/checkpoint.hpp"
 #include "models/cpu/blas_gemm.hpp"
@@ -62,21 +63,39 @@ std::string absolute_path(const fs::path& p) {
   return fs::absolute(p).lexically_normal().string();
 }
 
+// Whether a and b name one file, resolved: through symbolic links and "..", by the file itself
+// (a hard link) where both exist.
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a), ec);
+  if (ec) return absolute_path(a) == absolute_path(b);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b), ec);
+  return ec ? absolute_path(a) == absolute_path(b) : ca == cb;
+}
+
 // --save-init and --save-batches: distinct, none of the run's own files (which the run writes
-// over), then writable (which may create their folders: the pure checks come first).
-void check_saved_paths(const RunOptions& options, const std::vector<std::string>& own) {
+// over) nor, when fine-tuning, of the parent run's (whose weights it starts from), then writable
+// (which may create their folders: the pure checks come first).
+void check_saved_paths(const RunOptions& options, const std::vector<std::string>& own,
+                       const std::string& init_from) {
   std::vector<std::pair<std::string, fs::path>> paths;
   if (!options.save_init.empty()) paths.push_back({"--save-init", options.save_init});
   if (!options.save_batches.empty()) paths.push_back({"--save-batches", options.save_batches});
   for (const auto& [flag, path] : paths) {
-    const std::string where = absolute_path(path);
-    for (const std::string& name : own)
-      if (where == absolute_path(options.out / name))
+    for (const std::string& name : own) {
+      if (same_file(path, options.out / name))
         throw UsageError(fmt::format(
             "{} {}: that is the run's own {}, which the run writes; choose another file", flag,
             path.string(), name));
+      if (!init_from.empty() && same_file(path, fs::path(init_from) / name))
+        throw UsageError(fmt::format(
+            "{} {}: that is the {} of the run it fine-tunes (--init-from {}), which would be "
+            "replaced; choose another file",
+            flag, path.string(), name, init_from));
+    }
   }
-  if (paths.size() == 2 && absolute_path(paths[0].second) == absolute_path(paths[1].second))
+  if (paths.size() == 2 && same_file(paths[0].second, paths[1].second))
     throw UsageError(
         fmt::format("--save-init and --save-batches name the same file {}; give each its own",
                     paths[0].second.string()));
@@ -100,7 +119,9 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
   std::vector<std::string> own = length_file_names();
   for (const char* name : {"loss.csv", "model.safetensors", "manifest.json", "position_bias.csv"})
     own.push_back(name);
-  check_saved_paths(options, own);
+  check_saved_paths(options, own, spec.init_from);
+  // A run's own file that is a device or a FIFO (a link to /dev/null, say) is refused, not removed.
+  for (const std::string& name : own) check_output_path(options.out / name, "--out's");
   std::optional<ParentRun> parent;  // --init-from: read before anything here is removed
   if (!spec.init_from.empty()) {
     std::error_code ec;

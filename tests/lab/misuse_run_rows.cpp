@@ -100,6 +100,10 @@ std::vector<Misuse> run_misuses() {
       {train({"--task", "text", "--corpus", "/nonexistent/corpus.txt"}), 2,
        "cannot read corpus /nonexistent/corpus.txt"},
       {train({"--task", "text", "--corpus", "/proc/self"}), 2, "a directory"},
+      // Only a regular file is read: a named pipe is refused at once (never waited on), a device
+      // never read without end.
+      {train({"--task", "text", "--corpus", "{fifo:corpus.txt}"}), 2, "a named pipe (FIFO)"},
+      {train({"--task", "text", "--corpus", "/dev/zero"}), 2, "a character device"},
       {train({"--task", "markov", "--markov-order", "5"}), 2, "65536"},
       {train({"--task", "markov", "--markov-concentration", "0"}), 2, "--markov-concentration"},
       {train({"--task", "markov", "--markov-concentration", "nan"}), 2, "--markov-concentration"},
@@ -159,6 +163,16 @@ std::vector<Misuse> run_misuses() {
       {train({"--save-init", "{dir}"}), 2, "not a folder"},
       {train({"--save-init", "{dir}/a", "--save-batches", "{dir}/a"}), 2, "same file"},
       {train({"--save-batches", "{out}/loss.csv"}), 2, "the run's own loss.csv"},
+      // An output that is a device or a FIFO: refused, never replaced by the rename.
+      {train({"--save-init", "/dev/null"}), 2, "a character device"},
+      {train({"--save-batches", "{fifo:batches.jsonl}"}), 2, "a named pipe (FIFO)"},
+      // Fine-tuning: the parent's own files are not outputs, however they are spelled.
+      {train({"--init-from", "{parent}", "--save-init", "{parent}/model.safetensors"}), 2,
+       "of the run it fine-tunes"},
+      {train({"--init-from", "{parent}", "--save-init", "{parent}/../parent/model.safetensors"}), 2,
+       "of the run it fine-tunes"},
+      {train({"--init-from", "{parent}", "--save-batches", "{parent}/manifest.json"}), 2,
+       "of the run it fine-tunes"},
       {train({"--reparam-shift", "nan"}), 2, "--reparam-shift"},
       // ---- reparameterizations
       {train({"--reparam", "bogus("}), 2, "bogus("},

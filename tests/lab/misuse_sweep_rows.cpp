@@ -76,6 +76,9 @@ std::vector<Misuse> sweep_misuses() {
       // ---- experiments
       {{"reproduce", "--figures", "1z", "--out", "{out}"}, 2, "1z"},
       {{"reproduce", "--seeds", "0", "--out", "{out}"}, 2, "--seeds"},
+      // A config that is not a regular file: a named pipe is refused at once, never waited on.
+      {{"run", "{fifo:config.toml}", "--out", "{out}"}, 2, "a named pipe (FIFO)"},
+      {{"run", "/dev/zero", "--out", "{out}"}, 2, "a character device"},
       {{"run", "{config:good}", "--seeds", "-1", "--out", "{out}"}, 2, "--seeds"},
       {{"run", "{config:good}", "--seeds", "2000000000", "--out", "{out}"}, 2, "seeds"},
       {{"run", "{config:good}", "--jobs", "0", "--out", "{out}"}, 2, "--jobs"},

@@ -9,7 +9,9 @@ namespace lenlab::test {
 
 struct Misuse {
   std::vector<std::string> args;  // "{out}": a folder that does not exist yet; "{dir}": an empty
-                                  // one; "{config:NAME}": a config file below (kConfigs)
+                                  // one; "{config:NAME}": a config file below (kConfigs);
+                                  // "{fifo:NAME}": a named pipe in {dir}, no writer on it;
+                                  // "{parent}": a completed tiny run (one for every row)
   int rc;
   std::string word;  // the error line must contain it
 };

@@ -2,6 +2,7 @@
 // weights, names it by id, grows a learned position table with fresh rows; what it refuses before
 // writing anything; and sweeps whose lines fine-tune another figure's runs, parents first.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -284,4 +285,64 @@ values = ["learned", "alibi"]
   CHECK(contains(plan_error(base + "[figures.a]\nvary = \"pe\"\nvalues = [\"nope\", \"rope\"]\n" +
                             "[figures.b]\ninit_from = \"figure:a\"\npe = \"alibi\"\n" + one_line),
                  "no line of a"));
+}
+
+TEST_CASE("a run folder holding another encoding's checkpoint: eval and fine-tuning refuse it") {
+  const fs::path dir = run_dir("init-from-swapped");
+  TrainSpec rope = tiny_spec(), learned = tiny_spec();
+  rope.pe = "rope";
+  learned.pe = "learned";
+  train_into(rope, dir / "rope");
+  train_into(learned, dir / "learned");
+  // A rope manifest over a checkpoint holding a learned position table.
+  fs::copy_file(dir / "learned" / "model.safetensors", dir / "rope" / "model.safetensors",
+                fs::copy_options::overwrite_existing);
+  const CliResult e = run_cli({"eval", (dir / "rope").string(), "--out", (dir / "eval").string()});
+  INFO("eval: " << e.err);
+  CHECK(e.rc == 2);
+  CHECK(contains(e.err, "unexpected tensors wpe"));
+  CHECK(contains(e.err, "encoding 'rope'"));
+  CHECK(contains(e.err, "records encoding 'learned'"));
+  CHECK(!fs::exists(dir / "eval"));
+  TrainSpec child = rope;
+  child.init_from = (dir / "rope").string();
+  const std::string msg = refusal(child, dir / "child");
+  CHECK(contains(msg, "--init-from " + (dir / "rope").string()));
+  CHECK(contains(msg, "unexpected tensors wpe"));
+  CHECK(contains(msg, "records encoding 'learned'"));
+  CHECK(!fs::exists(dir / "child"));
+}
+
+TEST_CASE("--save-init onto the parent's checkpoint is refused, through a link or a ..") {
+  const fs::path dir = run_dir("init-from-alias");
+  train_into(parent_spec(), dir / "parent");
+  const std::string weights = read_text(dir / "parent" / "model.safetensors");
+  fs::create_directory_symlink(dir / "parent", dir / "alias");
+  fs::create_symlink(dir / "parent" / "model.safetensors", dir / "link.safetensors");
+  fs::create_directories(dir / "sub");
+  TrainSpec child = parent_spec();
+  child.init_from = (dir / "parent").string();
+  for (const fs::path& target : {dir / "alias" / "model.safetensors", dir / "link.safetensors",
+                                 dir / "sub" / ".." / "alias" / "model.safetensors"}) {
+    RunOptions o;
+    o.out = dir / "child";
+    o.save_init = target;
+    const std::string msg = usage_message([&] { run_train(child, o); });
+    INFO(target.string() << ": " << msg);
+    CHECK(contains(msg, "--save-init " + target.string()));
+    CHECK(contains(msg, "model.safetensors of the run it fine-tunes"));
+    CHECK(!fs::exists(dir / "child"));
+  }
+  CHECK(read_text(dir / "parent" / "model.safetensors") == weights);
+  CHECK(fs::is_symlink(dir / "link.safetensors"));
+  // An evaluation's own file that is a FIFO: refused, the pipe left as it was.
+  fs::create_directories(dir / "eval");
+  REQUIRE(::mkfifo((dir / "eval" / "results.csv").c_str(), 0666) == 0);
+  const CliResult e =
+      run_cli({"eval", (dir / "parent").string(), "--out", (dir / "eval").string()});
+  CHECK(e.rc == 2);
+  CHECK(contains(e.err, "cannot write --out's " + (dir / "eval" / "results.csv").string()));
+  CHECK(contains(e.err, "a named pipe (FIFO)"));
+  CHECK(fs::is_fifo(dir / "eval" / "results.csv"));
+  CHECK(!fs::exists(dir / "eval" / "eval.json"));
 }

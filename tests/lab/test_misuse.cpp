@@ -6,6 +6,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -33,12 +35,33 @@ const std::vector<Misuse>& table() {
   return rows;
 }
 
+// A completed tiny run that "{parent}" rows fine-tune from (or try to write over), trained once.
+fs::path parent_run(const fs::path& base) {
+  static const fs::path parent = [&] {
+    const fs::path p = base / "parent";
+    std::vector<std::string> args = tiny_train({});
+    for (std::string& a : args)
+      if (a == "{out}") a = p.string();
+    args.push_back("--overwrite");
+    REQUIRE(run_cli(args).rc == 0);
+    return p;
+  }();
+  return parent;
+}
+
 // The row's arguments with its folders and configs filled in.
 std::vector<std::string> fill(const Misuse& row, const fs::path& out, const fs::path& dir) {
   std::vector<std::string> args;
   for (std::string a : row.args) {
     if (a.rfind("{out}", 0) == 0) a = out.string() + a.substr(5);
     if (a.rfind("{dir}", 0) == 0) a = dir.string() + a.substr(5);
+    if (a.rfind("{parent}", 0) == 0) a = parent_run(out.parent_path()).string() + a.substr(8);
+    if (a.rfind("{fifo:", 0) == 0) {
+      const fs::path fifo = dir / a.substr(6, a.size() - 7);
+      fs::remove(fifo);
+      REQUIRE(::mkfifo(fifo.c_str(), 0666) == 0);
+      a = fifo.string();
+    }
     if (a.rfind("{config:", 0) == 0) {
       const std::string name = a.substr(8, a.size() - 9);
       const fs::path file = dir / (name + ".toml");
