@@ -24,6 +24,9 @@ struct Setting {
     kNoFlag = 1u << 4,       // a config key only (init_from is the flag of its own command)
     kMeasureOnly = 1u << 5,  // a test-time measurement that changes no result (attention_stats)
     kWindow = 1u << 6,  // resolved into the attention window, which records it in tokens (n_local)
+    // Names a file or folder on the machine that runs it (corpus, init_from): the live page never
+    // takes such a value as a path, only as a name the server offers (lab/serve/server_paths.hpp).
+    kServerPath = 1u << 7,
   };
   static constexpr long long kNoMin = std::numeric_limits<long long>::min();
 

@@ -22,12 +22,12 @@ using gnuplot_parts::line_colour;
 using gnuplot_parts::spec_of;
 
 // One run's curve for one layer: x → the mean over heads (and depth cells) of a quantity.
-using Curve = std::map<int, double>;
+using LayerCurve = std::map<int, double>;
 
 // What a row of panels draws.
 struct Quantity {
   std::string ylabel;
-  std::function<Curve(const RunRecord&, int layer)> curve;
+  std::function<LayerCurve(const RunRecord&, int layer)> curve;
 };
 
 // Adds `v` at x into sums / counts (NaN skipped).
@@ -37,8 +37,8 @@ void add_point(std::map<int, std::pair<double, int>>& acc, int x, double v) {
   ++acc[x].second;
 }
 
-Curve means(const std::map<int, std::pair<double, int>>& acc) {
-  Curve out;
+LayerCurve means(const std::map<int, std::pair<double, int>>& acc) {
+  LayerCurve out;
   for (const auto& [x, s] : acc) out[x] = s.first / s.second;
   return out;
 }
@@ -61,7 +61,7 @@ Quantity statistic(const char* ylabel, const std::vector<double> AttentionStats:
 Quantity by_distance() {
   return {"centred attention logit", [](const RunRecord& r, int l) {
             std::map<int, std::pair<double, int>> acc;
-            if (r.results.empty()) return Curve{};
+            if (r.results.empty()) return LayerCurve{};
             const int longest = r.results.back().length;
             for (const LengthResult& row : r.results) {
               const AttentionLogits& a = row.logits;
@@ -76,7 +76,7 @@ Quantity by_distance() {
 // Per distance, head h's bias of layer l after training.
 Quantity bias_of_head(int h) {
   return {fmt::format("head {}: bias on the logit", h), [h](const RunRecord& r, int l) {
-            Curve out;
+            LayerCurve out;
             const PositionBiasValues& b = r.position_bias;
             if (l >= b.n_layer || h >= b.n_head) return out;
             for (int d = 0; d <= b.max_distance; ++d) out[d] = b.at(l, h, d);

@@ -119,7 +119,8 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
         s.token.modulus);
   visit(S{.key = "corpus",
           .help = "text: a UTF-8 text file to model (default: the King James Bible the build "
-                  "wrote; docs/tasks.md)"},
+                  "wrote; docs/tasks.md)",
+          .traits = S::kServerPath},
         s.token.corpus);
   visit(S{.key = "depths",
           .help = "passkey: the key's depths to test at, in [0, 1] or 'random' (default: {})",
@@ -143,7 +144,8 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
           .help = "Fine-tune: start from the weights of the completed run in this folder (same "
                   "shape, encoding and vocabulary; a learned position table grows), with this "
                   "run's own steps, learning rate and lengths. Config files may name a figure of "
-                  "the same sweep instead: init_from = \"figure:NAME\""},
+                  "the same sweep instead: init_from = \"figure:NAME\"",
+          .traits = S::kServerPath},
         s.init_from);
   visit(S{.key = "init_parent", .traits = S::kInternal}, s.init_parent);
   visit(S{.key = "random_positions",

@@ -35,6 +35,8 @@ async function loadOptions() {
 
   fillSelect($('#task'), options.tasks.map((t) => [t, t]), d.task);
   fillSelect($('#pe'), options.pes.map((p) => [p, p]), d.pe);
+  fillSelect($('#corpus'), (options.corpora || []).map((c) => [c, c]));
+  showCorpus();
   const list = $('#reparam-builtins');
   list.replaceChildren(...options.reparams.map((r) => new Option(r, r)));
   $('#reparam').value = d.reparam ?? '';
@@ -44,6 +46,11 @@ async function loadOptions() {
   const plain = methods.find((m) => m.name === 'none') || methods[0];
   fillSelect($('#method'), methods.map((m) => [m.name, m.label || m.name]), plain && plain.name);
   renderMethodSettings();
+}
+
+// The corpus field: for the text task, when the server offers a corpus by name (it takes no path).
+function showCorpus() {
+  $('#corpus-field').hidden = !($('#task').value === 'text' && (state.options.corpora || []).length);
 }
 
 function fillSelect(select, pairs, value) {
@@ -103,6 +110,7 @@ function payload() {
     l_test: coerce($('#l_test').value),
     steps: coerce($('#steps').value),
   };
+  if (!$('#corpus-field').hidden) body.corpus = $('#corpus').value;
   for (const input of document.querySelectorAll('#method-settings input')) {
     body[input.dataset.setting] = coerce(input.value, input.dataset.kind);
   }
@@ -342,6 +350,7 @@ window.addEventListener('resize', () => {
 async function main() {
   $('#run-form').addEventListener('submit', submitRun);
   $('#method').addEventListener('change', renderMethodSettings);
+  $('#task').addEventListener('change', showCorpus);
   try {
     await loadOptions();
   } catch (err) {

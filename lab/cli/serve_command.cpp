@@ -9,6 +9,9 @@
 #include "cost/budget.hpp"
 #include "lab/cli/cli_options.hpp"
 #include "lab/run/device.hpp"
+#include "lab/serve/interfaces.hpp"
+#include "lab/serve/request_guard.hpp"
+#include "lab/serve/server_paths.hpp"
 
 namespace lenlab {
 
@@ -37,12 +40,33 @@ ServeCommand::ServeCommand(CLI::App& app) {
       ->check(int_range(1, 100000));
   c.add_option("--device", options_.queue.device, "Where to train: auto, cpu or cuda")
       ->check(CLI::IsMember(device_names()));
+  c.add_option(
+       "--corpus", corpora_,
+       "Offer a text corpus to the page by name, NAME=FILE (repeatable); students choose "
+       "NAME, never a path. The build's default corpus, when it has one, is offered as 'kjv'")
+      ->allow_extra_args(false)
+      ->default_str("");
+  c.add_option("--allow-host", options_.allow_hosts,
+               "Another name the page may be reached by (repeatable), e.g. a DNS name of this "
+               "machine; the Host header must name this server")
+      ->allow_extra_args(false)
+      ->default_str("");
+  c.add_option(
+       "--allow-origin", options_.allow_origins,
+       "Another origin (SCHEME://HOST[:PORT]) whose pages may use this server (repeatable); "
+       "by default only the server's own")
+      ->allow_extra_args(false)
+      ->default_str("");
   c.add_option("--max-time", options_.queue.budget.max_time,
                "Refuse a run estimated to take longer than this, e.g. 30s, 10m");
   c.add_option("--max-memory", options_.queue.budget.max_memory,
                "Refuse a run estimated to need more memory than this, e.g. 2G");
   c.footer(
       "Example:\n  lenlab serve --port 8080 --out served/   then open http://127.0.0.1:8080/\n"
+      "  lenlab serve --host 0.0.0.0 --corpus plays=texts/plays.txt --out served/\n"
+      "A request whose Host is not this server's, whose Origin is another site's, or a POST that "
+      "is not JSON is refused; the page names a corpus or a run to fine-tune by name or number, "
+      "never by path.\n"
       "Runs whose settings were trained before (in OUT) are read back, not trained again.");
 }
 
@@ -52,11 +76,16 @@ int ServeCommand::run(const CommandLine& line) {
   parse_duration(options_.queue.budget.max_time, "--max-time");
   if (!options_.queue.budget.max_memory.empty())
     parse_size(options_.queue.budget.max_memory, "--max-memory");
+  options_.queue.corpora = offered_corpora(corpora_);
+  allowed_clients(options_.host, 0, options_.allow_hosts, options_.allow_origins);  // checked now
   PageServer server(options_);
   const int port = server.bind();
   ensure_writable_directory(options_.queue.out / "runs");  // after bind: a refusal writes nothing
-  out << fmt::format("lenlab serve: listening on http://{}:{}/ (runs saved in {}; Ctrl-C stops)\n",
-                     options_.host, port, options_.queue.out.string())
+  std::string urls;
+  for (const std::string& url : reachable_urls(options_.host, port))
+    urls += (urls.empty() ? "" : " ") + url;
+  out << fmt::format("lenlab serve: listening on {} (runs saved in {}; Ctrl-C stops)\n", urls,
+                     options_.queue.out.string())
       << std::flush;
   server.listen();
   return 0;

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/json_input.hpp"
 #include "cost/admission.hpp"
+#include "lab/run/init_from.hpp"
 #include "models/config.hpp"
 #include "reparam/reparam.hpp"
 #include "tasks/task.hpp"
@@ -27,7 +28,7 @@ TrainSpec page_base_spec() {
   return s;
 }
 
-Json page_options(int max_running) {
+Json page_options(int max_running, const std::vector<std::string>& corpora) {
   Json defaults = Json::object();
   TrainSpec base = page_base_spec();
   Json labels = Json::object();
@@ -63,8 +64,13 @@ Json page_options(int max_running) {
   std::vector<std::string> pes;
   for (const PositionalEncodingInfo& info : positional_encodings())
     if (!info.needs_setting) pes.push_back(info.name);
-  return {{"tasks", task_names()},     {"pes", pes},       {"reparams", Reparam::builtin_names()},
-          {"defaults", defaults},      {"labels", labels}, {"methods", methods},
+  return {{"tasks", task_names()},
+          {"pes", pes},
+          {"reparams", Reparam::builtin_names()},
+          {"defaults", defaults},
+          {"labels", labels},
+          {"methods", methods},
+          {"corpora", corpora},
           {"max_running", max_running}};
 }
 
@@ -73,7 +79,7 @@ namespace {
 // The first thing `lenlab train` would refuse in these settings (over the page's base), if any.
 std::optional<std::string> problem_with(const Json& settings, const Budget& budget, bool gpu) {
   try {
-    const TrainSpec spec = spec_from_json(settings, page_base_spec(), "settings");
+    const TrainSpec spec = with_parent_id(spec_from_json(settings, page_base_spec(), "settings"));
     admit_run(spec, budget, {.gpu = gpu});
     return std::nullopt;
   } catch (const UsageError& e) {
@@ -173,15 +179,57 @@ PageSettings check_in_cli_words(const Json& request, const Budget& budget, bool 
       rest.erase(key);
     }
   }
-  if (out.errors.empty()) out.spec = spec_from_json(request, page_base_spec(), "settings");
+  if (out.errors.empty())
+    out.spec = with_parent_id(spec_from_json(request, page_base_spec(), "settings"));
+  return out;
+}
+
+// The request with each kServerPath setting resolved by its rule (a name or run number → the
+// path), and the words to say instead of each path; the refusals go in `errors`.
+Json resolve_server_paths(const Json& request, const ServerPaths& paths,
+                          std::vector<FieldError>& errors,
+                          std::vector<std::pair<std::string, std::string>>& shown) {
+  if (!request.is_object()) return request;
+  Json out = request;
+  const TrainSpec fields;
+  visit_spec_fields(fields, [&](const Setting& row, const auto&) {
+    if (!row.has(Setting::kServerPath) || !request.contains(row.key)) return;
+    if (request[row.key] == "") return;  // the default (GET /api/options lists it): no path
+    const auto rule = paths.find(row.key);
+    if (rule == paths.end()) {
+      errors.push_back({row.key, fmt::format("{} names a file or folder on the server, which the "
+                                             "live page does not take; leave it out",
+                                             row.key)});
+      return;
+    }
+    try {
+      const ServerPath path = rule->second(request[row.key]);
+      out[row.key] = path.path;
+      if (!path.path.empty()) shown.emplace_back(path.path, path.shown);
+    } catch (const UsageError& e) {
+      errors.push_back({row.key, e.what()});
+    }
+  });
   return out;
 }
 
 }  // namespace
 
-PageSettings check_page_settings(const Json& request, const Budget& budget, bool gpu) {
-  PageSettings out = check_in_cli_words(request, budget, gpu);
-  for (FieldError& e : out.errors) e.message = in_page_words(e.message);
+PageSettings check_page_settings(const Json& request, const Budget& budget, bool gpu,
+                                 const ServerPaths& paths) {
+  PageSettings out;
+  std::vector<std::pair<std::string, std::string>> shown;  // a path → what the client sent
+  const Json resolved = resolve_server_paths(request, paths, out.errors, shown);
+  if (!out.errors.empty()) return out;
+  out = check_in_cli_words(resolved, budget, gpu);
+  for (FieldError& e : out.errors) {
+    e.message = in_page_words(e.message);
+    // A path the server chose is not the client's to see: said as they named it ("run 3").
+    for (const auto& [path, words] : shown)
+      for (size_t at = e.message.find(path); at != std::string::npos;
+           at = e.message.find(path, at + words.size()))
+        e.message.replace(at, path.size(), words);
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cost/budget.hpp"
+#include "lab/serve/server_paths.hpp"
 #include "train/run_settings.hpp"
 
 namespace lenlab {
@@ -16,10 +17,10 @@ namespace lenlab {
 // core), so a class can try many ideas. Every field a student leaves out keeps this value.
 TrainSpec page_base_spec();
 
-// GET /api/options: the choices (tasks, positional encodings, built-in reparameterizations), every
-// setting's default (page_base_spec), the methods with the settings each needs, and how many runs
-// train at once.
-nlohmann::ordered_json page_options(int max_running);
+// GET /api/options: the choices (tasks, positional encodings, built-in reparameterizations, the
+// corpora offered by name), every setting's default (page_base_spec), the methods with the
+// settings each needs, and how many runs train at once.
+nlohmann::ordered_json page_options(int max_running, const std::vector<std::string>& corpora = {});
 
 struct FieldError {
   std::string field;  // a setting key, or "" when no single field is to blame
@@ -48,8 +49,10 @@ nlohmann::ordered_json errors_json(const std::vector<FieldError>& errors);
 // former when it names none): a wrong combination (task mean with reparam log) beside each of its
 // fields, separate mistakes each beside its own. Messages name settings as the page does
 // (reparam_shift where the CLI says --reparam-shift). `gpu`: whether runs train on a GPU (the time
-// estimate's machine).
+// estimate's machine). A setting whose row has Setting::kServerPath is first resolved by its rule
+// in `paths` (a name or run number → the path; lab/serve/server_paths.hpp), and refused when
+// `paths` has none; a fine-tune's spec comes back with its parent's id (with_parent_id).
 PageSettings check_page_settings(const nlohmann::ordered_json& request, const Budget& budget,
-                                 bool gpu);
+                                 bool gpu, const ServerPaths& paths = {});
 
 }  // namespace lenlab

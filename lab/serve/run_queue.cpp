@@ -45,10 +45,25 @@ Json all_fields(TrainSpec spec) {
   return j;
 }
 
+// Settings as clients see them: a path on the server (a kServerPath row) never, an offered corpus
+// by its name; any other path is left out (a fine-tune's parent stays named by init_parent's id).
+Json for_clients(Json settings, const std::map<std::string, std::string>& corpora) {
+  const TrainSpec fields;
+  visit_spec_fields(fields, [&](const Setting& row, const auto&) {
+    if (!row.has(Setting::kServerPath) || !settings.contains(row.key)) return;
+    const Json value = settings[row.key];
+    if (value == "") return;  // the default
+    settings.erase(row.key);
+    for (const auto& [name, file] : corpora)
+      if (!file.empty() && value == file) settings[row.key] = name;
+  });
+  return settings;
+}
+
 // The four choices every run makes, then each setting that differs from the page's defaults.
-std::string run_label(const TrainSpec& s) {
+std::string run_label(const TrainSpec& s, const std::map<std::string, std::string>& corpora) {
   std::string label = fmt::format("{} · {} · {} · l_train {}", s.task, s.pe, s.reparam, s.l_train);
-  const Json base = all_fields(page_base_spec()), mine = all_fields(s);
+  const Json base = all_fields(page_base_spec()), mine = for_clients(all_fields(s), corpora);
   for (const auto& item : mine.items()) {
     const std::string& key = item.key();
     if (key == "task" || key == "pe" || key == "reparam" || key == "l_train") continue;
@@ -126,7 +141,7 @@ void RunQueue::restore_finished_runs() {
     run->number = static_cast<int>(runs_.size()) + 1;
     run->id = record.id;
     run->spec = record.spec;
-    run->label = run_label(record.spec);
+    run->label = run_label(record.spec, options_.corpora);
     run->metric = default_metric(parse_task(record.spec.task));
     run->state = record.status;
     run->results = std::move(record.results);
@@ -151,7 +166,7 @@ int RunQueue::submit(const TrainSpec& spec) {
   run->number = static_cast<int>(runs_.size()) + 1;
   run->id = id;
   run->spec = spec;
-  run->label = run_label(spec);
+  run->label = run_label(spec, options_.corpora);
   run->metric = default_metric(parse_task(spec.task));
   const RunCost cost = estimate_run_cost(spec, resolve(spec).model);
   run->work_total = std::max(1.0, cost.flops());
@@ -240,7 +255,7 @@ Json RunQueue::to_json(const Run& run) const {
   Json j = {{"number", run.number},
             {"id", run.id},
             {"label", run.label},
-            {"settings", lenlab::to_json(run.spec)},
+            {"settings", for_clients(lenlab::to_json(run.spec), options_.corpora)},
             {"state", run.state}};
   if (run.state == "queued") {
     const auto it = std::find(queued_.begin(), queued_.end(), run.number);
@@ -284,6 +299,18 @@ std::optional<fs::path> RunQueue::finished_folder(int number) const {
   const Run& run = *runs_[number - 1];
   if (run.state != "completed" && run.state != "diverged") return std::nullopt;
   return options_.out / "runs" / run.id;
+}
+
+FinishedRun RunQueue::completed_run(int number) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (number < 1 || number > static_cast<int>(runs_.size())) return {};
+  const Run& run = *runs_[number - 1];
+  return {run.state, run.state == "completed" ? options_.out / "runs" / run.id : fs::path()};
+}
+
+int RunQueue::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int>(runs_.size());
 }
 
 void RunQueue::wait_until_idle() const {

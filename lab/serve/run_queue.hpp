@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "cost/budget.hpp"
+#include "lab/serve/server_paths.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_settings.hpp"
 
@@ -29,6 +31,9 @@ struct RunQueueOptions {
   int max_queued = 64;         // runs waiting; more is refused (QueueFull)
   std::string device = "cpu";  // lab/run/device.hpp
   Budget budget;               // each run's limit (the page checks it on submission)
+  // The corpora offered by name (lab/serve/server_paths.hpp), name → file: a run's settings show
+  // its corpus by name, never its path.
+  std::map<std::string, std::string> corpora;
 };
 
 // submit() when max_queued runs are already waiting.
@@ -61,6 +66,9 @@ class RunQueue {
   nlohmann::ordered_json runs_json() const;  // {"runs": [...]} in submission order
   // The run's folder once it is completed or diverged; nullopt otherwise.
   std::optional<std::filesystem::path> finished_folder(int number) const;
+  // The run's state ("" for an unknown number) and, when completed, its folder (init_from).
+  FinishedRun completed_run(int number) const;
+  int size() const;  // runs listed, 1..size() their numbers
   // Blocks until nothing is queued or training (tests).
   void wait_until_idle() const;
 

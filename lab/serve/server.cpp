@@ -6,6 +6,8 @@
 #include "core/text_file.hpp"
 #include "lab/run/device.hpp"
 #include "lab/serve/page_settings.hpp"
+#include "lab/serve/request_guard.hpp"
+#include "lab/serve/server_paths.hpp"
 #include "lab/serve/web_assets.hpp"
 
 // Last: it includes <resolv.h>, whose `_res` macro breaks Eigen headers included after it.
@@ -36,12 +38,23 @@ struct PageServer::Impl {
   ServeOptions options;
   RunQueue queue;
   GuardedServer http{page_limits()};
-  bool gpu = false;  // whether runs train on a GPU: the budget check's machine
+  bool gpu = false;        // whether runs train on a GPU: the budget check's machine
+  AllowedClients allowed;  // set by bind(), before any request
+  ServerPaths paths;       // corpus by name, init_from by run number
 
   explicit Impl(ServeOptions o)
       : options(std::move(o)),
         queue(options.queue),
-        gpu(Device::choose(options.queue.device).gpu()) {}
+        gpu(Device::choose(options.queue.device).gpu()),
+        paths(page_server_paths(
+            options.queue.corpora, [this](int number) { return queue.completed_run(number); },
+            [this] { return queue.size(); })) {}
+
+  std::vector<std::string> corpus_names() const {
+    std::vector<std::string> names;
+    for (const auto& [name, file] : options.queue.corpora) names.push_back(name);
+    return names;
+  }
 };
 
 namespace {
@@ -91,11 +104,7 @@ struct ReadBody {
 
 ReadBody read_json_body(const httplib::Request& req, httplib::Response& res,
                         const httplib::ContentReader& read) {
-  if (req.is_multipart_form_data())
-    return {{},
-            400,
-            "expected a JSON object of settings (Content-Type: application/json), got a "
-            "multipart form"};
+  // Its Content-Type is application/json: the pre-routing check refused any other (415).
   // Counted here, whatever the transfer encoding: httplib's own limit (set_payload_max_length)
   // holds only for a Content-Length.
   std::string body;
@@ -155,13 +164,27 @@ PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
     }
     send_error(res, 500, fmt::format("the server failed on {} {}: {}", req.method, req.path, what));
   });
+  // Who may ask (request_guard.hpp), before any handler: a refused request queues nothing. Its body
+  // is unread, so the connection closes after the reply.
+  s.http.set_pre_routing_handler([&s](const httplib::Request& req, httplib::Response& res) {
+    const auto header = [&req](const char* name) -> std::optional<std::string> {
+      if (!req.has_header(name)) return std::nullopt;
+      return req.get_header_value(name);
+    };
+    const auto refusal = refuse_request(s.allowed, req.method, header("Host"), header("Origin"),
+                                        header("Content-Type"));
+    if (!refusal) return HandlerResponse::Unhandled;
+    GuardedServer::close_after_reply();
+    send_error(res, refusal->status, refusal->message);
+    return HandlerResponse::Handled;
+  });
   for (const WebAsset& asset : web_assets())
     s.http.Get(std::string(asset.path), [&asset](const httplib::Request&, httplib::Response& res) {
       res.set_content(asset.body.data(), asset.body.size(),
                       std::string(asset.content_type).c_str());
     });
   s.http.Get("/api/options", [&s](const httplib::Request&, httplib::Response& res) {
-    send_json(res, 200, page_options(s.options.queue.max_running));
+    send_json(res, 200, page_options(s.options.queue.max_running, s.corpus_names()));
   });
   s.http.Post("/api/runs", [&s](const httplib::Request& req, httplib::Response& res,
                                 const httplib::ContentReader& read) {
@@ -171,7 +194,8 @@ PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
       send_error(res, body.status, body.error);
       return;
     }
-    const PageSettings checked = check_page_settings(body.json, s.options.queue.budget, s.gpu);
+    const PageSettings checked =
+        check_page_settings(body.json, s.options.queue.budget, s.gpu, s.paths);
     if (!checked.errors.empty()) {
       send_json(res, 400, errors_json(checked.errors));
       return;
@@ -222,6 +246,7 @@ int PageServer::bind() {
         "--port (0: any free one) or --host",
         s.options.host, s.options.port));
   s.http.widen_backlog();
+  s.allowed = allowed_clients(s.options.host, port, s.options.allow_hosts, s.options.allow_origins);
   return port;
 }
 

@@ -6,6 +6,9 @@
 //                                    CLI's messages; 503 when the queue is full
 //   GET  /api/runs, /api/runs/N      the runs (lab/serve/run_queue.hpp's run_json)
 //   GET  /api/runs/N/results.csv     a finished run's results.csv (404 before)
+// Before routing, every request's Host, Origin and (POST) Content-Type are checked
+// (lab/serve/request_guard.hpp): 403 or 415, and nothing queued. Settings that name files on the
+// server are taken by name or run number only (lab/serve/server_paths.hpp).
 // Every error is JSON, {"errors": [{"field": null or a setting, "message": "..."}]}: 400 for a
 // request or body that cannot be read (not HTTP, not UTF-8, not JSON, not a flat object), 404,
 // 413 for a body over 1 MiB (counted as it is read, chunked or not), 500 with the exception's
@@ -23,15 +26,18 @@
 //     burst of a few hundred connections is queued, not reset.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "lab/serve/run_queue.hpp"
 
 namespace lenlab {
 
 struct ServeOptions {
-  std::string host = "127.0.0.1";  // localhost only unless asked
-  int port = 8080;                 // 0: any free port
-  RunQueueOptions queue;
+  std::string host = "127.0.0.1";          // localhost only unless asked
+  int port = 8080;                         // 0: any free port
+  std::vector<std::string> allow_hosts;    // more names the Host header may give (--allow-host)
+  std::vector<std::string> allow_origins;  // more origins pages may come from (--allow-origin)
+  RunQueueOptions queue;  // queue.corpora: the corpora offered by name (offered_corpora)
 };
 
 class PageServer {
@@ -41,7 +47,8 @@ class PageServer {
   PageServer(const PageServer&) = delete;
   PageServer& operator=(const PageServer&) = delete;
 
-  // Binds (UsageError naming host and port when it cannot) and returns the port bound.
+  // Binds (UsageError naming host and port when it cannot, or a bad --allow-host or
+  // --allow-origin) and returns the port bound; from then on requests are checked against it.
   int bind();
   // Serves until stop() (from another thread or a signal handler's thread).
   void listen();

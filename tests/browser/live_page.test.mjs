@@ -291,6 +291,32 @@ let browser = null;
 let failed = 0;
 let number = 0;
 
+// The default server (127.0.0.1, no flag) checks every request's Host and Origin: the page works
+// from http://localhost:PORT/ as from http://127.0.0.1:PORT/ (its fetches carry the browser's own
+// Origin), and a POST that is not JSON, as another site's form could send, is refused (415).
+async function testLocalhost(browser, base) {
+  const local = base.replace('127.0.0.1', 'localhost');
+  const page = await browser.newPage();
+  try {
+    await page.goto(local, { waitUntil: 'load' });
+    await page.waitForFunction(() => document.querySelector('#task').options.length > 0, { timeout: 10_000 });
+    const answers = await page.evaluate(async () => {
+      const post = async (type) => {
+        const r = await fetch('/api/runs', { method: 'POST', headers: { 'Content-Type': type }, body: '{"reparam": "sqrt(x"}' });
+        return { status: r.status, text: await r.text() };
+      };
+      return { json: await post('application/json'), plain: await post('text/plain') };
+    });
+    check(answers.json.status === 400 && answers.json.text.includes('sqrt(x'),
+      `from ${local} a JSON POST with a bad reparam answered HTTP ${answers.json.status}, not its 400: ${answers.json.text}`);
+    check(answers.plain.status === 415,
+      `from ${local} a text/plain POST answered HTTP ${answers.plain.status}, not 415: ${answers.plain.text}`);
+  } finally {
+    await page.close();
+  }
+  return `the page at ${local} loads its options and posts JSON; a text/plain POST is refused (415)`;
+}
+
 async function runTest(name, errors, body) {
   number += 1;
   const before = errors ? errors.length : 0;
@@ -328,6 +354,7 @@ try {
   await runTest('the form\'s layout', errors, () => testLayout(page));
   await runTest('bad reparam expression', errors, () => testBadExpression(page));
   await runTest('two runs', errors, () => testTwoRuns(page, base, downloads, errors));
+  await runTest('the page from localhost', null, () => testLocalhost(browser, base));
   // The page's runs are saved like any other: `lenlab plot` draws them, and its report.html
   // (self-contained, figures inline) must read in the browser.
   await runTest('lenlab plot of the page\'s runs', null, () => {

@@ -148,6 +148,16 @@ std::vector<Misuse> sweep_misuses() {
       {{"serve", "--max-time", "soon", "--out", "{out}"}, 2, "--max-time"},
       {{"serve", "--max-memory", "lots", "--out", "{out}"}, 2, "--max-memory"},
       {{"serve", "--host", "256.1.1.1", "--port", "0", "--out", "{out}"}, 2, "256.1.1.1"},
+      {{"serve", "--corpus", "shakespeare", "--port", "0", "--out", "{out}"}, 2, "NAME=FILE"},
+      {{"serve", "--corpus", "s=/nonexistent/lenlab.txt", "--port", "0", "--out", "{out}"},
+       2,
+       "/nonexistent/lenlab.txt"},
+      {{"serve", "--allow-host", "http://lab.example.org", "--port", "0", "--out", "{out}"},
+       2,
+       "--allow-host"},
+      {{"serve", "--allow-origin", "lab.example.org", "--port", "0", "--out", "{out}"},
+       2,
+       "--allow-origin"},
       {{"serve", "--colour", "red"}, 2, "--colour"},
   };
 }

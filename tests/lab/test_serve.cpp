@@ -273,7 +273,8 @@ TEST_CASE("lenlab serve --help lists every flag with its default") {
   for (const char* flag :
        {"--host TEXT=127.0.0.1", "--port INT=8080", "--out TEXT=served", "--max-running INT=1",
         "--max-queued INT=64", "--device TEXT:{auto,cpu,cuda}=auto", "--max-time TEXT=10m",
-        "--max-memory TEXT"}) {
+        "--max-memory TEXT", "--corpus TEXT ...", "--allow-host TEXT ...",
+        "--allow-origin TEXT ..."}) {
     INFO("flag " << flag);
     CHECK(help.out.find(flag) != std::string::npos);
   }

@@ -49,7 +49,7 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
     REQUIRE(fd >= 0);
     const auto begun = std::chrono::steady_clock::now();
     send_all(fd,
-             "POST /api/runs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+             "POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
              "Transfer-Encoding: chunked\r\n\r\n");
     const std::string chunk = fmt::format("{:x}\r\n{}\r\n", 1 << 16, std::string(1 << 16, ' '));
     size_t sent = 0;
@@ -84,7 +84,7 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
     const std::string body = R"({"task": "nope"})";
     const std::string both = round_trip(
         page.port,
-        "POST /api/runs HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+        "POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         "Content-Length: " +
             std::to_string(body.size()) + "\r\n\r\n" + body + get_request("/api/options"));
     CHECK(status_of(both) == 400);

@@ -84,13 +84,13 @@ inline std::string round_trip(int port, const std::string& request,
 }
 
 inline std::string post_request(const std::string& body) {
-  return "POST /api/runs HTTP/1.1\r\nHost: t\r\nConnection: close\r\nContent-Type: "
+  return "POST /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: "
          "application/json\r\nContent-Length: " +
          std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
 inline std::string get_request(const std::string& path) {
-  return "GET " + path + " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+  return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
 }
 
 // The status of an answer ("HTTP/1.1 413 Payload Too Large…" → 413; 0: none) and its body.
