@@ -257,6 +257,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
   model = model_config(s);
   model.validate();
   check_fixed_bias(model, model.max_positions - 1);  // every distance the run meets
+  if (s.precision == "float32") check_float32_bias(model, model.max_positions - 1);
   Reparam reparam = Reparam::make(s.reparam, s.reparam_inverse, s.reparam_shift);
   if (is_token_task(task)) {
     std::shared_ptr<const MarkovChain> chain;
