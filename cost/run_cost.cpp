@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/parameters.hpp"
 #include "models/position_bias.hpp"
 #include "train/inference_attention.hpp"
 #include "train/lengths.hpp"
@@ -21,14 +22,17 @@ constexpr double kEvalRows = 8192;
 // The CPU inference attention's query tile (models/cpu/attention_infer.hpp).
 constexpr double kAttentionTile = 64;
 
-// Parameters of one model (models/parameters.cpp's layout), in double.
+// Parameters of one model: every tensor of models/parameters.hpp's layout (the encoding's tables
+// too: t5's [tables, buckets, heads], FIRE's MLP, kerple's, a learned position table), each
+// tensor's elements multiplied in double so that a huge setting is a huge estimate, not a
+// wrapped one.
 double parameters(const ModelConfig& c) {
-  const double d = c.d_model, f = c.d_ff, V = c.vocab_size;
-  double p = V * d + (positional_encoding_info(c.pe).learned_table() ? c.max_positions * d : 0);
-  p += c.n_layer * (2 * d + d * 3 * d + 3 * d + d * d + d + 2 * d + d * f + f + f * d + d);
-  p += 2 * d;                                 // final layer norm
-  if (c.scalar_head) p += d * d + d + d + 1;  // d → d, GELU, d → 1
-  if (c.token_head) p += d * V + V;
+  double p = 0;
+  for (const TensorInfo& t : parameter_layout(c)) {
+    double n = 1;
+    for (const int s : t.shape) n *= s;
+    p += n;
+  }
   return p;
 }
 
@@ -149,8 +153,14 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   const double P = parameters(c);
   // Parameters, and the checkpoint's bytes when written; for training also their gradients,
   // AdamW's m and v and the decay mask.
-  parts.push_back({"parameters", 2 * P * kFloat, model_flags});
-  parts.push_back({"gradients and optimizer state", 5 * P * kFloat, model_flags, true});
+  // The encoding's own tables among them (t5's buckets): its settings are what to change.
+  const char* pe_settings = positional_encoding_info(c.pe).settings;
+  const std::string parameter_flags =
+      *pe_settings == '\0' ? model_flags
+                           : fmt::format("{}, --pe {} ({})", model_flags,
+                                         positional_encoding_name(c.pe), pe_settings);
+  parts.push_back({"parameters", 2 * P * kFloat, parameter_flags});
+  parts.push_back({"gradients and optimizer state", 5 * P * kFloat, parameter_flags, true});
   // Training activations (models/model.hpp's Activations and ActivationGrads), kept for the
   // largest batch (every sequence at l_train) until the run ends; the probabilities and their
   // gradients; the packed batch's ints.

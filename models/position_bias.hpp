@@ -72,4 +72,10 @@ class PositionBias {
 // h that give a non-finite one, or a Python function that is not registered. Other encodings pass.
 void check_fixed_bias(const ModelConfig& c, int max_distance);
 
+// For a float32 run: the bias as the float model will hold it is finite. A fixed bias's float table
+// (BiasMath::table_float) at every distance 0..max_distance, and a learned bias's initial values
+// (fire's --fire-threshold) rounded to float; throws UsageError naming the setting, the value and
+// float32's largest finite value (3.4e38). A float64 run may keep such values.
+void check_float32_bias(const ModelConfig& c, int max_distance);
+
 }  // namespace lenlab

@@ -50,6 +50,12 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 
 double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   if (x.size() != y.size()) throw std::invalid_argument("spearman: x and y differ in length");
+  // A NaN has no rank (it compares false with everything: sorting by < is undefined and a tie
+  // run would never end); the coefficient is then undefined too. The readers refuse a NaN in a
+  // file; this keeps a NaN from elsewhere from hanging.
+  for (const std::vector<double>* v : {&x, &y})
+    for (const double value : *v)
+      if (std::isnan(value)) return std::numeric_limits<double>::quiet_NaN();
   return pearson(ranks(x), ranks(y));
 }
 

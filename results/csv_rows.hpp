@@ -24,7 +24,10 @@ class CsvRows {
     std::getline(in_, line);
     if (line != header)
       throw UsageError(fmt::format("{}: not a lenlab {} file (header '{}')", where, what, line));
-    n_cells_ = 1 + static_cast<size_t>(std::count(line.begin(), line.end(), ','));
+    std::istringstream names(line);
+    for (std::string name; std::getline(names, name, ',');) columns_.push_back(name);
+    if (!line.empty() && line.back() == ',') columns_.emplace_back();  // as next() splits a row
+    n_cells_ = columns_.size();
   }
   // The next row's cells; false at the end.
   bool next() {
@@ -51,6 +54,19 @@ class CsvRows {
       throw UsageError(fmt::format("{}:{}: '{}' is not a number", where_, n_, cells_[i]));
     return v;
   }
+  // A number that must be finite: nan, inf and -inf (which strtod reads, and which lenlab never
+  // writes in such a column) are refused naming the file, the line and the column, before a
+  // statistic meets them (a NaN never passes a ranking's comparisons).
+  double finite(size_t i) const {
+    const double v = number(i);
+    if (!std::isfinite(v)) throw not_finite(i, "");
+    return v;
+  }
+  // The UsageError for cell i's non-finite value, `why` saying when the column may hold one.
+  UsageError not_finite(size_t i, const std::string& why) const {
+    return UsageError(fmt::format("{}:{}: column {} is '{}', not a finite number{}", where_, n_,
+                                  columns_[i], cells_[i], why));
+  }
   int integer(size_t i) const {
     const double v = number(i);
     if (v != std::floor(v) || std::abs(v) > 1e9)
@@ -63,6 +79,7 @@ class CsvRows {
  private:
   std::istringstream in_;
   std::string where_;
+  std::vector<std::string> columns_;  // the header's names
   size_t n_cells_ = 0;
   int n_ = 1;
   std::vector<std::string> cells_;

@@ -49,10 +49,12 @@ std::vector<LengthResult> parse_token_results(const std::string& text, const std
     r.depth = csv.empty(1) ? kNoDepth : csv.number(1);
     if (r.depth != kNoDepth && !(r.depth >= 0 && r.depth <= 1))
       throw UsageError(fmt::format("{}: depth {} is not in [0, 1]", csv.line_ref(), r.depth));
-    r.token_accuracy = csv.number(2);
-    r.exact_match = csv.number(3);
-    r.cross_entropy = csv.number(4);
-    r.excess_ce = csv.number(5);
+    r.token_accuracy = csv.finite(2);
+    r.exact_match = csv.finite(3);
+    r.cross_entropy = csv.finite(4);
+    r.excess_ce = csv.number(5);  // nan unless markov (a missing excess); never infinite
+    if (std::isinf(r.excess_ce))
+      throw csv.not_finite(5, " (nan marks a task without an excess, never inf)");
     r.n_sequences = csv.integer(6);
     r.n_answer_tokens = csv.integer(7);
     if (!rows.empty() &&
@@ -121,12 +123,25 @@ std::vector<LengthResult> parse_results_csv(const std::string& text, const std::
     r.length = csv.integer(0);
     r.mse = csv.number(1);
     r.mean_prediction = csv.number(2);
-    r.mean_target = csv.number(3);
+    r.mean_target = csv.finite(3);
     r.mse_reparam = csv.number(4);
     r.n_sequences = csv.integer(5);
     r.exact = csv.integer(6) != 0;
     r.n_clamped = csv.integer(7);
     r.n_nonfinite = csv.integer(8);
+    // Only predictions that were not finite (n_nonfinite > 0) make the mse +inf, and the mean
+    // prediction +inf when none was finite (train/evaluate.cpp); a model output that was not
+    // finite (counted there, or clamped by f⁻¹) makes mse_reparam inf or nan. Nothing else does.
+    const char* why =
+        " (only a row with n_nonfinite > 0 has an infinite mse or mean_prediction, and only one "
+        "with n_nonfinite or n_clamped > 0 a non-finite mse_reparam)";
+    if (!std::isfinite(r.mse) && (std::isnan(r.mse) || r.mse < 0 || r.n_nonfinite == 0))
+      throw csv.not_finite(1, why);
+    if (!std::isfinite(r.mean_prediction) &&
+        (std::isnan(r.mean_prediction) || r.mean_prediction < 0 || r.n_nonfinite == 0))
+      throw csv.not_finite(2, why);
+    if (!std::isfinite(r.mse_reparam) && r.n_nonfinite == 0 && r.n_clamped == 0)
+      throw csv.not_finite(4, why);
     if (!rows.empty() && r.length <= rows.back().length)
       throw UsageError(fmt::format("{}: length {} after length {}: lengths must ascend",
                                    csv.line_ref(), r.length, rows.back().length));
@@ -149,9 +164,11 @@ std::vector<PositionResult> parse_positions_csv(const std::string& text, const s
   while (csv.next()) {
     PositionResult p;
     p.position = csv.integer(1);
-    p.cross_entropy = csv.number(2);
-    p.entropy = csv.number(3);
-    p.token_accuracy = csv.number(5);
+    p.cross_entropy = csv.finite(2);
+    p.entropy = csv.number(3);  // nan unless markov; never infinite
+    if (std::isinf(p.entropy))
+      throw csv.not_finite(3, " (nan marks a task without an entropy, never inf)");
+    p.token_accuracy = csv.finite(5);
     if (p.position != static_cast<int>(rows.size()) + 1)
       throw UsageError(fmt::format("{}: position {} where {} was expected", csv.line_ref(),
                                    p.position, rows.size() + 1));
@@ -210,8 +227,8 @@ void add_attention_csv(const std::string& text, const std::string& where,
         }
       a = std::move(grown);
     }
-    a.entropy[layer * a.n_head + head] = csv.number(4);
-    a.max_prob[layer * a.n_head + head] = csv.number(5);
+    a.entropy[layer * a.n_head + head] = csv.finite(4);
+    a.max_prob[layer * a.n_head + head] = csv.finite(5);
   }
   for (const LengthResult& r : results)
     for (const double v : r.attention.entropy)
@@ -262,7 +279,7 @@ void add_attention_distance_csv(const std::string& text, const std::string& wher
       a = std::move(grown);
     }
     a.by_distance[(static_cast<size_t>(layer) * a.n_head + head) * (a.max_distance + 1) +
-                  distance] = csv.number(5);
+                  distance] = csv.finite(5);  // a missing distance has no row
   }
 }
 
@@ -291,10 +308,10 @@ void add_representation_csv(const std::string& text, const std::string& where,
     d.layer = csv.integer(2);
     d.rows = csv.integer(3);
     d.reference_rows = csv.integer(4);
-    d.sliced_w1 = csv.number(5);
-    d.js_distance = csv.number(6);
-    d.kl_divergence = csv.number(7);
-    d.reference_std = csv.number(8);
+    d.sliced_w1 = csv.finite(5);
+    d.js_distance = csv.finite(6);
+    d.kl_divergence = csv.finite(7);
+    d.reference_std = csv.finite(8);
     if (d.layer < 0 || d.layer > 1024)
       throw UsageError(fmt::format("{}: layer {} out of range", csv.line_ref(), d.layer));
     for (const RepresentationDistance& e : row->representation)

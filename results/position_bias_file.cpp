@@ -45,7 +45,7 @@ PositionBiasValues parse_position_bias_csv(const std::string& text, const std::s
   std::vector<Entry> entries;
   PositionBiasValues out;
   while (csv.next()) {
-    const Entry e{csv.integer(0), csv.integer(1), csv.integer(2), csv.number(3)};
+    const Entry e{csv.integer(0), csv.integer(1), csv.integer(2), csv.finite(3)};
     if (e.l < 0 || e.h < 0 || e.d < 0 || e.l > 1024 || e.h > 65536 || e.d > 10'000'000)
       throw UsageError(fmt::format("{}: layer {}, head {} or distance {} out of range",
                                    csv.line_ref(), e.l, e.h, e.d));

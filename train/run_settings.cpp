@@ -209,8 +209,15 @@ ResolvedSpec resolve(const TrainSpec& s) {
           "token task '{}' is trained on cross-entropy over its answer tokens: leave them at "
           "identity, '' and 0",
           join_choices(scalar_task_names()), s.task));
-    // The training lengths (shortest_length .. max(shortest_length, l_train)), then the test
-    // lengths.
+    // A task is not defined below its shortest length (docs/tasks.md): an --l-train below it
+    // would train at the shortest alone while the manifest and the "beyond l_train" range said
+    // otherwise, so it is refused as the test lengths are.
+    if (const int shortest = shortest_length(task, token); s.l_train < shortest)
+      throw UsageError(fmt::format(
+          "--l-train {} is below {}, {}; lengths below it are not defined for the task: give "
+          "--l-train >= {}",
+          s.l_train, shortest, shortest_length_why(task), shortest));
+    // The training lengths (the shortest or --l-train-min .. l_train), then the test lengths.
     const LengthRange train = training_lengths(s);
     check_token_task(task, token, std::max(train.lo, 1), train.hi);
     try {
@@ -257,6 +264,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
   model = model_config(s);
   model.validate();
   check_fixed_bias(model, model.max_positions - 1);  // every distance the run meets
+  if (s.precision == "float32") check_float32_bias(model, model.max_positions - 1);
   Reparam reparam = Reparam::make(s.reparam, s.reparam_inverse, s.reparam_shift);
   if (is_token_task(task)) {
     std::shared_ptr<const MarkovChain> chain;

@@ -31,6 +31,9 @@ struct EncodingTensor {
   std::string name;
   std::vector<int> shape;
   InitKind init;
+  // kEncoding: the flag its initial values come from (fire's "--fire-threshold"), named when a
+  // float32 run cannot hold them; null when they are the encoding's own constants.
+  const char* setting = nullptr;
 };
 
 // The additive bias of one model config: b_h(r, δ) for head h, row r and distance δ ≥ 0, one table

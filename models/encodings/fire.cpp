@@ -144,11 +144,12 @@ extern const EncodingMath kFire{
     .bias_tensors =
         [](const ModelConfig& c) {
           const int L = c.n_layer, W = c.fire_width, H = c.n_head;
-          return std::vector<EncodingTensor>{{"pe.fire.w1", {1, L * W}, InitKind::kFanIn},
-                                             {"pe.fire.b1", {L, W}, InitKind::kZero},
-                                             {"pe.fire.w2", {W, L * H}, InitKind::kFanIn},
-                                             {"pe.fire.c", {L}, InitKind::kEncoding},
-                                             {"pe.fire.threshold", {L}, InitKind::kEncoding}};
+          return std::vector<EncodingTensor>{
+              {"pe.fire.w1", {1, L * W}, InitKind::kFanIn},
+              {"pe.fire.b1", {L, W}, InitKind::kZero},
+              {"pe.fire.w2", {W, L * H}, InitKind::kFanIn},
+              {"pe.fire.c", {L}, InitKind::kEncoding},
+              {"pe.fire.threshold", {L}, InitKind::kEncoding, "--fire-threshold"}};
         },
     .bias_tables = [](const ModelConfig& c) { return c.n_layer; },
     .by_query_position = true,

@@ -86,8 +86,9 @@ std::vector<Misuse> run_misuses() {
       {train({"--lengths", "1..9", "--l-test", "5"}), 2, "--l-test"},
       // ---- token tasks: settings and task/length combinations with no meaning
       {train({"--task", "passkey", "--key-length", "0"}), 2, "--key-length"},
-      {train({"--task", "passkey", "--key-length", "5"}), 2, "needs length >= 6"},
-      {train({"--task", "passkey", "--lengths", "2..5"}), 2, "--lengths 2..5"},
+      {train({"--task", "passkey", "--key-length", "5"}), 2,
+       "--l-train 3 is below 6, the shortest sequence of task 'passkey'"},
+      {train({"--task", "passkey", "--key-length", "2", "--lengths", "2..5"}), 2, "--lengths 2..5"},
       {train({"--task", "recall", "--n-symbols", "4"}), 2, "too small"},
       {train({"--task", "copy", "--n-symbols", "1"}), 2, "--n-symbols"},
       {train({"--task", "copy", "--n-symbols", "4097"}), 2, "--n-symbols"},
@@ -108,10 +109,10 @@ std::vector<Misuse> run_misuses() {
       {train({"--task", "markov", "--markov-concentration", "0"}), 2, "--markov-concentration"},
       {train({"--task", "markov", "--markov-concentration", "nan"}), 2, "--markov-concentration"},
       {train({"--markov-seed", "-1"}), 2, "--markov-seed"},
-      {train({"--task", "passkey", "--depths", "1.5"}), 2, "outside [0, 1]"},
-      {train({"--task", "passkey", "--depths", "-0.5"}), 2, "outside [0, 1]"},
-      {train({"--task", "passkey", "--depths", "nan"}), 2, "not a number"},
-      {train({"--task", "passkey", "--depths", "0,,1"}), 2, "empty item"},
+      {train({"--task", "passkey", "--key-length", "2", "--depths", "1.5"}), 2, "outside [0, 1]"},
+      {train({"--task", "passkey", "--key-length", "2", "--depths", "-0.5"}), 2, "outside [0, 1]"},
+      {train({"--task", "passkey", "--key-length", "2", "--depths", "nan"}), 2, "not a number"},
+      {train({"--task", "passkey", "--key-length", "2", "--depths", "0,,1"}), 2, "empty item"},
       {train({"--depths", ""}), 2, "--depths"},
       {train({"--task", "copy", "--reparam", "sqrt"}), 2, "--reparam"},
       {train({"--task", "copy", "--l-test", "50000", "--eval-samples", "500"}), 2, "--max-time"},
@@ -241,6 +242,14 @@ std::vector<Misuse> run_misuses() {
        "--t5-max-distance 64 applies to --pe t5 only"},
       {train({"--pe", "t5", "--t5-per-layer", "2"}), 2, "--t5-per-layer must be 0"},
       {train({"--t5-per-layer", "1"}), 2, "--t5-per-layer 1 applies to --pe t5 only"},
+      // A bucket table of two billion rows (tens of GB): the memory estimate counts it, so the
+      // budget refuses it before anything is allocated, naming t5's settings.
+      {train({"--pe", "t5", "--t5-buckets", "2000000000", "--t5-max-distance", "2000000000",
+              "--max-memory", "8G"}),
+       2, "--pe t5 (--t5-buckets, --t5-max-distance, --t5-per-layer)"},
+      // Finite in double, not in float32: refused where float32 holds it.
+      {train({"--pe", "bias", "--pe-bias", "1e39-d"}), 2,
+       "beyond float32's largest finite value (3.4e+38)"},
       {train({"--rope-base", "500"}), 2, "--rope-base 500 applies to --pe rope only"},
       {train({"--pe", "rope", "--rope-base", "1"}), 2, "--rope-base must be a finite number > 1"},
       {train({"--pe", "rope", "--rope-base", "nan"}), 2, "--rope-base"},
@@ -251,6 +260,9 @@ std::vector<Misuse> run_misuses() {
        "--l-train-min must be from 3 (the shortest sequence of task 'binary-addition': two "
        "numbers of one bit and the operator between them)"},
       {train({"--l-train-min", "-1"}), 2, "--l-train-min"},
+      // Below a task's shortest length: refused, not trained at the shortest.
+      {train({"--task", "solve-equation", "--l-train", "2"}), 2,
+       "--l-train 2 is below 3, the shortest sequence of task 'solve-equation'"},
       {train({"--task", "passkey", "--key-length", "2", "--l-train", "6", "--l-test", "8",
               "--l-train-min", "2"}),
        2,
@@ -281,6 +293,9 @@ std::vector<Misuse> run_misuses() {
       {train({"--pe", "alibi", "--fire-threshold", "12"}), 2,
        "--fire-threshold 12 applies to --pe fire only"},
       {train({"--pe", "fire", "--fire-width", "0"}), 2, "--fire-width"},
+      {train({"--pe", "fire", "--fire-threshold", "1e300"}), 2,
+       "--fire-threshold sets pe.fire.threshold to 1e+300, beyond float32's largest finite value "
+       "(3.4e+38)"},
       {train({"--pe", "fire", "--fire-width", "5000"}), 2,
        "--fire-width must be an integer from 1 to 4096"},
       {train({"--pe", "fire", "--fire-threshold", "0.5"}), 2,
