@@ -44,8 +44,9 @@ TEST_CASE("a user's bias past float32's range: refused at the first distance and
   s.pe_bias = "1e39-d";
   CHECK_THROWS_WITH_AS(
       resolve(s),
-      doctest::Contains("--pe-bias '1e39-d' is 1e+39 at distance d = 0, head h = 0: beyond float32's "
-                        "largest finite value (3.4e+38)"),
+      doctest::Contains(
+          "--pe-bias '1e39-d' is 1e+39 at distance d = 0, head h = 0: beyond float32's "
+          "largest finite value (3.4e+38)"),
       UsageError);
   // Overflowing only far away: d·1e37 passes float32's limit at d = 35, within l_test 40's
   // distances (BOS + 40 + EOS tokens: up to 41).
