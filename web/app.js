@@ -21,6 +21,7 @@ const state = {
   plotKey: '',          // what the current plot was built for; data alone changes use setData
   pollTimer: null,
   polling: false,
+  formRun: null,        // the run this form last started: #form-status follows its state
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -167,22 +168,38 @@ async function submitRun(event) {
       state.selected = body.number;           // the chart follows the run just started
       state.shown.add(body.number);
       state.seen.add(body.number);
-      status.textContent = body.state === 'queued'
-        ? `Run ${body.number} queued (position ${body.queue_position}).`
-        : `Run ${body.number}: ${body.state}.`;
+      state.formRun = body.number;
+      showFormStatus(body);
       schedulePoll(0);
     } else {
       status.textContent = '';
+      state.formRun = null;   // a refused run has no state to follow
       const errors = body && Array.isArray(body.errors) ? body.errors
         : [{ field: null, message: `The server answered HTTP ${response.status} without an explanation.` }];
       showErrors(errors);
     }
   } catch (err) {
     status.textContent = '';
+    state.formRun = null;
     showErrors([{ field: null, message: `The server did not answer (${err.message}). Is lenlab serve still running?` }]);
   } finally {
     start.disabled = false;
   }
+}
+
+// The line under the button: the last started run's state, as each poll brings it (queued, then
+// training or evaluating, then completed, failed or diverged), not the state it had when started.
+function showFormStatus(run) {
+  const n = run.number;
+  const text = {
+    queued: `Run ${n} queued${run.queue_position != null ? ` (position ${run.queue_position})` : ''}.`,
+    training: `Run ${n} training…`,
+    evaluating: `Run ${n} evaluating…`,
+    completed: `Run ${n} completed: its curve is on the chart.`,
+  }[run.state] || `Run ${n} ${run.state}${run.message ? `: ${run.message}` : '.'}`;
+  const status = $('#form-status');
+  status.textContent = text;
+  status.dataset.state = run.state;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -231,6 +248,7 @@ function updateRuns(runs) {
     }
     state.runs.set(run.number, run);
     renderRun(run);
+    if (run.number === state.formRun) showFormStatus(run);
   }
   // Only when nothing is selected: a run just submitted may be missing from an answer that was
   // already on its way, and must stay selected.
@@ -249,7 +267,7 @@ function renderRun(run) {
     item = buildRunItem(run.number);
     $('#runs').append(item);
   }
-  $('.swatch', item).style.background = colourOf(run.number);
+  $('.swatch', item).style.background = swatchBackground(run.number);
   $('.title', item).textContent = `#${run.number} ${run.label || run.id}`;
   $('.title', item).title = run.id || '';
 
@@ -343,7 +361,7 @@ let resizeTimer = null;
 window.addEventListener('resize', () => {
   clearTimeout(resizeTimer);
   resizeTimer = setTimeout(() => {
-    if (state.plot) state.plot.setSize({ width: Math.max(320, $('#chart').clientWidth), height: CHART_HEIGHT });
+    if (state.plot) state.plot.setSize({ width: Math.max(320, $('#chart').clientWidth), height: chartHeight() });
   }, 100);
 });
 

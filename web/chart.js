@@ -3,13 +3,24 @@
 // functions read when they are called.
 'use strict';
 
-const CHART_HEIGHT = 420;
-// Okabe-Ito colours (distinguishable with the common colour-vision deficiencies; its yellow, too
-// pale on white, swapped for a wine red), by run number so that a run keeps its colour when others
-// are hidden.
-const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#882255'];
+// 16 line colours, by run number so that a run keeps its colour when others are hidden: the
+// Okabe-Ito set (its yellow, too pale on a projector, swapped for a wine red), then Paul Tol's
+// darker colour-blind-safe ones. Both sets are chosen to stay apart with the common colour-vision
+// deficiencies; each later round of 16 adds a dash pattern, so run 17 is not run 1 again.
+const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#882255',
+  '#332288', '#117733', '#AA4499', '#44AA99', '#999933', '#CC6677', '#661100', '#6699CC'];
+const DASHES = [[], [10, 5], [2, 4], [12, 4, 2, 4]];   // solid for runs 1..16, then dashed, dotted, ...
+// At least 16 px on the canvas: read from the back of a room.
 const AXIS_FONT = '16px system-ui, sans-serif';
-const LABEL_FONT = 'bold 17px system-ui, sans-serif';
+const LABEL_FONT = 'bold 18px system-ui, sans-serif';
+const AXIS_INK = '#111';                  // axes and ticks: full contrast survives a washed-out projector
+const GRID_INK = 'rgba(0, 0, 0, 0.14)';   // uPlot's 0.07 grey vanishes on one
+
+// The chart's height: 420 px on a screen, less on a short one (a projector's 800x600), so that the
+// chart and its legend fit under the heading without scrolling; never under 240 px.
+function chartHeight() {
+  return Math.round(Math.max(240, Math.min(420, window.innerHeight - 300)));
+}
 
 // ---------------------------------------------------------------------------------------------
 // The chart
@@ -89,26 +100,29 @@ function plotOptions(model, width) {
   const lTrain = chosen.l_train;
   return {
     width: Math.max(320, width),
-    height: CHART_HEIGHT,
+    height: chartHeight(),
     // A fixed x axis 1..l_test: the curve grows to the right instead of the axis rescaling.
     scales: { x: { time: false, range: () => [xMin, xMax] }, y },
     axes: [
-      { label: 'test length', font: AXIS_FONT, labelFont: LABEL_FONT, size: 50, labelSize: 30 },
+      { label: 'test length', ...axisStyle(), size: 50, labelSize: 30 },
       {
-        label: chosen.metric_label || metric, font: AXIS_FONT, labelFont: LABEL_FONT, size: 80, labelSize: 30,
+        label: chosen.metric_label || metric, ...axisStyle(), size: 80, labelSize: 30,
         // uPlot's default prints 1e-5 as "0"; uPlot passes null for the ticks it leaves unlabelled.
         ...(log ? { values: (u, ticks) => ticks.map((v) => (v == null ? null : formatTick(v))) } : {}),
       },
     ],
     series: [
-      { label: 'length' },
+      // The x series' legend entry ("length: --") is hidden by style.css; its reading is the cursor's.
+      { label: 'length', value: (u, v) => (v == null ? '' : `length ${v}`) },
       ...model.runs.map((r) => ({
         label: `#${r.number} ${r.label || r.id}`,
         stroke: colourOf(r.number),
+        dash: dashOf(r.number),
         width: r.number === chosen.number ? 3 : 2,
         points: { show: true, size: 7, fill: colourOf(r.number) },
         spanGaps: false,
-        value: (u, v) => (v == null ? '--' : String(Number(v.toPrecision(3)))),   // the legend's reading
+        // The legend's reading: the value under the cursor, nothing while the cursor is off the chart.
+        value: (u, v) => (v == null ? '' : String(Number(v.toPrecision(3)))),
       })),
     ],
     legend: { show: true },
@@ -205,3 +219,16 @@ function formatTick(v) {
 }
 
 function colourOf(number) { return PALETTE[(number - 1) % PALETTE.length]; }
+function dashOf(number) { return DASHES[Math.floor((number - 1) / PALETTE.length) % DASHES.length]; }
+
+// The run list's swatch: the line's colour, broken like its dash pattern.
+function swatchBackground(number) {
+  const c = colourOf(number), d = dashOf(number);
+  if (!d.length) return c;
+  return `repeating-linear-gradient(90deg, ${c} 0 ${d[0]}px, transparent ${d[0]}px ${d[0] + d[1]}px)`;
+}
+
+function axisStyle() {
+  return { font: AXIS_FONT, labelFont: LABEL_FONT, stroke: AXIS_INK, grid: { stroke: GRID_INK, width: 1 },
+    ticks: { stroke: GRID_INK, width: 1 } };
+}
