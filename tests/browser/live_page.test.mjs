@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
+import { testProjector, testSixteenRuns } from './classroom_checks.mjs';
 import { check, fill, getJson, sleep, snapshot, submit, waitForFile } from './page_helpers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -262,6 +263,7 @@ async function testTwoRuns(page, base, downloads, errors) {
   const [width, height] = [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];   // from the IHDR chunk
   check(width >= 600 && height >= 400, `the figure is ${width}x${height} px: the chart is missing from it`);
 
+  lastRun = n2;
   const growth = seenPoints.join('→');
   const queueNote = queueText ? `run 2 showed "${queueText}"` : `run 2 answered queue_position ${second.body.queue_position ?? '(none: run 1 had finished)'}`;
   return `two runs: ${queueNote}; points drawn ${growth}${pointsBeforeDone ? ` (${pointsBeforeDone} before both completed)` : ''}; CSV and PNG download`;
@@ -290,6 +292,7 @@ async function testReport(browser, reportPath) {
 let browser = null;
 let failed = 0;
 let number = 0;
+let lastRun = null;   // the last run testTwoRuns started
 
 // The default server (127.0.0.1, no flag) checks every request's Host and Origin: the page works
 // from http://localhost:PORT/ as from http://127.0.0.1:PORT/ (its fetches carry the browser's own
@@ -354,6 +357,8 @@ try {
   await runTest('the form\'s layout', errors, () => testLayout(page));
   await runTest('bad reparam expression', errors, () => testBadExpression(page));
   await runTest('two runs', errors, () => testTwoRuns(page, base, downloads, errors));
+  await runTest('on a projector', errors, () => testProjector(page, lastRun));
+  await runTest('16 runs', null, () => testSixteenRuns(browser, base, watchErrors));
   await runTest('the page from localhost', null, () => testLocalhost(browser, base));
   // The page's runs are saved like any other: `lenlab plot` draws them, and its report.html
   // (self-contained, figures inline) must read in the browser.
