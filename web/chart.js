@@ -112,8 +112,7 @@ function plotOptions(model, width) {
       },
     ],
     series: [
-      // The x series' legend entry ("length: --") is hidden by style.css; its reading is the cursor's.
-      { label: 'length', value: (u, v) => (v == null ? '' : `length ${v}`) },
+      { label: 'length' },   // its legend entry is hidden by style.css: the x axis says the length
       ...model.runs.map((r) => ({
         label: `#${r.number} ${r.label || r.id}`,
         stroke: colourOf(r.number),
@@ -200,8 +199,13 @@ async function downloadFigure(number) {
   ctx.font = `${16 * px}px system-ui, sans-serif`;
   model.runs.forEach((r, i) => {
     const yMid = titleH + src.height + pad + rowH * i + rowH / 2;
-    ctx.fillStyle = colourOf(r.number);
-    ctx.fillRect(pad, yMid - 3 * px, 28 * px, 6 * px);
+    ctx.strokeStyle = colourOf(r.number);   // the line's colour and dash pattern
+    ctx.lineWidth = 4 * px;
+    ctx.setLineDash(dashOf(r.number).map((d) => d * px));
+    ctx.beginPath();
+    ctx.moveTo(pad, yMid);
+    ctx.lineTo(pad + 28 * px, yMid);
+    ctx.stroke();
     ctx.fillStyle = '#111';
     ctx.fillText(`#${r.number} ${r.label || r.id}`, pad + 38 * px, yMid + 6 * px);
   });
