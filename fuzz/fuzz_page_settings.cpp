@@ -11,15 +11,11 @@
 // broken promise, checked here: every error has a message and names a field of the request (or
 // none); a request with no error gives a spec that resolve() takes.
 //
-// Work cap (so that the fuzzer explores the checks rather than waits on huge valid settings; it
-// skips work, never an input): check_page_settings resolves the request, and subsets of it, up to
-// (keys + 1)^2 times; a request is not checked when that many resolves of its largest domain check
-// (fuzz/fuzz_caps.hpp's target_count, over the request's task, l_test and lengths) would
-// evaluate f at more than kMaxTargetEvaluations targets, as many as fuzz_config's 16 resolves of
-// at most kMaxTargets each. Nothing is trained (the queue is never reached).
+// Work cap (fuzz/page_request_cap.hpp; it skips work, never an input): a request whose checks
+// would evaluate f at too many targets is not checked. Nothing is trained (the queue is never
+// reached).
 //
 // Also replayed over fuzz/corpus/page_settings/ by the normal test suite (fuzz/replay_main.cpp).
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -31,7 +27,7 @@
 
 #include "core/error.hpp"
 #include "cost/budget.hpp"
-#include "fuzz/fuzz_caps.hpp"
+#include "fuzz/page_request_cap.hpp"
 #include "lab/serve/page_settings.hpp"
 #include "train/run_settings.hpp"
 
@@ -39,44 +35,10 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr double kMaxTargetEvaluations = 16 * lenlab::fuzz::kMaxTargets;
-
 // Reports a broken promise and aborts, which libFuzzer records as a crash with this input.
 [[noreturn]] void finding(const std::string& what) {
   std::fprintf(stderr, "fuzz_page_settings: %s\n", what.c_str());
   std::abort();
-}
-
-// The most target values one of check_page_settings's resolves can check (an upper bound): the
-// request's settings may be resolved whole or in part, over the page's defaults, and only task,
-// l_test and lengths (which sets l_test when l_test is not given) change the count. Settings of
-// another type are left to check_page_settings (a nested value is never copied here).
-double largest_domain_check(const Json& request) {
-  const lenlab::TrainSpec base = lenlab::page_base_spec();
-  double most = lenlab::fuzz::target_count(base);
-  int longest = base.l_test;
-  bool mean = base.task.rfind("mean", 0) == 0;
-  auto consider = [&](const Json& settings) {
-    try {
-      const lenlab::TrainSpec spec = lenlab::spec_from_json(settings, base, "settings");
-      most = std::max(most, lenlab::fuzz::target_count(spec));
-      longest = std::max(longest, spec.l_test);
-      mean = mean || spec.task.rfind("mean", 0) == 0;
-    } catch (const lenlab::UsageError&) {
-    }
-  };
-  Json drivers = Json::object();
-  for (const char* key : {"task", "l_test", "lengths"}) {
-    const auto it = request.find(key);
-    if (it == request.end() || it->is_structured()) continue;
-    drivers[key] = *it;
-    consider(Json{{key, *it}});
-  }
-  consider(drivers);
-  lenlab::TrainSpec widest = base;
-  widest.l_test = longest;
-  widest.task = mean ? "mean" : "length";
-  return std::max(most, lenlab::fuzz::target_count(widest));
 }
 
 }  // namespace
@@ -90,10 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)lenlab::errors_json({{"", e.what()}}).dump();  // strict: the message must be UTF-8
     return 0;
   }
-  if (request.is_object()) {
-    const double calls = static_cast<double>(request.size() + 1) * (request.size() + 1);
-    if (calls * largest_domain_check(request) > kMaxTargetEvaluations) return 0;
-  }
+  if (!lenlab::fuzz::page_request_within_cap(request)) return 0;
   lenlab::Budget budget;  // as `lenlab serve` sets it by default (lab/cli/serve_command.cpp)
   budget.max_time = "10m";
   const lenlab::PageSettings checked = lenlab::check_page_settings(request, budget, /*gpu=*/false);

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes what users hand lenlab with libFuzzer (docs/fuzzing.md): configs, expressions, the live
-# page's run requests and run folders.
+# page's run requests, run folders, the result files a folder holds for statistics and the
+# server's request path (headers and settings).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     SECONDS per target (default 600); TARGET: config,
-#                                             expression, page_settings, run_folder (default all,
-#                                             one after the other)
+#                                             expression, page_settings, run_folder, results_files,
+#                                             serve_request (default all, one after the other)
 # Configures a clang build in build/fuzz (-DLENLAB_FUZZ=ON: ASan, UBSan, libFuzzer), builds the
 # targets and runs each on one core for SECONDS on a scratch copy of its seed corpus
 # (build/fuzz/corpus/TARGET; fuzz/corpus/ in the repo is only read), with inputs of up to 1 MB
@@ -25,11 +26,11 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
 fi
 shift $(( $# > 0 ? 1 : 0 ))
 targets=("$@")
-all_targets=(config expression page_settings run_folder)
+all_targets=(config expression page_settings run_folder results_files serve_request)
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")
 for t in "${targets[@]}"; do
   case "$t" in
-    config|expression|page_settings|run_folder) ;;
+    config|expression|page_settings|run_folder|results_files|serve_request) ;;
     *) echo "scripts/fuzz.sh: unknown target '$t'; valid targets: ${all_targets[*]}" >&2; exit 2 ;;
   esac
 done

@@ -224,11 +224,21 @@ PageSettings check_page_settings(const Json& request, const Budget& budget, bool
   out = check_in_cli_words(resolved, budget, gpu);
   for (FieldError& e : out.errors) {
     e.message = in_page_words(e.message);
-    // A path the server chose is not the client's to see: said as they named it ("run 3").
-    for (const auto& [path, words] : shown)
+    // A path the server chose is not the client's to see: said as they named it ("run 3"). The
+    // words start with what the path is ("corpus 'bible'"): a message that says so before the
+    // path ("corpus PATH is empty") keeps it once.
+    for (const auto& [path, words] : shown) {
+      const std::string kind = words.substr(0, words.find(' ') + 1);
       for (size_t at = e.message.find(path); at != std::string::npos;
-           at = e.message.find(path, at + words.size()))
-        e.message.replace(at, path.size(), words);
+           at = e.message.find(path, at)) {
+        size_t from = at;
+        if (!kind.empty() && at >= kind.size() &&
+            e.message.compare(at - kind.size(), kind.size(), kind) == 0)
+          from = at - kind.size();
+        e.message.replace(from, at + path.size() - from, words);
+        at = from + words.size();
+      }
+    }
   }
   return out;
 }

@@ -143,6 +143,28 @@ TEST_CASE("corpus: a path is refused listing the offered names, and an offered n
   CHECK(record->corpus_hash == open_corpus(corpus.string())->hash());
 }
 
+// Found by fuzz_serve_request (docs/fuzzing.md): a message that says "corpus PATH" read "corpus
+// corpus 'NAME'" once the path was replaced by the words the client knows.
+TEST_CASE("an offered corpus that cannot be used is named once, by its name, never its path") {
+  TempDir dir;
+  const fs::path small = dir.path / "small.txt";
+  std::ofstream(small, std::ios::binary) << "too short to train on\n";
+  const fs::path gone = dir.path / "gone.txt";
+  const ServerPaths page = page_server_paths(
+      {{"small", small.string()}, {"gone", gone.string()}}, [](int) { return FinishedRun{}; },
+      [] { return 0; });
+  for (const std::string name : {"small", "gone"}) {
+    INFO("corpus " << name);
+    const std::string message = only_message(
+        check_page_settings(tiny({{"task", "text"}, {"corpus", name}}), Budget{}, false, page)
+            .errors,
+        "corpus");
+    CHECK(message.find("corpus '" + name + "'") != std::string::npos);
+    CHECK(message.find("corpus corpus") == std::string::npos);
+    CHECK(message.find(dir.path.string()) == std::string::npos);
+  }
+}
+
 TEST_CASE("--corpus NAME=FILE is checked at start-up, naming the bad value") {
   TempDir dir;
   const fs::path corpus = write_text(dir.path, "phrase.txt");
