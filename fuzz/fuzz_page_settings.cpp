@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -56,22 +55,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   lenlab::Budget budget;  // as `lenlab serve` sets it by default (lab/cli/serve_command.cpp)
   budget.max_time = "10m";
   const lenlab::PageSettings checked = lenlab::check_page_settings(request, budget, /*gpu=*/false);
-  std::set<std::string> fields;  // the request's (an ordered_json looks a key up in linear time)
-  if (request.is_object())
-    for (const auto& item : request.items()) fields.insert(item.key());
-  for (const lenlab::FieldError& e : checked.errors) {
-    if (e.message.empty()) finding("an error without a message, field '" + e.field + "'");
-    if (!e.field.empty() && fields.count(e.field) == 0)
-      finding("an error beside '" + e.field + "', not a field of the request: " + e.message);
-  }
-  if (!checked.errors.empty()) {
-    (void)lenlab::errors_json(checked.errors).dump();
-    return 0;
-  }
-  try {
-    (void)lenlab::resolve(checked.spec);
-  } catch (const lenlab::UsageError& e) {
-    finding(std::string("settings accepted without an error that resolve() refuses: ") + e.what());
-  }
+  lenlab::fuzz::check_page_answer(request, checked, finding);
   return 0;
 }

@@ -32,7 +32,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -123,23 +122,7 @@ void check_settings(const lenlab::ServerPaths& paths, const std::string& body) {
   budget.max_time = "10m";
   const lenlab::PageSettings checked =
       lenlab::check_page_settings(request, budget, /*gpu=*/false, paths);
-  std::set<std::string> fields;  // the request's (an ordered_json looks a key up in linear time)
-  if (request.is_object())
-    for (const auto& item : request.items()) fields.insert(item.key());
-  for (const lenlab::FieldError& e : checked.errors) {
-    if (e.message.empty()) finding("an error without a message, field '" + e.field + "'");
-    if (!e.field.empty() && fields.count(e.field) == 0)
-      finding("an error beside '" + e.field + "', not a field of the request: " + e.message);
-  }
-  if (!checked.errors.empty()) {
-    (void)lenlab::errors_json(checked.errors).dump();
-    return;
-  }
-  try {
-    (void)lenlab::resolve(checked.spec);
-  } catch (const lenlab::UsageError& e) {
-    finding(std::string("settings accepted without an error that resolve() refuses: ") + e.what());
-  }
+  lenlab::fuzz::check_page_answer(request, checked, finding);
 }
 
 }  // namespace

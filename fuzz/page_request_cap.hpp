@@ -1,4 +1,7 @@
 #pragma once
+// What the fuzz targets that check a live page's request share: their work cap and their check of
+// check_page_settings's answer.
+//
 // The work cap of the fuzz targets that check a live page's request (fuzz_page_settings,
 // fuzz_serve_request; docs/fuzzing.md): check_page_settings resolves the request, and subsets of
 // it, up to (keys + 1)^2 times; a request is not checked when that many resolves of its largest
@@ -7,6 +10,7 @@
 // of at most kMaxTargets each. It skips work, never an input.
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "core/error.hpp"
@@ -55,6 +59,30 @@ inline bool page_request_within_cap(const nlohmann::ordered_json& request) {
   if (!request.is_object()) return true;
   const double calls = static_cast<double>(request.size() + 1) * (request.size() + 1);
   return calls * largest_domain_check(request) <= kMaxPageTargetEvaluations;
+}
+
+// The answer's invariants: every field error has a message and belongs to a field of the request;
+// settings accepted without an error resolve. `finding` reports a broken one (it does not return).
+template <class Finding>
+void check_page_answer(const nlohmann::ordered_json& request, const PageSettings& checked,
+                       Finding finding) {
+  std::set<std::string> fields;  // the request's (an ordered_json looks a key up in linear time)
+  if (request.is_object())
+    for (const auto& item : request.items()) fields.insert(item.key());
+  for (const FieldError& e : checked.errors) {
+    if (e.message.empty()) finding("an error without a message, field '" + e.field + "'");
+    if (!e.field.empty() && fields.count(e.field) == 0)
+      finding("an error beside '" + e.field + "', not a field of the request: " + e.message);
+  }
+  if (!checked.errors.empty()) {
+    (void)errors_json(checked.errors).dump();
+    return;
+  }
+  try {
+    (void)resolve(checked.spec);
+  } catch (const UsageError& e) {
+    finding(std::string("settings accepted without an error that resolve() refuses: ") + e.what());
+  }
 }
 
 }  // namespace lenlab::fuzz
