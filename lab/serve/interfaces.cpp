@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/ascii_case.hpp"
+
 namespace lenlab {
 
 std::vector<InterfaceAddress> interface_addresses() {
@@ -38,10 +40,7 @@ std::vector<InterfaceAddress> interface_addresses() {
 std::string host_name() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return "";
-  std::string s = name;
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
+  return ascii_lower(name);
 }
 
 std::vector<std::string> reachable_urls(const std::string& bind, int port) {

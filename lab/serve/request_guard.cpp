@@ -5,18 +5,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/ascii_case.hpp"
 #include "core/error.hpp"
 #include "lab/serve/interfaces.hpp"
 
 namespace lenlab {
 
 namespace {
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // A Host header's (or an origin's) host and port: "localhost:8080" → {"localhost", 8080},
 // "[::1]" → {"[::1]", -1}; nullopt when it is not HOST[:PORT].
@@ -43,7 +38,7 @@ std::optional<HostPort> split_host(const std::string& text) {
   if (host.empty()) return std::nullopt;
   for (const char c : host)
     if (std::isspace(static_cast<unsigned char>(c)) || c == '/' || c == '@') return std::nullopt;
-  HostPort out{lower(host), -1};
+  HostPort out{ascii_lower(host), -1};
   if (!port.empty()) {
     if (port.size() > 5 ||
         !std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); }))
@@ -71,7 +66,7 @@ std::string shown(const std::string& value) {
 }  // namespace
 
 bool is_loopback(const std::string& bind) {
-  return bind.rfind("127.", 0) == 0 || bind == "::1" || lower(bind) == "localhost";
+  return bind.rfind("127.", 0) == 0 || bind == "::1" || ascii_lower(bind) == "localhost";
 }
 
 AllowedClients allowed_clients(const std::string& bind, int port,
@@ -82,11 +77,11 @@ AllowedClients allowed_clients(const std::string& bind, int port,
   allowed.hosts = {"localhost", "127.0.0.1", "[::1]"};
   if (!is_loopback(bind)) {
     for (const InterfaceAddress& a : interface_addresses())
-      allowed.hosts.insert(a.ipv6 ? "[" + lower(a.address) + "]" : a.address);
+      allowed.hosts.insert(a.ipv6 ? "[" + ascii_lower(a.address) + "]" : a.address);
     if (const std::string name = host_name(); !name.empty()) allowed.hosts.insert(name);
     if (bind != "0.0.0.0" && bind != "::" && !bind.empty())
-      allowed.hosts.insert(bind.find(':') != std::string::npos ? "[" + lower(bind) + "]"
-                                                               : lower(bind));
+      allowed.hosts.insert(bind.find(':') != std::string::npos ? "[" + ascii_lower(bind) + "]"
+                                                               : ascii_lower(bind));
   }
   for (const std::string& name : allow_hosts) {
     const auto h = split_host(name);
@@ -98,7 +93,7 @@ AllowedClients allowed_clients(const std::string& bind, int port,
     allowed.hosts.insert(h->host);
   }
   for (const std::string& origin : allow_origins) {
-    std::string o = lower(origin);
+    std::string o = ascii_lower(origin);
     if (!o.empty() && o.back() == '/') o.pop_back();
     const size_t scheme = o.find("://");
     const std::string scheme_name = scheme == std::string::npos ? "" : o.substr(0, scheme);
@@ -123,7 +118,7 @@ std::optional<Refusal> refuse_request(const AllowedClients& allowed, const std::
     return Refusal{403, fmt::format("the Host header '{}' does not name this server; allowed: {}",
                                     shown(*host), hosts_text(allowed))};
   if (origin) {
-    std::string o = lower(*origin);
+    std::string o = ascii_lower(*origin);
     if (!o.empty() && o.back() == '/') o.pop_back();
     bool same = false;
     if (o.rfind("http://", 0) == 0)
@@ -142,7 +137,7 @@ std::optional<Refusal> refuse_request(const AllowedClients& allowed, const std::
   }
   if (method == "POST") {
     const std::string type = content_type.value_or("");
-    const std::string media = lower(type.substr(0, type.find(';')));
+    const std::string media = ascii_lower(type.substr(0, type.find(';')));
     const auto trimmed = [](std::string s) {
       while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
       while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(0, 1);
