@@ -57,6 +57,19 @@ ServeCommand::ServeCommand(CLI::App& app) {
        "by default only the server's own")
       ->allow_extra_args(false)
       ->default_str("");
+  c.add_flag("--classroom", classroom_,
+             "Ask for a join code and a name even on 127.0.0.1 (on any other --host always)");
+  c.add_option("--join-code", options_.classroom.join_code,
+               "The code students type once per browser (4-64 letters and digits); default: "
+               "drawn at random and printed at start")
+      ->default_str("");
+  c.add_option("--teacher-code", options_.classroom.teacher_code,
+               "The teacher's code: sees every run, cancels any, closes and opens the queue; "
+               "default: drawn at random and printed at start")
+      ->default_str("");
+  add_setting(c, "--runs-per-student", options_.classroom.runs_per_student,
+              "Runs one student may have queued or training at once")
+      ->check(int_range(1, 100000));
   c.add_option("--max-time", options_.queue.budget.max_time,
                "Refuse a run estimated to take longer than this, e.g. 30s, 10m");
   c.add_option("--max-memory", options_.queue.budget.max_memory,
@@ -67,6 +80,8 @@ ServeCommand::ServeCommand(CLI::App& app) {
       "A request whose Host is not this server's, whose Origin is another site's, or a POST that "
       "is not JSON is refused; the page names a corpus or a run to fine-tune by name or number, "
       "never by path.\n"
+      "On any --host but loopback (or with --classroom) students join with a code and a name; "
+      "their runs are theirs, the teacher's code sees and cancels all.\n"
       "Runs whose settings were trained before (in OUT) are read back, not trained again.");
 }
 
@@ -78,6 +93,9 @@ int ServeCommand::run(const CommandLine& line) {
     parse_size(options_.queue.budget.max_memory, "--max-memory");
   options_.queue.corpora = offered_corpora(corpora_);
   allowed_clients(options_.host, 0, options_.allow_hosts, options_.allow_origins);  // checked now
+  options_.classroom.enabled = classroom_ || !is_loopback(options_.host) ||
+                               !options_.classroom.join_code.empty() ||
+                               !options_.classroom.teacher_code.empty();
   PageServer server(options_);
   const int port = server.bind();
   ensure_writable_directory(options_.queue.out / "runs");  // after bind: a refusal writes nothing
@@ -85,8 +103,14 @@ int ServeCommand::run(const CommandLine& line) {
   for (const std::string& url : reachable_urls(options_.host, port))
     urls += (urls.empty() ? "" : " ") + url;
   out << fmt::format("lenlab serve: listening on {} (runs saved in {}; Ctrl-C stops)\n", urls,
-                     options_.queue.out.string())
-      << std::flush;
+                     options_.queue.out.string());
+  if (const Classroom& room = server.classroom(); room.enabled())
+    out << fmt::format(
+        "lenlab serve: a classroom. Students open the address above and type the join code {} "
+        "and a name (up to {} runs each at once). Your teacher code, for your own browser only: "
+        "{}\n",
+        room.options().join_code, room.options().runs_per_student, room.options().teacher_code);
+  out << std::flush;
   server.listen();
   return 0;
 }

@@ -22,6 +22,7 @@ class ServeCommand : public Command {
  private:
   ServeOptions options_;
   std::vector<std::string> corpora_;  // --corpus NAME=FILE, checked by offered_corpora
+  bool classroom_ = false;            // --classroom: codes on loopback too
 };
 
 }  // namespace lenlab

@@ -10,9 +10,11 @@
 #include <tuple>
 
 #include "core/atomic_file.hpp"
+#include "core/csv.hpp"
 #include "core/error.hpp"
 #include "cost/run_cost.hpp"
 #include "lab/run/run_train.hpp"
+#include "lab/serve/fair_queue.hpp"
 #include "lab/serve/page_settings.hpp"
 #include "results/figure_metric.hpp"
 #include "results/figure_setup.hpp"
@@ -29,8 +31,10 @@ struct RunQueue::Run {
   TrainSpec spec;
   std::string label;   // e.g. "length · rope · sqrt · l_train 10 · steps 1000"
   std::string metric;  // what the page draws: results/figure_metric.hpp's default for the task
+  std::vector<std::string> owners;  // who submitted it, first first; none: an earlier session's
   std::string state = "queued";
-  std::string message;    // why it failed or diverged
+  bool cancel = false;    // asked to stop while training: its next step or length throws
+  std::string message;    // why it failed, diverged or was cancelled
   double work_total = 1;  // estimated FLOPs (cost/run_cost.hpp)
   double train_work = 0;  // of which training
   double work_done = 0;
@@ -90,6 +94,17 @@ Json curve(const std::vector<LengthResult>& results, const std::string& metric) 
     points.push_back({{"length", length}, {"value", std::isfinite(v) ? Json(v) : Json(nullptr)}});
   }
   return points;
+}
+
+// Thrown from a cancelled run's progress callback: unwinds run_train at its next step or length.
+struct RunCancelled {};
+
+bool active(const std::string& state) {
+  return state == "queued" || state == "training" || state == "evaluating";
+}
+
+bool owned_by(const std::vector<std::string>& owners, const std::string& owner) {
+  return std::find(owners.begin(), owners.end(), owner) != owners.end();
 }
 
 // The figure a finished run is drawn in: one per task and seed ("length", "length-seed2").
@@ -152,11 +167,31 @@ void RunQueue::restore_finished_runs() {
   if (!runs_.empty()) write_experiment_config();
 }
 
-int RunQueue::submit(const TrainSpec& spec) {
+int RunQueue::submit(const TrainSpec& spec, const std::string& owner, int limit) {
   const std::string id = run_id(spec);
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& run : runs_)  // the same settings again: the same run, unless it failed
-    if (run->id == id && run->state != "failed") return run->number;
+  const auto check_limit = [&] {
+    if (limit <= 0) return;
+    const auto mine = std::count_if(runs_.begin(), runs_.end(), [&](const auto& run) {
+      return active(run->state) && owned_by(run->owners, owner);
+    });
+    if (mine >= limit)
+      throw OwnerLimit(fmt::format(
+          "you have {} runs queued or training, the limit per student in this class (lenlab "
+          "serve --runs-per-student {}): wait until one finishes",
+          mine, limit));
+  };
+  // The same settings again: the same run, unless it failed or was cancelled.
+  for (const auto& run : runs_)
+    if (run->id == id && run->state != "failed" && run->state != "cancelled") {
+      if (!owned_by(run->owners, owner)) {
+        if (active(run->state)) check_limit();
+        run->owners.push_back(owner);
+      }
+      return run->number;
+    }
+  check_limit();
+  if (!open_) throw QueueFull("the teacher has closed the queue: no new runs for now");
   if (static_cast<int>(queued_.size()) >= options_.max_queued)
     throw QueueFull(fmt::format(
         "the queue is full: {} runs are waiting (lenlab serve --max-queued {}); try again when "
@@ -166,6 +201,7 @@ int RunQueue::submit(const TrainSpec& spec) {
   run->number = static_cast<int>(runs_.size()) + 1;
   run->id = id;
   run->spec = spec;
+  run->owners = {owner};
   run->label = run_label(spec, options_.corpora);
   run->metric = default_metric(parse_task(spec.task));
   const RunCost cost = estimate_run_cost(spec, resolve(spec).model);
@@ -198,8 +234,10 @@ void RunQueue::work() {
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [&] { return stopping_ || !queued_.empty(); });
       if (stopping_) return;
-      run = runs_[queued_.front() - 1].get();
-      queued_.pop_front();
+      const int next = start_order().front();
+      run = runs_[next - 1].get();
+      queued_.erase(std::find(queued_.begin(), queued_.end(), next));
+      ++started_[run->owners.front()];
       run->state = "training";
       ++training_;
     }
@@ -227,25 +265,34 @@ void RunQueue::train(Run& run) {
   o.budget = options_.budget;
   o.on_work_done = [&](double flops) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (run.cancel) throw RunCancelled();
     run.work_done += flops;
     if (run.work_done > run.train_work * (1 + 1e-9)) run.state = "evaluating";
   };
   o.on_result = [&](const LengthResult& r) {
     std::lock_guard<std::mutex> lock(mutex_);
+    if (run.cancel) throw RunCancelled();
     run.state = "evaluating";
     run.results.push_back(r);
   };
   std::string state, message;
+  bool cancelled = false;
   try {
     const int code = run_train(run.spec, o);
     state = code == kExitDiverged ? "diverged" : "completed";
     if (code == kExitDiverged)
       message = "training diverged (the loss became non-finite); its manifest says at which step";
+  } catch (const RunCancelled&) {
+    cancelled = true;
   } catch (const std::exception& e) {  // a UsageError the page's check missed, or the machine
     state = "failed";
     message = e.what();
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  if (cancelled) {
+    run.state = "cancelled";  // its message was set by cancel()
+    return;
+  }
   run.state = state;
   run.message = message;
   if (state != "failed") run.work_done = run.work_total;
@@ -255,11 +302,13 @@ Json RunQueue::to_json(const Run& run) const {
   Json j = {{"number", run.number},
             {"id", run.id},
             {"label", run.label},
+            {"owners", run.owners},
             {"settings", for_clients(lenlab::to_json(run.spec), options_.corpora)},
             {"state", run.state}};
   if (run.state == "queued") {
-    const auto it = std::find(queued_.begin(), queued_.end(), run.number);
-    j["queue_position"] = static_cast<int>(it - queued_.begin()) + 1;
+    const std::vector<int> order = start_order();
+    const auto it = std::find(order.begin(), order.end(), run.number);
+    j["queue_position"] = static_cast<int>(it - order.begin()) + 1;
   }
   const double progress = std::clamp(run.work_done / run.work_total, 0.0, 1.0);
   j["progress"] = progress;
@@ -286,11 +335,71 @@ std::optional<Json> RunQueue::run_json(int number) const {
   return to_json(*runs_[number - 1]);
 }
 
-Json RunQueue::runs_json() const {
+Json RunQueue::runs_json(const std::optional<std::string>& owner) const {
   std::lock_guard<std::mutex> lock(mutex_);
   Json runs = Json::array();
-  for (const auto& run : runs_) runs.push_back(to_json(*run));
+  for (const auto& run : runs_)
+    if (!owner || owned_by(run->owners, *owner)) runs.push_back(to_json(*run));
   return {{"runs", runs}};
+}
+
+std::string RunQueue::results_csv(const std::optional<std::string>& owner) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string csv = "student,run,id,label,metric,l_train,length,value\n";
+  for (const auto& run : runs_) {
+    if (run->state != "completed" && run->state != "diverged") continue;
+    // One block of rows per owner asked for; a run an earlier session left has none ("").
+    std::vector<std::string> names =
+        run->owners.empty() ? std::vector<std::string>{""} : run->owners;
+    if (owner)
+      names = owned_by(run->owners, *owner) ? std::vector<std::string>{*owner}
+                                            : std::vector<std::string>{};
+    for (const std::string& name : names)
+      for (const Json& point : curve(run->results, run->metric))
+        csv += fmt::format(
+            "{},{},{},{},{},{},{},{}\n", csv_quoted(name), run->number, run->id,
+            csv_quoted(run->label), run->metric, run->spec.l_train, point["length"].get<int>(),
+            point["value"].is_null() ? std::string("nan")
+                                     : fmt::format("{}", point["value"].get<double>()));
+  }
+  return csv;
+}
+
+std::string RunQueue::cancel(int number, const std::string& by) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (number < 1 || number > static_cast<int>(runs_.size()))
+      return fmt::format("no run {}", number);
+    Run& run = *runs_[number - 1];
+    if (!active(run.state))
+      return fmt::format("run {} is {}: only a queued or training run can be cancelled", number,
+                         run.state);
+    run.message = "cancelled by " + by;
+    if (run.state == "queued") {
+      queued_.erase(std::find(queued_.begin(), queued_.end(), number));
+      run.state = "cancelled";
+    } else {
+      run.cancel = true;  // the worker sets the state when its run_train has unwound
+    }
+  }
+  changed_.notify_all();
+  return "";
+}
+
+void RunQueue::set_open(bool open) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  open_ = open;
+}
+
+bool RunQueue::is_open() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return open_;
+}
+
+std::vector<int> RunQueue::start_order() const {
+  std::vector<QueuedRun> queued;
+  for (const int number : queued_) queued.push_back({number, runs_[number - 1]->owners.front()});
+  return fair_order(queued, started_);
 }
 
 std::optional<fs::path> RunQueue::finished_folder(int number) const {

@@ -36,8 +36,12 @@ struct RunQueueOptions {
   std::map<std::string, std::string> corpora;
 };
 
-// submit() when max_queued runs are already waiting.
+// submit() when max_queued runs are already waiting, or the queue is closed (503).
 struct QueueFull : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// submit() when the owner already has their limit of runs queued or training (429).
+struct OwnerLimit : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
@@ -51,19 +55,36 @@ class RunQueue {
   RunQueue(const RunQueue&) = delete;
   RunQueue& operator=(const RunQueue&) = delete;
 
-  // Queues a run (spec already checked: lab/serve/page_settings.hpp) and returns its number
-  // (1, 2, …). The same settings submitted again give the same run: the one already queued,
-  // training or finished, or the completed folder another process left since (read back, not
-  // retrained).
-  int submit(const TrainSpec& spec);
+  // Queues a run (spec already checked: lab/serve/page_settings.hpp) for `owner` (a student's
+  // name; "" for the local user or the teacher) and returns its number (1, 2, …). The same
+  // settings submitted again give the same run: the one already queued, training or finished, or
+  // the completed folder another process left since (read back, not retrained); a second owner
+  // then shares it. `limit` > 0: the owner may have at most that many runs queued or training
+  // (OwnerLimit). QueueFull when max_queued runs wait or the queue is closed.
+  int submit(const TrainSpec& spec, const std::string& owner = "", int limit = 0);
 
-  // A run as the page sees it (GET /api/runs/N): number, id, label, settings, state (queued,
-  // training, evaluating, completed, diverged, failed), queue_position while queued (1 = next),
+  // Stops a queued run (it never starts) or one training or evaluating (at its next step or
+  // length; its folder keeps a "running" manifest, as a killed run's): state "cancelled",
+  // message "cancelled by <by>". Returns "" or why it cannot be (unknown, already finished).
+  std::string cancel(int number, const std::string& by);
+
+  // Whether submit() queues new runs (the teacher closes the queue at the end of an exercise).
+  void set_open(bool open);
+  bool is_open() const;
+
+  // A run as the page sees it (GET /api/runs/N): number, id, label, owners (the names that
+  // submitted it; none for a run an earlier session left), settings, state (queued, training,
+  // evaluating, completed, diverged, failed, cancelled), queue_position while queued (1 = next, in
+  // the fair order of lab/serve/fair_queue.hpp),
   // progress in [0, 1], phase, message (failed or diverged), metric and its label, l_train,
   // l_test, and results so far as [{length, value}] (passkey: the mean over its depths; a value
   // that is not finite is null). nullopt for an unknown number.
   std::optional<nlohmann::ordered_json> run_json(int number) const;
-  nlohmann::ordered_json runs_json() const;  // {"runs": [...]} in submission order
+  // {"runs": [...]} in submission order: all, or those `owner` submitted.
+  nlohmann::ordered_json runs_json(const std::optional<std::string>& owner = std::nullopt) const;
+  // The page's curves of the finished runs (all, or `owner`'s) as one CSV in long form:
+  // student,run,id,label,metric,l_train,length,value.
+  std::string results_csv(const std::optional<std::string>& owner = std::nullopt) const;
   // The run's folder once it is completed or diverged; nullopt otherwise.
   std::optional<std::filesystem::path> finished_folder(int number) const;
   // The run's state ("" for an unknown number) and, when completed, its folder (init_from).
@@ -79,6 +100,7 @@ class RunQueue {
   void train(Run& run);
   void write_experiment_config() const;  // with mutex_ held: out/config.toml, selection.json
   nlohmann::ordered_json to_json(const Run& run) const;
+  std::vector<int> start_order() const;  // with mutex_ held: the queued runs, next first
 
   RunQueueOptions options_;
   mutable std::mutex mutex_;
@@ -86,6 +108,8 @@ class RunQueue {
   std::vector<std::unique_ptr<Run>> runs_;  // by number − 1
   std::deque<int> queued_;                  // numbers, first = next
   int training_ = 0;
+  std::map<std::string, int> started_;  // runs started, by owner (fairness)
+  bool open_ = true;
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };

@@ -5,6 +5,9 @@
 #include "core/error.hpp"
 #include "core/text_file.hpp"
 #include "lab/run/device.hpp"
+#include "lab/serve/class_routes.hpp"
+#include "lab/serve/classroom.hpp"
+#include "lab/serve/json_reply.hpp"
 #include "lab/serve/page_settings.hpp"
 #include "lab/serve/request_guard.hpp"
 #include "lab/serve/server_paths.hpp"
@@ -19,8 +22,7 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-// server.hpp's limits (a form's settings take a few hundred bytes).
-constexpr size_t kMaxBody = 1 << 20;
+// server.hpp's limits.
 HttpLimits page_limits() {
   HttpLimits limits;
   limits.request_read = std::chrono::seconds(5);
@@ -37,6 +39,7 @@ HttpLimits page_limits() {
 struct PageServer::Impl {
   ServeOptions options;
   RunQueue queue;
+  Classroom classroom;
   GuardedServer http{page_limits()};
   bool gpu = false;        // whether runs train on a GPU: the budget check's machine
   AllowedClients allowed;  // set by bind(), before any request
@@ -45,10 +48,24 @@ struct PageServer::Impl {
   explicit Impl(ServeOptions o)
       : options(std::move(o)),
         queue(options.queue),
+        classroom(options.classroom),
         gpu(Device::choose(options.queue.device).gpu()),
         paths(page_server_paths(
             options.queue.corpora, [this](int number) { return queue.completed_run(number); },
             [this] { return queue.size(); })) {}
+
+  // The rules of server-side paths for one member: a parent run only among the runs they see.
+  ServerPaths paths_for(const Member& m) const {
+    if (m.runs_the_class()) return paths;
+    return page_server_paths(
+        options.queue.corpora,
+        [this, m](int number) -> FinishedRun {
+          const auto run = queue.run_json(number);
+          if (!run || !sees_run(m, *run)) return {};
+          return queue.completed_run(number);
+        },
+        [this] { return queue.size(); });
+  }
 
   std::vector<std::string> corpus_names() const {
     std::vector<std::string> names;
@@ -59,20 +76,15 @@ struct PageServer::Impl {
 
 namespace {
 
-void send_json(httplib::Response& res, int status, const Json& body) {
-  res.status = status;
-  // replace: a message may quote what a client sent, which need not be UTF-8.
-  res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace),
-                  "application/json; charset=utf-8");
-}
-
-void send_error(httplib::Response& res, int status, const std::string& message) {
-  send_json(res, status, errors_json({{"", message}}));
-}
-
 constexpr const char* kApi =
     "GET /api/options, POST /api/runs, GET /api/runs, GET /api/runs/N, "
-    "GET /api/runs/N/results.csv";
+    "GET /api/runs/N/results.csv, DELETE /api/runs/N, GET /api/session, POST /api/join, "
+    "POST /api/queue, GET /api/results.csv";
+
+// Answered without a session: the page's files and what it needs to show the join form.
+bool open_to_all(const std::string& path) {
+  return path.rfind("/api/", 0) != 0 || path == "/api/session" || path == "/api/join";
+}
 
 // The message of an error httplib answers by itself (the request never reached a handler).
 std::string library_error_message(const httplib::Request& req, int status) {
@@ -84,49 +96,11 @@ std::string library_error_message(const httplib::Request& req, int status) {
       return fmt::format("nothing at {} {}; the page is GET /, the API {}", req.method, req.path,
                          kApi);
     case 413:
-      return fmt::format(
-          "the request body is larger than the limit of {} bytes (a run's "
-          "settings take a few hundred)",
-          kMaxBody);
+      return body_too_large_message();
     case 414:
       return "the URL is longer than 8192 characters";
     default:
       return fmt::format("HTTP {} for {} {}; the API is {}", status, req.method, req.path, kApi);
-  }
-}
-
-// A request body as a flat JSON object, or the 400/413 to send.
-struct ReadBody {
-  Json json;
-  int status = 200;
-  std::string error;
-};
-
-ReadBody read_json_body(const httplib::Request& req, httplib::Response& res,
-                        const httplib::ContentReader& read) {
-  // Its Content-Type is application/json: the pre-routing check refused any other (415).
-  // Counted here, whatever the transfer encoding: httplib's own limit (set_payload_max_length)
-  // holds only for a Content-Length.
-  std::string body;
-  bool too_large = false;
-  const bool whole = read([&](const char* data, size_t n) {
-    if (body.size() + n > kMaxBody) {
-      too_large = true;
-      return false;
-    }
-    body.append(data, n);
-    return true;
-  });
-  if (too_large || res.status == 413) return {{}, 413, library_error_message(req, 413)};
-  if (!whole)
-    return {{},
-            400,
-            "the request body could not be read: cut short, malformed chunks, or not "
-            "all of it within 5 s"};
-  try {
-    return {parse_page_request(body), 200, ""};
-  } catch (const UsageError& e) {
-    return {{}, 400, e.what()};
   }
 }
 
@@ -173,9 +147,18 @@ PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
     };
     const auto refusal = refuse_request(s.allowed, req.method, header("Host"), header("Origin"),
                                         header("Content-Type"));
-    if (!refusal) return HandlerResponse::Unhandled;
+    if (refusal) {
+      GuardedServer::close_after_reply();
+      send_error(res, refusal->status, refusal->message);
+      return HandlerResponse::Handled;
+    }
+    // In a classroom, the API is for those who joined (lab/serve/classroom.hpp).
+    if (open_to_all(req.path) || request_member(s.classroom, req).role != Role::kNobody)
+      return HandlerResponse::Unhandled;
     GuardedServer::close_after_reply();
-    send_error(res, refusal->status, refusal->message);
+    send_error(res, 401,
+               "join the class first: POST /api/join with the code the teacher shows (the page "
+               "asks for it); a session ends when the server restarts");
     return HandlerResponse::Handled;
   });
   for (const WebAsset& asset : web_assets())
@@ -194,35 +177,47 @@ PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
       send_error(res, body.status, body.error);
       return;
     }
+    const Member m = request_member(s.classroom, req);
     const PageSettings checked =
-        check_page_settings(body.json, s.options.queue.budget, s.gpu, s.paths);
+        check_page_settings(body.json, s.options.queue.budget, s.gpu, s.paths_for(m));
     if (!checked.errors.empty()) {
       send_json(res, 400, errors_json(checked.errors));
       return;
     }
     try {
-      const int number = s.queue.submit(checked.spec);
+      const int limit = m.role == Role::kStudent ? s.classroom.options().runs_per_student : 0;
+      const int number = s.queue.submit(checked.spec, run_owner(m), limit);
       const Json run = *s.queue.run_json(number);
       Json reply = {{"number", number}, {"id", run["id"]}, {"state", run["state"]}};
       if (run.contains("queue_position")) reply["queue_position"] = run["queue_position"];
       send_json(res, 200, reply);
     } catch (const QueueFull& e) {
-      send_json(res, 503, errors_json({{"", e.what()}}));
+      send_error(res, 503, e.what());
+    } catch (const OwnerLimit& e) {
+      send_error(res, 429, e.what());
     }
   });
-  s.http.Get("/api/runs", [&s](const httplib::Request&, httplib::Response& res) {
-    send_json(res, 200, s.queue.runs_json());
+  s.http.Get("/api/runs", [&s](const httplib::Request& req, httplib::Response& res) {
+    const Member m = request_member(s.classroom, req);
+    Json runs =
+        s.queue.runs_json(m.runs_the_class() ? std::nullopt : std::optional<std::string>(m.name));
+    runs["queue_open"] = s.queue.is_open();
+    send_json(res, 200, runs);
   });
   s.http.Get(R"(/api/runs/(\d{1,9}))", [&s](const httplib::Request& req, httplib::Response& res) {
-    if (const auto run = s.queue.run_json(std::stoi(req.matches[1])))
+    const auto run = s.queue.run_json(std::stoi(req.matches[1]));
+    if (run && sees_run(request_member(s.classroom, req), *run))
       send_json(res, 200, *run);
     else
       send_error(res, 404, fmt::format("no run {}", req.matches[1].str()));
   });
   s.http.Get(R"(/api/runs/(\d{1,9})/results\.csv)", [&s](const httplib::Request& req,
                                                          httplib::Response& res) {
-    const auto folder = s.queue.finished_folder(std::stoi(req.matches[1]));
-    if (!folder || !std::filesystem::exists(*folder / "results.csv")) {
+    const int number = std::stoi(req.matches[1]);
+    const auto run = s.queue.run_json(number);
+    const auto folder = s.queue.finished_folder(number);
+    if (!run || !sees_run(request_member(s.classroom, req), *run) || !folder ||
+        !std::filesystem::exists(*folder / "results.csv")) {
       send_error(res, 404, fmt::format("run {} has no results yet", req.matches[1].str()));
       return;
     }
@@ -230,6 +225,7 @@ PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
                    fmt::format("attachment; filename=\"{}.csv\"", folder->filename().string()));
     res.set_content(read_text_file(*folder / "results.csv"), "text/csv; charset=utf-8");
   });
+  add_class_routes(s.http, s.classroom, s.queue);
 }
 
 PageServer::~PageServer() = default;
@@ -247,6 +243,7 @@ int PageServer::bind() {
         s.options.host, s.options.port));
   s.http.widen_backlog();
   s.allowed = allowed_clients(s.options.host, port, s.options.allow_hosts, s.options.allow_origins);
+  s.classroom.bound_to(port);
   return port;
 }
 
@@ -260,6 +257,10 @@ void PageServer::stop() {
 
 RunQueue& PageServer::queue() {
   return impl_->queue;
+}
+
+const Classroom& PageServer::classroom() const {
+  return impl_->classroom;
 }
 
 }  // namespace lenlab

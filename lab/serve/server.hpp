@@ -3,9 +3,14 @@
 //   GET  /api/options                the choices and defaults (lab/serve/page_settings.hpp)
 //   POST /api/runs                   a flat JSON object of settings → {number, id, state,
 //                                    queue_position}; 400 {errors: [{field, message}]} with the
-//                                    CLI's messages; 503 when the queue is full
-//   GET  /api/runs, /api/runs/N      the runs (lab/serve/run_queue.hpp's run_json)
+//                                    CLI's messages; 503 when the queue is full or closed
+//   GET  /api/runs, /api/runs/N      the runs (lab/serve/run_queue.hpp's run_json); the list
+//                                    with "queue_open"
 //   GET  /api/runs/N/results.csv     a finished run's results.csv (404 before)
+// and the classroom's routes (lab/serve/class_routes.hpp). In a classroom
+// (lab/serve/classroom.hpp) every /api/ route but the session and the join needs a session (401),
+// a student sees, downloads and fine-tunes from their own runs only (another's is 404), and a
+// student's submission beyond their limit is 429.
 // Before routing, every request's Host, Origin and (POST) Content-Type are checked
 // (lab/serve/request_guard.hpp): 403 or 415, and nothing queued. Settings that name files on the
 // server are taken by name or run number only (lab/serve/server_paths.hpp).
@@ -28,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "lab/serve/classroom.hpp"
 #include "lab/serve/run_queue.hpp"
 
 namespace lenlab {
@@ -37,6 +43,7 @@ struct ServeOptions {
   int port = 8080;                         // 0: any free port
   std::vector<std::string> allow_hosts;    // more names the Host header may give (--allow-host)
   std::vector<std::string> allow_origins;  // more origins pages may come from (--allow-origin)
+  ClassroomOptions classroom;              // off: one local user (lab/serve/classroom.hpp)
   RunQueueOptions queue;  // queue.corpora: the corpora offered by name (offered_corpora)
 };
 
@@ -54,6 +61,7 @@ class PageServer {
   void listen();
   void stop();
   RunQueue& queue();
+  const Classroom& classroom() const;  // its codes, drawn when the options left them empty
 
  private:
   struct Impl;

@@ -33,6 +33,14 @@ inline PageJson tiny(PageJson extra = PageJson::object()) {
   return j;
 }
 
+// An answer's JSON body (tests/support/serve_support.hpp's body_of), and its first error's message.
+inline PageJson json_of(const std::string& answer) {
+  return PageJson::parse(body_of(answer));
+}
+inline std::string message_of(const std::string& answer) {
+  return json_of(answer)["errors"][0]["message"].get<std::string>();
+}
+
 inline std::vector<FieldError> errors_of(const PageJson& request) {
   return check_page_settings(request, Budget{}, false).errors;
 }

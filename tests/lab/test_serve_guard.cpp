@@ -34,10 +34,6 @@ std::string request(const std::string& method, const std::string& path,
   return r + "\r\n" + body;
 }
 
-std::string message_of(const std::string& answer) {
-  return PageJson::parse(body_of(answer))["errors"][0]["message"].get<std::string>();
-}
-
 }  // namespace
 
 TEST_CASE("a cross-site POST is refused before it is routed, and nothing is queued") {

@@ -35,15 +35,12 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
   ServeOptions o;
   o.queue.out = dir.path;
   ServedPage page(o);
-  const auto error_message = [](const std::string& answer) {
-    return PageJson::parse(body_of(answer))["errors"][0]["message"].get<std::string>();
-  };
 
   SUBCASE("a body over 1 MiB is refused, also when chunked, without reading all of it") {
     const std::string megabytes(10 << 20, ' ');
     const std::string sized = round_trip(page.port, post_request("{" + megabytes + "}"));
     CHECK(status_of(sized) == 413);
-    CHECK(error_message(sized).find("1048576 bytes") != std::string::npos);
+    CHECK(message_of(sized).find("1048576 bytes") != std::string::npos);
     // Chunked: httplib's own limit holds only for a Content-Length.
     const int fd = connect_to(page.port);
     REQUIRE(fd >= 0);
@@ -57,27 +54,27 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
     const std::string chunked = receive_all(fd, std::chrono::seconds(10));
     ::close(fd);
     CHECK(status_of(chunked) == 413);
-    CHECK(error_message(chunked).find("larger than the limit") != std::string::npos);
+    CHECK(message_of(chunked).find("larger than the limit") != std::string::npos);
     CHECK(std::chrono::steady_clock::now() - begun < std::chrono::seconds(5));
   }
   SUBCASE("bad bodies: not UTF-8, not JSON, nested") {
     const std::string latin1 = round_trip(page.port, post_request("{\"task\": \"l\xe4nge\"}"));
     CHECK(status_of(latin1) == 400);
-    CHECK(error_message(latin1).find("not valid UTF-8") != std::string::npos);
+    CHECK(message_of(latin1).find("not valid UTF-8") != std::string::npos);
     const std::string junk = round_trip(page.port, post_request("{task:"));
     CHECK(status_of(junk) == 400);
-    CHECK(error_message(junk).find("not valid JSON") != std::string::npos);
+    CHECK(message_of(junk).find("not valid JSON") != std::string::npos);
     const std::string deep =
         round_trip(page.port, post_request("{\"task\": " + std::string(100000, '[') + "}"));
     CHECK(status_of(deep) == 400);
-    CHECK(error_message(deep).find("flat JSON object") != std::string::npos);
+    CHECK(message_of(deep).find("flat JSON object") != std::string::npos);
     // More keys than a run has settings: one error, not one per key (fuzzing: 50 000 unknown
     // keys took 6 s and a 49 MB reply).
     PageJson many = PageJson::object();
     for (int i = 0; i < 2000; ++i) many[fmt::format("k{}", i)] = i;
     const std::string keys = round_trip(page.port, post_request(many.dump()));
     CHECK(status_of(keys) == 400);
-    CHECK(error_message(keys).find("the request has 2000 settings") != std::string::npos);
+    CHECK(message_of(keys).find("the request has 2000 settings") != std::string::npos);
     CHECK(keys.size() < 2000);
   }
   SUBCASE("a refused setting keeps its connection for the next request") {
@@ -93,8 +90,8 @@ TEST_CASE("the HTTP API answers hostile requests with JSON errors that say what 
   SUBCASE("no such path, and HTTP that is not HTTP") {
     const std::string missing = round_trip(page.port, get_request("/nope"));
     CHECK(status_of(missing) == 404);
-    CHECK(error_message(missing).find("GET /nope") != std::string::npos);
-    CHECK(error_message(missing).find("/api/runs") != std::string::npos);
+    CHECK(message_of(missing).find("GET /nope") != std::string::npos);
+    CHECK(message_of(missing).find("/api/runs") != std::string::npos);
     const std::string garbage = round_trip(page.port, "HELLO\r\n\r\n");
     CHECK(status_of(garbage) == 400);
     CHECK(PageJson::parse(body_of(garbage))["errors"][0]["field"].is_null());
