@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "fuzz/scratch_folder.hpp"
 #include "report/representation_report.hpp"
 #include "results/eval_record.hpp"
 #include "results/length_files.hpp"
@@ -48,22 +49,6 @@ namespace {
 namespace fs = std::filesystem;
 
 // A scratch folder for this process, removed at exit.
-struct ScratchFolder {
-  fs::path dir;
-  ScratchFolder() {
-    std::string name = (fs::temp_directory_path() / "lenlab_fuzz_results_files_XXXXXX").string();
-    if (mkdtemp(name.data()) == nullptr) {
-      std::perror("fuzz_results_files: mkdtemp");
-      std::abort();
-    }
-    dir = name;
-  }
-  ~ScratchFolder() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
 // The text split at NUL bytes into at most `most` parts (the last keeps any further NULs).
 std::vector<std::string> split_parts(const std::string& text, size_t most) {
   std::vector<std::string> parts;
@@ -158,7 +143,7 @@ void read(int reader, const std::string& text, const fs::path& scratch) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const ScratchFolder scratch;
+  static const lenlab::fuzz::ScratchFolder scratch("fuzz_results_files");
   if (size == 0) return 0;
   const int reader = static_cast<uint8_t>(data[0] - '0') % 10;
   const std::string text(reinterpret_cast<const char*>(data) + 1, size - 1);

@@ -39,6 +39,7 @@
 #include "cost/admission.hpp"
 #include "cost/budget.hpp"
 #include "fuzz/fuzz_caps.hpp"
+#include "fuzz/scratch_folder.hpp"
 #include "lab/run/init_from.hpp"
 #include "models/checkpoint.hpp"
 #include "models/parameters.hpp"
@@ -55,22 +56,6 @@ constexpr size_t kMaxParameters = size_t{1} << 22;  // 32 MB of doubles
 constexpr const char* kBudgetMemory = "1G";
 
 // A scratch folder for this process, removed at exit.
-struct ScratchFolder {
-  fs::path dir;
-  ScratchFolder() {
-    std::string name = (fs::temp_directory_path() / "lenlab_fuzz_run_folder_XXXXXX").string();
-    if (mkdtemp(name.data()) == nullptr) {
-      std::perror("fuzz_run_folder: mkdtemp");
-      std::abort();
-    }
-    dir = name;
-  }
-  ~ScratchFolder() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
-
 void write_file(const fs::path& path, const uint8_t* data, size_t size) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
@@ -133,7 +118,7 @@ void init_from(const fs::path& dir, const lenlab::TrainSpec& trained) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const ScratchFolder scratch;
+  static const lenlab::fuzz::ScratchFolder scratch("fuzz_run_folder");
   const fs::path& dir = scratch.dir;
   write_folder(dir, data, size);
   try {

@@ -9,7 +9,11 @@
 //     check_page_settings with the budget `lenlab serve` passes by default on a CPU machine and the
 //     server-path rules of lab/serve/server_paths.hpp for a fixed server: corpora "tiny" (a
 //     3.5 kB text file) and "missing" (a file that is not there), runs 1 (completed: an empty
-//     folder), 2 (training), 3 (diverged); then the 400's body as the server builds it.
+//     folder), 2 (training), 3 (diverged); then the 400's body as the server builds it;
+//   - the classroom (lab/serve/classroom.hpp) of a server with fixed codes: the Host part read as a
+//     Cookie header (member), and a POST's parsed body as a join (POST /api/join) from one
+//     address, whose answer must be a status the API documents, with a message when refused and
+//     a cookie when not.
 //
 // The expected answers are a refusal, a parse error's reply, a list of field errors, or a spec.
 // Anything else is a finding: a crash, a sanitizer report, an exception escaping (in the server,
@@ -39,6 +43,8 @@
 #include "core/error.hpp"
 #include "cost/budget.hpp"
 #include "fuzz/page_request_cap.hpp"
+#include "fuzz/scratch_folder.hpp"
+#include "lab/serve/classroom.hpp"
 #include "lab/serve/page_settings.hpp"
 #include "lab/serve/request_guard.hpp"
 #include "lab/serve/server_paths.hpp"
@@ -58,16 +64,13 @@ using Json = nlohmann::ordered_json;
 // The fixed server: its scratch folder (a corpus file, run 1's folder), removed at exit, and
 // what it allows and offers.
 struct Server {
-  fs::path dir;
+  lenlab::fuzz::ScratchFolder scratch{"fuzz_serve_request"};
+  const fs::path& dir = scratch.dir;
   lenlab::AllowedClients allowed;
   lenlab::ServerPaths paths;
+  // Joins accumulate (names taken, wrong codes counted) as in a server that runs for a while.
+  lenlab::Classroom classroom{lenlab::ClassroomOptions{true, "ABCD23", "TEACHER7CODE", 2}};
   Server() {
-    std::string name = (fs::temp_directory_path() / "lenlab_fuzz_serve_request_XXXXXX").string();
-    if (mkdtemp(name.data()) == nullptr) {
-      std::perror("fuzz_serve_request: mkdtemp");
-      std::abort();
-    }
-    dir = name;
     std::ofstream tiny(dir / "tiny.txt");  // 3.5 kB: a text run of the page's defaults fits
     for (int i = 0; i < 64; ++i) tiny << "In the beginning was the word, and the word was short.\n";
     fs::create_directories(dir / "run1");
@@ -85,12 +88,28 @@ struct Server {
           return {"", {}};
         },
         [] { return 3; });
-  }
-  ~Server() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
+    classroom.bound_to(8080);
   }
 };
+
+void check_join(lenlab::Classroom& classroom, const std::string& body) {
+  Json request;
+  try {
+    request = lenlab::parse_page_request(body);
+  } catch (const lenlab::UsageError&) {
+    return;  // the server answers 400 before the join
+  }
+  const lenlab::JoinAnswer answer = classroom.join(request, "192.0.2.7");
+  const int s = answer.status;
+  if (s != 200 && s != 400 && s != 403 && s != 409 && s != 429)
+    finding("a join answered status " + std::to_string(s));
+  if (s != 200 && answer.message.empty()) finding("a refused join without a message");
+  if (s == 200 && (answer.set_cookie.empty() || answer.member.role == lenlab::Role::kNobody))
+    finding("a join let in without a session");
+  if (s == 200 && answer.member.role == lenlab::Role::kTeacher &&
+      !(request.contains("code") && request["code"].is_string()))
+    finding("a teacher without the teacher's code");
+}
 
 // The input's five parts (a missing one: nullopt).
 std::vector<std::optional<std::string>> split_request(const std::string& text) {
@@ -128,7 +147,7 @@ void check_settings(const lenlab::ServerPaths& paths, const std::string& body) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const Server server;
+  static Server server;
   const std::vector<std::optional<std::string>> parts =
       split_request(std::string(reinterpret_cast<const char*>(data), size));
   const std::string method = parts[0].value_or("POST");
@@ -139,6 +158,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (refusal->message.empty()) finding("a refusal without a message");
     return 0;
   }
-  if (method == "POST") check_settings(server.paths, parts[4].value_or(""));
+  if (server.classroom.member(parts[1]).role != lenlab::Role::kNobody)
+    finding("a Cookie header no join gave is a member");  // no session was handed out to it
+  if (method == "POST") {
+    check_settings(server.paths, parts[4].value_or(""));
+    check_join(server.classroom, parts[4].value_or(""));
+  }
   return 0;
 }
