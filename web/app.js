@@ -7,7 +7,7 @@
 const POLL_MS = 500;          // how often the run list is refreshed while a run is unfinished
 const RETRY_MS = 2000;        // ... and while the server does not answer
 const IDLE_POLL_MS = 5000;    // ... and while every run is finished: others' runs still appear
-const FINISHED = new Set(['completed', 'diverged', 'failed']);
+const FINISHED = new Set(['completed', 'diverged', 'failed', 'cancelled']);
 
 const $ = (selector, root = document) => root.querySelector(selector);
 
@@ -216,8 +216,14 @@ async function poll() {
   let runs;
   try {
     const response = await fetch('/api/runs', { cache: 'no-store' });
+    if (response.status === 401) {   // the server restarted: its sessions are gone
+      showJoin('Your session ended (the server restarted): join again.');
+      return;
+    }
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-    ({ runs } = await response.json());
+    const answer = await response.json();
+    runs = answer.runs;
+    noteQueue(answer.queue_open);
   } catch (err) {
     setConnection(`Lost contact with the server (${err.message}); retrying…`);
     schedulePoll(RETRY_MS);
@@ -268,7 +274,7 @@ function renderRun(run) {
     $('#runs').append(item);
   }
   $('.swatch', item).style.background = swatchBackground(run.number);
-  $('.title', item).textContent = `#${run.number} ${run.label || run.id}`;
+  $('.title', item).textContent = runTitle(run);
   $('.title', item).title = run.id || '';
 
   const stateText = $('.state', item);
@@ -296,6 +302,7 @@ function renderRun(run) {
   csv.href = `/api/runs/${run.number}/results.csv`;
   csv.download = `${safeName(run.id || 'run-' + run.number)}.csv`;
   $('.figure', item).disabled = !(run.results && run.results.length);
+  $('.cancel', item).hidden = !mayCancel(run);
   $('.show', item).checked = state.shown.has(run.number);
 }
 
@@ -312,6 +319,8 @@ function buildRunItem(number) {
   select.addEventListener('click', () => selectRun(number));
   const figure = el('button', { type: 'button', class: 'figure' }, 'Download figure');
   figure.addEventListener('click', () => downloadFigure(number));
+  const cancel = el('button', { type: 'button', class: 'cancel', hidden: '' }, 'Cancel');
+  cancel.addEventListener('click', () => cancelRun(number));
 
   item.append(
     el('div', { class: 'run-head' },
@@ -326,7 +335,7 @@ function buildRunItem(number) {
     el('p', { class: 'message', hidden: '' }),
     el('div', { class: 'run-actions' },
       el('a', { class: 'csv', hidden: '' }, 'Download CSV'),
-      figure));
+      figure, cancel));
   return item;
 }
 
@@ -369,6 +378,16 @@ async function main() {
   $('#run-form').addEventListener('submit', submitRun);
   $('#method').addEventListener('change', renderMethodSettings);
   $('#task').addEventListener('change', showCorpus);
+  setUpClassroom();
+  try {
+    if (await enterClass(start)) await start();
+  } catch (err) {
+    showErrors([{ field: null, message: `Could not reach the server (${err.message}). Reload the page.` }]);
+  }
+}
+
+// The page proper, once this browser may use it (at once on loopback, after the join in a class).
+async function start() {
   try {
     await loadOptions();
   } catch (err) {

@@ -1,6 +1,6 @@
 // lenlab live page: the chart of test error against length (uPlot), its l_train band and line,
 // and the figure download. Loaded before app.js, whose `state`, `$`, `el` and `safeName` these
-// functions read when they are called.
+// functions read when they are called (and classroom.js's runTitle).
 'use strict';
 
 // 16 line colours, by run number so that a run keeps its colour when others are hidden: the
@@ -114,7 +114,7 @@ function plotOptions(model, width) {
     series: [
       { label: 'length' },   // its legend entry is hidden by style.css: the x axis says the length
       ...model.runs.map((r) => ({
-        label: `#${r.number} ${r.label || r.id}`,
+        label: runTitle(r),
         stroke: colourOf(r.number),
         dash: dashOf(r.number),
         width: r.number === chosen.number ? 3 : 2,
@@ -186,7 +186,7 @@ async function downloadFigure(number) {
   const canvas = document.createElement('canvas');
   const ctx = canvas.getContext('2d');
   ctx.font = `${16 * px}px system-ui, sans-serif`;
-  const legendW = Math.max(0, ...model.runs.map((r) => ctx.measureText(`#${r.number} ${r.label || r.id}`).width));
+  const legendW = Math.max(0, ...model.runs.map((r) => ctx.measureText(runTitle(r)).width));
   canvas.width = Math.max(src.width, 38 * px + legendW) + 2 * pad;   // resizing resets the context
   canvas.height = titleH + src.height + pad + rowH * model.runs.length + pad;
   ctx.fillStyle = '#fff';
@@ -207,7 +207,7 @@ async function downloadFigure(number) {
     ctx.lineTo(pad + 28 * px, yMid);
     ctx.stroke();
     ctx.fillStyle = '#111';
-    ctx.fillText(`#${r.number} ${r.label || r.id}`, pad + 38 * px, yMid + 6 * px);
+    ctx.fillText(runTitle(r), pad + 38 * px, yMid + 6 * px);
   });
   const a = el('a', { href: canvas.toDataURL('image/png'), download: `${safeName(state.runs.get(number).id || 'run-' + number)}-${model.chosen.metric}.png` });
   document.body.append(a);

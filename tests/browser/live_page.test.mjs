@@ -7,17 +7,17 @@
 // through puppeteer-core, and fails on any console error or uncaught exception in the page.
 // Exit status: 0 all passed, 1 a test failed, 77 skipped (no Chromium, or puppeteer-core not
 // installed), the code ctest's SKIP_RETURN_CODE understands.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { testProjector, testSixteenRuns } from './classroom_checks.mjs';
-import { check, fill, getJson, sleep, snapshot, submit, waitForFile } from './page_helpers.mjs';
+import { testClassroomRoles } from './classroom_roles.mjs';
+import { check, fill, getJson, sleep, snapshot, startServe, submit, waitForFile } from './page_helpers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const LISTEN_TIMEOUT_MS = 30_000;   // the server's "listening" line
 const RUNS_TIMEOUT_MS = 120_000;    // two small runs; generous for a sanitizer build
 const WATCHDOG_MS = 240_000;        // the whole test, whatever hangs
 
@@ -58,46 +58,8 @@ const { default: puppeteer } = await import('puppeteer-core');
 // --- the server -------------------------------------------------------------------------------
 
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lenlab-browser-'));
-let server = null;
-let serverStderr = '';
-let serverExit = null;   // how the server ended, once it has: e.g. "signal SIGSEGV"
+let served = null;   // page_helpers.mjs's startServe: the default server, on 127.0.0.1
 
-function startServer() {
-  server = spawn(path.resolve(args.lenlab), ['serve', '--port', '0', '--out', outDir, '--max-running', '1'],
-    { stdio: ['ignore', 'pipe', 'pipe'] });
-  server.on('exit', (code, signal) => { serverExit = signal ? `signal ${signal}` : `status ${code}`; });
-  server.stderr.setEncoding('utf8');
-  server.stderr.on('data', (s) => { serverStderr += s; });
-  return new Promise((resolve, reject) => {
-    let stdout = '';
-    const timer = setTimeout(() => reject(new Error(
-      `no "lenlab serve: listening on ..." line within ${LISTEN_TIMEOUT_MS / 1000} s; stdout: ${stdout.slice(-500)}; stderr: ${serverStderr.slice(-1000)}`)),
-    LISTEN_TIMEOUT_MS);
-    server.stdout.setEncoding('utf8');
-    server.stdout.on('data', (s) => {
-      stdout += s;
-      const m = stdout.match(/lenlab serve: listening on (http:\/\/127\.0\.0\.1:(\d+)\/)/);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    });
-    server.on('error', (err) => { clearTimeout(timer); reject(err); });
-    server.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`lenlab serve exited (${signal || 'status ' + code}) before listening; stderr: ${serverStderr.slice(-1000)}`));
-    });
-  });
-}
-
-async function stopServer() {
-  if (!server || server.exitCode !== null || server.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  server.kill('SIGTERM');
-  const timer = setTimeout(() => server.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
-// Whatever way this process ends, the server does not outlive it.
-process.on('exit', () => { if (server && server.exitCode === null && server.signalCode === null) server.kill('SIGKILL'); });
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(1));
 setTimeout(() => { console.log(`not ok - the whole test took over ${WATCHDOG_MS / 1000} s`); process.exit(1); }, WATCHDOG_MS).unref();
 
@@ -331,13 +293,14 @@ async function runTest(name, errors, body) {
   } catch (err) {
     failed += 1;
     // A server that died explains most failures: say so on the same line.
-    const died = serverExit ? ` [lenlab serve exited (${serverExit}) during the test; stderr: ${JSON.stringify(serverStderr.slice(-500))}]` : '';
+    const died = served && served.exit() ? ` [lenlab serve exited (${served.exit()}) during the test; stderr: ${JSON.stringify(served.stderr().slice(-500))}]` : '';
     console.log(`not ok ${number} - ${name}: ${err.message}${died}`);
   }
 }
 
 try {
-  const base = await startServer();
+  served = await startServe(args.lenlab, ['--out', outDir, '--max-running', '1']);
+  const base = served.base;
   browser = await puppeteer.launch({
     executablePath: chromium,
     headless: true,
@@ -368,19 +331,20 @@ try {
     return testReport(browser, path.join(outDir, 'report.html'));
   });
   if (args.report) await runTest('report.html', null, () => testReport(browser, args.report));
+  await runTest('a classroom: students and the teacher', null, () => testClassroomRoles(browser, args.lenlab, watchErrors));
   fs.rmSync(downloads, { recursive: true, force: true });
 } catch (err) {
   failed += 1;
   console.log(`not ok - setting up: ${err.message}`);
 } finally {
   if (browser) await browser.close().catch(() => {});
-  await stopServer();
+  if (served) await served.stop();
   fs.rmSync(outDir, { recursive: true, force: true });
 }
 
 // A sanitizer build reports its findings on stderr; they fail the test even if the page worked.
-if (/AddressSanitizer|LeakSanitizer|runtime error:/.test(serverStderr)) {
+if (served && /AddressSanitizer|LeakSanitizer|runtime error:/.test(served.stderr())) {
   failed += 1;
-  console.log(`not ok - lenlab serve's sanitizer report:\n${serverStderr.slice(-3000)}`);
+  console.log(`not ok - lenlab serve's sanitizer report:\n${served.stderr().slice(-3000)}`);
 }
 process.exit(failed ? 1 : 0);
