@@ -13,10 +13,11 @@ set -euo pipefail
 # (tests/slurm/localhost_cluster.sh) with its own daemons and files, none of the system's.
 # bible-kjv: the King James Bible, public domain, from which the build writes the text task's
 # default corpus (cmake/kjv_corpus.cmake; docs/tasks.md). ccache: a build of sources compiled
-# before, in any clone, takes seconds (CMakeLists.txt).
+# before, in any clone, takes seconds (CMakeLists.txt). libboost-dev: Boost.Math's distributions
+# for the verdicts' tests (stats/); python3-scipy: their reference in tests/stats.
 packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-json3-dev
           libcli11-dev libfmt-dev libtomlplusplus-dev libgmp-dev bible-kjv gnuplot-nox libcmark-gfm-dev
-          libcmark-gfm-extensions-dev libcpp-httplib-dev chromium
+          libcmark-gfm-extensions-dev libcpp-httplib-dev chromium libboost-dev python3-scipy
           python3-dev pybind11-dev python3-numpy python3-pytest python3-tqdm python3-pandas
           python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel python3-torch
           libopenblas0-openmp libopenblas-openmp-dev slurm-wlm munge ccache)
