@@ -186,7 +186,7 @@ std::string y_axis(const FigureSpec& spec, const Layout& layout) {
     // decade.
     const int decades = layout.y_hi - layout.y_lo;
     const int step = std::max(1, (decades + 7) / 8);
-    out += "set logscale y 10\nset format y '10^{%T}'\n";
+    out += "set logscale y 10\n" + gnuplot_style::log_tic_format("y", true);
     out += fmt::format("set yrange [1e{}:1e{}]\n", layout.y_lo, layout.y_hi);
     out += fmt::format("set ytics 1e{}, 1e{}, 1e{}\n", layout.y_lo, step, layout.y_hi);
     out += step == 1 ? "set mytics 10\n" : fmt::format("set mytics {}\n", step);

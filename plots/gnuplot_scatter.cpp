@@ -87,8 +87,9 @@ std::string scatter_script(const FigureSummary& fig) {
   s += fmt::format(
       "set ylabel {} noenhanced\n",
       gnuplot_quote(fmt::format("{} at length {}", metric_label(spec.metric), sc.at_length)));
-  if (log_axis(xs, false)) s += "set logscale x\n";
-  if (log_axis(ys, spec.metric == "mse")) s += "set logscale y\n";
+  if (log_axis(xs, false)) s += "set logscale x\n" + gnuplot_style::log_tic_format("x", false);
+  if (log_axis(ys, spec.metric == "mse"))
+    s += "set logscale y\n" + gnuplot_style::log_tic_format("y", false);
   s += gnuplot_style::axes();
   s += "set key outside below center horizontal Left reverse noenhanced samplen 1.5 spacing 1.1\n";
   if (sc.points.empty())

@@ -54,6 +54,13 @@ inline std::string axes(const std::string& grid = "xtics ytics") {
       grid);
 }
 
+// A log axis' tic labels, "10^-3" (`decades`: its tics are whole decades) or "4.5×10^-5": the
+// exponent as large as the rest of the text (gnuplot draws a superscript at 0.8 of it, which would
+// bring kPageTextPx under 14 px). Enhanced text: the terminals' default.
+inline std::string log_tic_format(const std::string& axis, bool decades) {
+  return fmt::format("set format {} '{}10^{{/*1.25 %T}}'\n", axis, decades ? "" : "%.1t×");
+}
+
 // pngcairo draws a font of N points N·4/3 px tall (96 dpi; measured: an 'H' of 'sans,100' is 98
 // px, DejaVu Sans' cap height being 0.73 of its size); fontscale 0.75 makes its sizes px, as the
 // svg terminal's are, so that a script's `font ',N'` is N px in both files.

@@ -90,7 +90,8 @@ std::string temperature_script(const FigureSummary& fig) {
   bool positive = !curves.empty();
   for (const CurveRef& c : curves)
     for (double v : c.curve->value_mean) positive = positive && v > 0;
-  if (spec.metric == "mse" && positive) s += "set logscale y\n";
+  if (spec.metric == "mse" && positive)
+    s += "set logscale y\n" + gnuplot_style::log_tic_format("y", false);
   s += gnuplot_style::axes();
   s += "set key outside right top vertical Left reverse noenhanced samplen 1.5 spacing 1.1\n";
   std::string plot = "plot ";
