@@ -75,7 +75,7 @@ TEST_CASE("token figures: gnuplot scripts set each metric's axis") {
   CHECK(has(gh, "set output 'figx.png'"));
   CHECK(has(gh, "set output 'figx.svg'"));
   const std::string dh = figure_dat(heat, {});
-  CHECK(has(dh, "\n5 0 0.95 0 0 -0.5 0.5 -0.5 0.5\n"));  // column 0, row 0
+  CHECK(has(dh, "\n5 0 0.95 0 0 -0.5 0.5 -0.5 0.5\n"));              // column 0, row 0
   CHECK_FALSE(has(dh.substr(0, dh.find("# pe = rope")), "\n6 1 "));  // nope's cell no run has
   CHECK(has(dh, "\n6 1 0.7 "));                                      // rope has it
 }
