@@ -186,7 +186,7 @@ std::string y_axis(const FigureSpec& spec, const Layout& layout) {
     // decade.
     const int decades = layout.y_hi - layout.y_lo;
     const int step = std::max(1, (decades + 7) / 8);
-    out += "set logscale y 10\nset format y '10^{%T}'\n";
+    out += "set logscale y 10\n" + gnuplot_style::log_tic_format("y", true);
     out += fmt::format("set yrange [1e{}:1e{}]\n", layout.y_lo, layout.y_hi);
     out += fmt::format("set ytics 1e{}, 1e{}, 1e{}\n", layout.y_lo, step, layout.y_hi);
     out += step == 1 ? "set mytics 10\n" : fmt::format("set mytics {}\n", step);
@@ -308,8 +308,9 @@ std::string figure_gnuplot_script(const FigureSummary& fig,
   s += "set encoding utf8\n";
   // Enhanced text for the 10^{n} tic labels only; every user-written text is `noenhanced`, so an
   // '_' in "l_train" stays an underscore instead of a subscript.
-  s += fmt::format("set title {} noenhanced font ',12'\n",
-                   gnuplot_quote(gnuplot_parts::figure_title(spec)));
+  const gnuplot_style::Canvas canvas = gnuplot_style::canvas(800, 560);
+  s += fmt::format("set title {} noenhanced {}\n", gnuplot_quote(gnuplot_parts::figure_title(spec)),
+                   canvas.title_font());
   s += by_position(spec)
            ? "set xlabel 'position in the sequence (at the longest test length)' offset 0,0.3\n"
            : "set xlabel 'test length' offset 0,0.3\n";
@@ -328,7 +329,7 @@ std::string figure_gnuplot_script(const FigureSummary& fig,
     s += "set label 1 'no data: no completed run' at graph 0.5, graph 0.5 center "
          "textcolor rgb '#808080'\n";
   const std::string plot = plot_command(fig, theory, layout, key);
-  return s + gnuplot_style::png_then_svg(base, 800, 560, 11, plot);
+  return s + gnuplot_style::png_then_svg(base, canvas, plot);
 }
 
 bool render_figure(const FigureSummary& fig, const fs::path& dir, const PlotOptions& opt,

@@ -99,9 +99,12 @@ std::string compare_script(const std::vector<const FigureSummary*>& compared) {
       "# lenlab figure compare: each method's improvement over its task's baseline\n"
       "# Redraw from this folder with `gnuplot compare.gp`: reads compare.dat, writes "
       "compare.png and compare.svg.\n";
+  const gnuplot_style::Canvas canvas =
+      gnuplot_style::canvas(std::max(800, 70 * static_cast<int>(methods.size()) + 200), 620);
   s += "set encoding utf8\n";
   s += "set title 'Methods compared: improvement over the baseline beyond l_train (seed range "
-       "whiskered)' noenhanced font ',12'\n";
+       "whiskered)' noenhanced " +
+       canvas.title_font() + "\n";
   s += "set ylabel 'factor better than the baseline (log; < 1: worse)'\n";
   s += "set logscale y 10\n";
   s += gnuplot_style::axes("ytics");
@@ -129,8 +132,7 @@ std::string compare_script(const std::vector<const FigureSummary*>& compared) {
   }
   plot.resize(plot.size() - 2);
   plot += "\n";
-  const int width = std::max(800, 70 * static_cast<int>(methods.size()) + 200);
-  return s + gnuplot_style::png_then_svg("compare", width, 620, 11, plot);
+  return s + gnuplot_style::png_then_svg("compare", canvas, plot);
 }
 
 bool render_compare_figure(const std::vector<const FigureSummary*>& compared,

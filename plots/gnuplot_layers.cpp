@@ -186,10 +186,9 @@ std::string layer_figure_script(const FigureSummary& fig, LayerFigure which) {
   s += "set style fill transparent solid 0.18 noborder\n";
   s += "set key outside below center horizontal Left reverse noenhanced samplen 2.5\n";
   s += which == LayerFigure::kDistance
-           ? "set xlabel 'relative distance (tokens back), at the longest test length' offset "
-             "0,0.3\n"
-       : which == LayerFigure::kBias ? "set xlabel 'relative distance (tokens back)' offset 0,0.3\n"
-                                     : "set xlabel 'test length' offset 0,0.3\n";
+           ? "set xlabel 'relative distance (tokens back), at the longest test length'\n"
+       : which == LayerFigure::kBias ? "set xlabel 'relative distance (tokens back)'\n"
+                                     : "set xlabel 'test length'\n";
   // The training range: distances below the tokens of a sequence at l_train, or lengths 1..l_train
   // (the first line's).
   const TrainSpec& first = fig.lines.empty() ? spec.base : fig.lines.front().spec;
@@ -230,19 +229,21 @@ std::string layer_figure_script(const FigureSummary& fig, LayerFigure which) {
                           distance ? "distances seen in training" : "training lengths");
       panels += plot;
     }
-  const int width = 560 * L, height = 180 + 340 * static_cast<int>(qs.size());
+  const gnuplot_style::Canvas canvas =
+      gnuplot_style::canvas(560 * L, 180 + 370 * static_cast<int>(qs.size()));
   const std::string multiplot =
-      fmt::format("set multiplot layout {},{} title {} noenhanced font ',12'\n", qs.size(), L,
+      fmt::format("set multiplot layout {},{} title {} noenhanced {}\n", qs.size(), L,
                   gnuplot_quote(gnuplot_parts::figure_title(spec) +
                                 (which == LayerFigure::kDistance ? ": attention logits by distance"
                                  : which == LayerFigure::kBias ? ": positional bias after training"
-                                                               : ": attention by layer")));
+                                                               : ": attention by layer")),
+                  canvas.title_font());
   s += "\n";
-  s += gnuplot_style::png_terminal(width, height, 11);
+  s += gnuplot_style::png_terminal(canvas);
   s += fmt::format("set output {}\n", gnuplot_quote(base + ".png"));
   s += multiplot + panels + "unset multiplot\n";
   s += "\n";
-  s += gnuplot_style::svg_terminal(width, height, 11);
+  s += gnuplot_style::svg_terminal(canvas);
   s += fmt::format("set output {}\n", gnuplot_quote(base + ".svg"));
   s += multiplot + panels + "unset multiplot\nset output\n";
   return s;

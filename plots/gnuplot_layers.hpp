@@ -8,8 +8,9 @@
 //    distance at the line's longest test length (attention_distance.csv;
 //    train/attention_probe.hpp), the distances seen in training shaded;
 //  * fig<NAME>-bias.{dat,gp,png,svg}: the positional encoding's bias b_h(δ) on the logits against
-//    distance after training (position_bias.csv; results/position_bias_file.hpp), one row of panels per
-//    head: paper 002's Figure 1 on lenlab's models, for every line with a bias (alibi, t5, kerple).
+//    distance after training (position_bias.csv; results/position_bias_file.hpp), one row of panels
+//    per head: paper 002's Figure 1 on lenlab's models, for every line with a bias (alibi, t5,
+//    kerple).
 #include <filesystem>
 #include <string>
 

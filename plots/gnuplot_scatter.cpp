@@ -68,24 +68,28 @@ std::string scatter_script(const FigureSummary& fig) {
   }
   std::string s = script_intro(spec);
   s += "set encoding utf8\n";
-  s += fmt::format("set title {} noenhanced font ',12' offset 0,1.3\n",
-                   gnuplot_quote(figure_title(spec)));
-  // The coefficients on a line of their own under the title, clear of the points.
-  s += "set tmargin 4.5\n";
+  const gnuplot_style::Canvas canvas = gnuplot_style::canvas(800, 640);
+  s += fmt::format("set title {} noenhanced {} offset 0,2.4\n", gnuplot_quote(figure_title(spec)),
+                   canvas.title_font());
+  // The coefficients on two lines of their own between the title and the points, placed from
+  // the plot's top in lines of text so that they clear both at every font size.
+  s += "set tmargin 6\n";
   s += "set rmargin 6\n";  // room for the last x tic's label (e.g. 4.5×10^-5)
   s += fmt::format(
-      "set label 2 {} at screen 0.5, screen 0.905 center front noenhanced font ',10'\n",
-      gnuplot_quote(fmt::format("misalignment: Pearson r = {}, Spearman ρ = {} over {} runs;   "
-                                "the metric at l_train instead: r = {}, ρ = {}",
+      "set label 2 {} at graph 0.5, graph 1 offset 0,2.3 center front noenhanced\n"
+      "set label 3 {} at graph 0.5, graph 1 offset 0,1.1 center front noenhanced\n",
+      gnuplot_quote(fmt::format("misalignment: Pearson r = {}, Spearman ρ = {} over {} runs",
                                 coefficient(sc.pearson_misalignment),
-                                coefficient(sc.spearman_misalignment), sc.points.size(),
+                                coefficient(sc.spearman_misalignment), sc.points.size())),
+      gnuplot_quote(fmt::format("the metric at l_train instead: r = {}, ρ = {}",
                                 coefficient(sc.pearson_train), coefficient(sc.spearman_train))));
   s += "set xlabel 'long-short misalignment at l_train' noenhanced offset 0,0.3\n";
   s += fmt::format(
       "set ylabel {} noenhanced\n",
       gnuplot_quote(fmt::format("{} at length {}", metric_label(spec.metric), sc.at_length)));
-  if (log_axis(xs, false)) s += "set logscale x\n";
-  if (log_axis(ys, spec.metric == "mse")) s += "set logscale y\n";
+  if (log_axis(xs, false)) s += "set logscale x\n" + gnuplot_style::log_tic_format("x", false);
+  if (log_axis(ys, spec.metric == "mse"))
+    s += "set logscale y\n" + gnuplot_style::log_tic_format("y", false);
   s += gnuplot_style::axes();
   s += "set key outside below center horizontal Left reverse noenhanced samplen 1.5 spacing 1.1\n";
   if (sc.points.empty())
@@ -104,7 +108,7 @@ std::string scatter_script(const FigureSummary& fig) {
         drawn ? "title " + gnuplot_quote(line_title(spec, fig.lines[i])) : "notitle");
   }
   if (sc.points.empty()) plot = "plot NaN notitle";
-  return s + gnuplot_style::png_then_svg(base, 800, 640, 11, plot + "\n");
+  return s + gnuplot_style::png_then_svg(base, canvas, plot + "\n");
 }
 
 }  // namespace lenlab::gnuplot_parts

@@ -81,14 +81,17 @@ std::string temperature_script(const FigureSummary& fig) {
   const std::string base = "fig" + spec.name;
   std::string s = script_intro(spec);
   s += "set encoding utf8\n";
-  s += fmt::format("set title {} noenhanced font ',12'\n", gnuplot_quote(figure_title(spec)));
+  const gnuplot_style::Canvas canvas = gnuplot_style::canvas(960, 600);
+  s += fmt::format("set title {} noenhanced {}\n", gnuplot_quote(figure_title(spec)),
+                   canvas.title_font());
   s += "set xlabel 'attention temperature τ (search grid)' noenhanced\n";
   s += fmt::format("set ylabel {} noenhanced\n", gnuplot_quote(metric_label(spec.metric)));
   if (metric_is_fraction(spec.metric)) s += "set yrange [0:1]\n";
   bool positive = !curves.empty();
   for (const CurveRef& c : curves)
     for (double v : c.curve->value_mean) positive = positive && v > 0;
-  if (spec.metric == "mse" && positive) s += "set logscale y\n";
+  if (spec.metric == "mse" && positive)
+    s += "set logscale y\n" + gnuplot_style::log_tic_format("y", false);
   s += gnuplot_style::axes();
   s += "set key outside right top vertical Left reverse noenhanced samplen 1.5 spacing 1.1\n";
   std::string plot = "plot ";
@@ -109,7 +112,7 @@ std::string temperature_script(const FigureSummary& fig) {
          "0.5 center textcolor rgb '#808080'\n";
     plot = "plot NaN notitle";
   }
-  return s + gnuplot_style::png_then_svg(base, 960, 600, 11, plot + "\n");
+  return s + gnuplot_style::png_then_svg(base, canvas, plot + "\n");
 }
 
 }  // namespace lenlab::gnuplot_parts

@@ -84,6 +84,30 @@ std::string render_markdown(const std::string& markdown) {
   return out;
 }
 
+// A figure is shown as wide as the page (figures are drawn at least that wide and their text sized
+// for it, plots/gnuplot_style.hpp), never wider than it was drawn: its width, in px, as a style.
+// `width`: the SVG's width attribute or the PNG's; 0 (unknown): no limit but the page.
+std::string up_to(long width) {
+  return width > 0 ? fmt::format(" style=\"max-width:{}px\"", width) : "";
+}
+
+// The width attribute of an SVG's opening tag ("992" or "992px"); 0 when it has none.
+long svg_width(const std::string& svg) {
+  static const std::regex width(R"re(\swidth="([0-9]{1,9})(px)?")re");
+  const std::string tag = svg.substr(0, svg.find('>'));
+  std::smatch m;
+  return std::regex_search(tag, m, width) ? std::stol(m[1].str()) : 0;
+}
+
+// A PNG's width: the first four bytes of its IHDR chunk (after the 8-byte signature, the chunk's
+// length and its name), big-endian; 0 for bytes that are no PNG.
+long png_width(const std::string& png) {
+  if (png.size() < 24 || png.compare(12, 4, "IHDR") != 0) return 0;
+  long w = 0;
+  for (size_t i = 16; i < 20; ++i) w = w * 256 + static_cast<unsigned char>(png[i]);
+  return w;
+}
+
 // A figure as inline markup: its SVG without the XML prolog and doctype, else its PNG as a data
 // URI, else a note.
 std::string inline_figure(const fs::path& dir, const std::string& png, const std::string& alt) {
@@ -93,10 +117,13 @@ std::string inline_figure(const fs::path& dir, const std::string& png, const std
     body = read_file(svg);
     const size_t start = body.find("<svg");
     body = start == std::string::npos ? "" : body.substr(start);
+    if (!body.empty()) body.insert(4, up_to(svg_width(body)));
   }
-  if (body.empty() && fs::exists(dir / png))
-    body = fmt::format("<img src=\"data:image/png;base64,{}\" alt=\"{}\">",
-                       base64(read_file(dir / png)), alt);
+  if (body.empty() && fs::exists(dir / png)) {
+    const std::string bytes = read_file(dir / png);
+    body = fmt::format("<img src=\"data:image/png;base64,{}\" alt=\"{}\"{}>", base64(bytes), alt,
+                       up_to(png_width(bytes)));
+  }
   if (body.empty())
     body = fmt::format(
         "<p class=\"missing\">{} was not drawn (no gnuplot: apt-get install "
@@ -112,7 +139,7 @@ table { border-collapse: collapse; margin: 1rem 0; font-size: 0.9rem; }
 th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; }
 th { background: #f3f3f3; }
 figure { margin: 1rem 0; }
-figure svg, figure img { max-width: 100%; height: auto; }
+figure svg, figure img { display: block; width: 100%; height: auto; }
 figcaption { font-size: 0.85rem; color: #555; }
 code { background: #f3f3f3; padding: 0 0.2rem; }
 .missing { color: #a00; }

@@ -172,11 +172,13 @@ std::string figure_script(const std::vector<std::string>& encodings,
   std::set<std::string> distinct;
   for (const Curve& c : curves) distinct.insert(c.line);
   const std::vector<std::string> labels(distinct.begin(), distinct.end());
+  const gnuplot_style::Canvas canvas = gnuplot_style::canvas(1100, 300 * rows + 60);
   std::string body = fmt::format(
-      "set multiplot layout {},2 title {} noenhanced\n", rows,
+      "set multiplot layout {},2 title {} noenhanced {}\n", rows,
       gnuplot_quote(fmt::format("Attention-output distance from l_train ({}) and excess loss "
                                 "(paper 004's Figure 8; mean over seeds)",
-                                fmt::join(references, ", "))));
+                                fmt::join(references, ", "))),
+      canvas.title_font());
   for (const std::string& pe : encodings)
     for (int panel = 0; panel < 2; ++panel) {
       body += fmt::format("set title {} noenhanced\n",
@@ -208,11 +210,11 @@ std::string figure_script(const std::vector<std::string>& encodings,
     s += fmt::format(
         "set arrow from {0}, graph 0 to {0}, graph 1 nohead dashtype 2 lc rgb '#808080'\n",
         reference);
-  s += "set key top left font ',8' noenhanced\nset grid lc rgb '#d8d8d8'\n";
-  const int height = 300 * rows + 60;
-  s += gnuplot_style::png_terminal(1100, height, 10);
+  // Top left: the loss grows with length, so the corner is mostly free; opaque where it is not.
+  s += "set key top left Left reverse opaque noenhanced\nset grid lc rgb '#d8d8d8'\n";
+  s += gnuplot_style::png_terminal(canvas);
   s += "set output 'representation.png'\n" + body;
-  s += gnuplot_style::svg_terminal(1100, height, 10);
+  s += gnuplot_style::svg_terminal(canvas);
   s += "set output 'representation.svg'\n" + body + "set output\n";
   return s;
 }

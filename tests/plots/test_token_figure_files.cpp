@@ -66,15 +66,16 @@ TEST_CASE("token figures: gnuplot scripts set each metric's axis") {
   CHECK(has(gh, "set cbrange [0:1]"));
   CHECK(has(gh, "set cblabel 'token accuracy' noenhanced"));
   CHECK(has(gh, "set palette defined"));
-  CHECK(has(gh, "'figx.dat' index 1 using 1:2:4:5:6:7:3 with boxxyerror linecolor palette"));
+  CHECK(has(gh, "'figx.dat' index 1 using 4:5:6:7:8:9:3 with boxxyerror linecolor palette"));
   CHECK(has(gh, "set title 'pe = rope' noenhanced"));
-  CHECK(has(gh, "set ytics (0, 0.5, 1)"));
-  // Lengths 5 and 6 with l_train 6: every length trained, the boundary after the last cell.
-  CHECK(has(gh, "set arrow 1 from first 6.5, graph 0"));
+  CHECK(has(gh, "set ytics ('0' 0, '0.5' 1, '1' 2)"));
+  // Lengths 5 and 6 (columns 0 and 1) with l_train 6: every length trained, the boundary after
+  // the last column.
+  CHECK(has(gh, "set arrow 1 from first 1.5, graph 0"));
   CHECK(has(gh, "set output 'figx.png'"));
   CHECK(has(gh, "set output 'figx.svg'"));
   const std::string dh = figure_dat(heat, {});
-  CHECK(has(dh, "\n5 0 0.95 4.5 5.5 -0.25 0.25\n"));
+  CHECK(has(dh, "\n5 0 0.95 0 0 -0.5 0.5 -0.5 0.5\n"));              // column 0, row 0
   CHECK_FALSE(has(dh.substr(0, dh.find("# pe = rope")), "\n6 1 "));  // nope's cell no run has
   CHECK(has(dh, "\n6 1 0.7 "));                                      // rope has it
 }
