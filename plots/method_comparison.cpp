@@ -60,6 +60,7 @@ std::vector<ComparedLine> compare_lines(const FigureSummary& fig, const TestRang
   for (const FigureLine& line : fig.lines) {
     ComparedLine c;
     c.label = line.label;
+    c.lower_is_better = !higher_better;
     c.mean = c.min = c.max = kNaN;
     std::vector<double> v;
     by_seed.emplace_back();
@@ -92,13 +93,23 @@ std::vector<ComparedLine> compare_lines(const FigureSummary& fig, const TestRang
     for (size_t i = 0; i < out.size(); ++i) {
       ComparedLine& c = out[i];
       if (c.n_seeds == 0 || &c == &*base) continue;
-      const bool above = c.min > base->max, below = c.max < base->min;
-      if (above || below) c.versus_baseline = (above == higher_better) ? 1 : -1;
+      std::vector<double> mine, theirs;  // in the order of the line's seeds
       for (const auto& [seed, x] : by_seed[i])
         if (const auto b = base_seeds.find(seed); b != base_seeds.end()) {
-          ++c.seeds_paired;
-          if (higher_better ? x > b->second : x < b->second) ++c.seeds_better;
+          mine.push_back(x);
+          theirs.push_back(b->second);
         }
+      const auto finite = [](const std::vector<double>& v) {
+        return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+      };
+      if (mine.empty()) continue;
+      if (!finite(mine) || !finite(theirs)) {  // e.g. an MSE of +inf: no difference to test
+        c.not_finite = true;
+        continue;
+      }
+      c.paired = compare_paired(mine, theirs, !higher_better);
+      c.seeds_paired = c.paired->n;
+      c.seeds_better = c.paired->wins;
     }
   }
   return out;

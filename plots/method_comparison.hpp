@@ -1,16 +1,17 @@
 #pragma once
 // A method comparison (figures with a `baseline` line; configs/methods.toml's compare_*): each
 // line ranked by its figure's metric averaged over the test lengths beyond l_train (or over a
-// range of them: TestRange), and marked
-// where it differs from the baseline by more than the seed spread: its seeds' min–max range of
-// that average does not overlap the baseline's (the bands the figure draws, reduced to one number
-// per run). report.md's table (report/comparison_report.hpp) and the compare figure
-// (plots/gnuplot_compare.hpp) both read these.
+// range of them: TestRange), and compared with the baseline seed by seed: runs of one seed share
+// their initial weights and batches, so each seed both have is a pair, and the pairs' differences
+// are tested (stats/paired_test.hpp). report.md's table and verdicts
+// (report/comparison_report.hpp) and the compare figure (plots/gnuplot_compare.hpp) read these.
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "plots/figure_data.hpp"
+#include "stats/paired_test.hpp"
 
 namespace lenlab {
 
@@ -20,12 +21,15 @@ struct ComparedLine {
   int n_seeds = 0;
   double mean = 0, min = 0, max = 0;  // of each run's metric averaged beyond l_train
   int rank = 0;                       // 1 = best by the mean; 0 without runs
-  // Versus the baseline: +1 better beyond the seed spread, −1 worse beyond it, 0 within it.
-  int versus_baseline = 0;
   // Seed by seed against the baseline's run with the same seed (the same initial weights and
   // data): in how many of the seeds both have (seeds_paired) this line did better (seeds_better;
   // a tie counts for neither). 0 and 0 for the baseline itself.
   int seeds_better = 0, seeds_paired = 0;
+  // The paired test of those seeds (this line − the baseline); none for the baseline itself or
+  // without a seed in common.
+  std::optional<PairedComparison> paired;
+  bool not_finite = false;      // a paired seed's average is not finite (+inf MSE): not tested
+  bool lower_is_better = true;  // the figure's metric: an error (mse, cross-entropy) or a fraction
 };
 
 // Which test lengths a comparison averages over, in multiples of l_train: lo·l_train < length ≤

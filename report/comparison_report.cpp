@@ -9,80 +9,177 @@
 
 #include "plots/gnuplot_compare.hpp"
 #include "report/number_text.hpp"
+#include "report/verdict_words.hpp"
 #include "results/figure_metric.hpp"
 
 namespace lenlab {
 
 namespace {
 
-// ▲ / ▼ / ≈ against the baseline ("" for the baseline itself).
-std::string mark(const ComparedLine& c, bool is_baseline) {
-  return is_baseline ? "" : c.versus_baseline > 0 ? "▲" : c.versus_baseline < 0 ? "▼" : "≈";
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// One figure compared over one test range: its lines and each one's adjusted p and word.
+struct Comparison {
+  const FigureSummary* fig = nullptr;
+  TestRange range;
+  bool main = true;  // the section's table (every length beyond l_train), else a range table
+  std::vector<ComparedLine> lines;
+  std::vector<double> adjusted_p;  // [line]; NaN where the line has no test
+  std::vector<VerdictWord> words;  // [line]
+};
+
+const ComparedLine* find_line(const Comparison& c, const std::string& label) {
+  for (const ComparedLine& l : c.lines)
+    if (l.label == label) return &l;
+  return nullptr;
 }
 
-// A table cell: the mean, its rank, the mark and the seed tally.
-std::string cell(const std::vector<ComparedLine>& lines, const std::string& label,
-                 const std::string& baseline) {
-  const auto c = std::find_if(lines.begin(), lines.end(),
-                              [&](const ComparedLine& l) { return l.label == label; });
-  if (c == lines.end() || c->n_seeds == 0) return " — |";
-  const bool is_baseline = label == baseline;
-  const std::string m = mark(*c, is_baseline);
-  return fmt::format(
-      " {} ({}){}{}{} |", number_or_dash(c->mean), c->rank,
-      m.empty() ? std::string() : fmt::format(" {}", m),
-      c->seeds_paired > 0 ? fmt::format(" {}/{}", c->seeds_better, c->seeds_paired) : "",
-      is_baseline ? " baseline" : "");
+VerdictWord word_of(const Comparison& c, const std::string& label) {
+  for (size_t i = 0; i < c.lines.size(); ++i)
+    if (c.lines[i].label == label) return c.words[i];
+  return VerdictWord::kNotJudged;
 }
 
-// Each figure again, by test range (comparison_ranges()), where it has lengths in more than one:
-// a verdict measured over the near lengths need not hold at the far ones.
-std::string range_section(const std::vector<const FigureSummary*>& compared) {
-  std::string out;
+// Every comparison of the report, with p-values adjusted together (Holm): the tables' lines
+// and the range tables' lines are one family.
+std::vector<Comparison> judge(const std::vector<const FigureSummary*>& compared) {
+  std::vector<Comparison> all;
   for (const FigureSummary* f : compared) {
+    all.push_back({f, TestRange{}, true, compare_lines(*f), {}, {}});
     std::vector<TestRange> ranges;
     for (const TestRange& r : comparison_ranges())
       if (has_lengths_in(*f, r)) ranges.push_back(r);
-    if (ranges.size() < 2) continue;
-    std::vector<std::vector<ComparedLine>> by_range;
-    for (const TestRange& r : ranges) by_range.push_back(compare_lines(*f, r));
+    if (ranges.size() >= 2)
+      for (const TestRange& r : ranges) all.push_back({f, r, false, compare_lines(*f, r), {}, {}});
+  }
+  std::vector<double> p;
+  for (const Comparison& c : all)
+    for (const ComparedLine& l : c.lines)
+      if (l.paired) p.push_back(l.paired->p_wilcoxon);
+  const std::vector<double> adjusted = holm_adjust(p);
+  size_t next = 0;
+  for (Comparison& c : all)
+    for (const ComparedLine& l : c.lines) {
+      c.adjusted_p.push_back(l.paired ? adjusted[next++] : kNaN);
+      c.words.push_back(verdict_word(l, c.adjusted_p.back()));
+    }
+  return all;
+}
+
+// A table cell: the mean, its rank, the word when there is a difference, the seed tally.
+std::string cell(const Comparison& c, const std::string& label) {
+  const ComparedLine* l = find_line(c, label);
+  if (!l || l->n_seeds == 0) return " — |";
+  if (label == c.fig->spec->baseline)
+    return fmt::format(" {} ({}) baseline |", number_or_dash(l->mean), l->rank);
+  const VerdictWord w = word_of(c, label);
+  const std::string word = w == VerdictWord::kHelps       ? " **helps**"
+                           : w == VerdictWord::kHurts     ? " **hurts**"
+                           : w == VerdictWord::kNotJudged ? " not judged"
+                                                          : "";
+  return fmt::format(
+      " {} ({}){}{} |", number_or_dash(l->mean), l->rank, word,
+      l->seeds_paired > 0 ? fmt::format(" {}/{}", l->seeds_better, l->seeds_paired) : "");
+}
+
+// "lengths 11..40 = (1×, 4×] l_train": the lengths a figure's main table averages over, as its
+// baseline's runs were tested (the longest length any of them has), in multiples of l_train.
+std::string main_range_text(const FigureLine& baseline) {
+  const RunRecord& first = *baseline.runs.front();
+  int longest = 0;
+  for (const RunRecord* r : baseline.runs)
+    for (const LengthResult& row : r->results) longest = std::max(longest, row.length);
+  const int l_train = first.spec.l_train;
+  return fmt::format("lengths {}..{} = (1×, {:.3g}×] l_train", l_train + 1, longest,
+                     static_cast<double>(longest) / l_train);
+}
+
+// One verdict line per method of a figure's main table, in the grammar of every verdict: the
+// setup, the test range, n, the effect with its interval, the adjusted p, and the word.
+std::string verdict_lines(const Comparison& c, size_t family) {
+  const FigureSummary& f = *c.fig;
+  const auto base = std::find_if(f.lines.begin(), f.lines.end(), [&](const FigureLine& l) {
+    return l.label == f.spec->baseline && !l.runs.empty();
+  });
+  if (base == f.lines.end())
+    return fmt::format("- **{}**: not judged (the baseline {} has no completed run).\n",
+                       f.spec->name, f.spec->baseline);
+  // The setup as the baseline's runs were trained (the first seed's settings).
+  const TrainSpec& s = base->runs.front()->spec;
+  std::string out = fmt::format(
+      "- **{}**: {} with {}, {} layers × d_model {}, {} steps, l_train {}; {}; {} against the "
+      "baseline {}, seed by seed:\n",
+      f.spec->name, s.task, s.pe, s.n_layer, s.d_model, s.steps, s.l_train, main_range_text(*base),
+      metric_label(f.spec->metric), f.spec->baseline);
+  for (size_t i = 0; i < c.lines.size(); ++i) {
+    const ComparedLine& l = c.lines[i];
+    if (l.label == f.spec->baseline) continue;
+    if (!l.paired) {
+      out += fmt::format("  - {}: **not judged** ({}).\n", l.label, not_judged_reason(l));
+      continue;
+    }
+    const PairedComparison& p = *l.paired;
+    const std::string detectable =
+        c.words[i] != VerdictWord::kNoDetectableDifference ? ""
+        : std::isinf(p.smallest_detectable)
+            ? "; one seed cannot detect any difference"
+            : fmt::format("; the smallest difference these seeds could detect: {}",
+                          number_or_dash(p.smallest_detectable));
     out += fmt::format(
-        "\n**{}** by test range (lengths in each range of l_train multiples):\n\n"
-        "| method |",
-        f->spec->name);
+        "  - {}: **{}**: difference {} (95 % bootstrap interval {} to {}; median {}), better in "
+        "{}/{} seeds, Wilcoxon signed-rank p = {:.2g}, Holm-adjusted over {} comparisons p = "
+        "{:.2g}{}.\n",
+        l.label, verdict_name(c.words[i]), number_or_dash(p.mean_difference),
+        number_or_dash(p.interval_low), number_or_dash(p.interval_high),
+        number_or_dash(p.median_difference), p.wins, p.n, p.p_wilcoxon, family, c.adjusted_p[i],
+        detectable);
+  }
+  return out;
+}
+
+// Each figure again, by test range, where it has lengths in more than one: a verdict measured over
+// the near lengths need not hold at the far ones.
+std::string range_section(const std::vector<Comparison>& all) {
+  std::string out;
+  for (size_t first = 0; first < all.size();) {
+    size_t end = first + 1;
+    if (all[first].main) {
+      while (end < all.size() && !all[end].main) ++end;
+      if (end == first + 1) {
+        first = end;
+        continue;
+      }
+    }
+    const FigureSummary& f = *all[first].fig;
+    out += fmt::format(
+        "\n**{}** by test range (lengths in each range of l_train multiples):\n\n| method |",
+        f.spec->name);
     std::string rule = "|---|";
-    for (const TestRange& r : ranges) {
-      out += fmt::format(" {} |", r.label());
+    for (size_t r = first + 1; r < end; ++r) {
+      out += fmt::format(" {} |", all[r].range.label());
       rule += "---|";
     }
     out += "\n" + rule + "\n";
     std::string changes;
-    for (const ComparedLine& line : by_range.front()) {
+    for (const ComparedLine& line : all[first].lines) {
       out += fmt::format("| {} |", line.label);
-      // A verdict changes when its mark does, or when the method stops (or starts) beating the
-      // baseline in most seeds.
-      std::string marks, tallies;
-      std::set<std::string> seen_marks;
-      std::set<bool> seen_majorities;
-      for (size_t i = 0; i < ranges.size(); ++i) {
-        out += cell(by_range[i], line.label, f->spec->baseline);
-        const auto c = std::find_if(by_range[i].begin(), by_range[i].end(),
-                                    [&](const ComparedLine& l) { return l.label == line.label; });
-        if (c == by_range[i].end() || c->n_seeds == 0 || line.label == f->spec->baseline) continue;
-        const std::string m = mark(*c, false);
-        seen_marks.insert(m);
-        seen_majorities.insert(2 * c->seeds_better > c->seeds_paired);
-        marks += (marks.empty() ? "" : ", ") + fmt::format("{} {}", m, ranges[i].label());
-        tallies +=
-            (tallies.empty() ? "" : ", ") + fmt::format("{}/{}", c->seeds_better, c->seeds_paired);
+      std::string words;
+      std::set<VerdictWord> seen;
+      for (size_t r = first + 1; r < end; ++r) {
+        out += cell(all[r], line.label);
+        if (line.label == f.spec->baseline) continue;
+        const VerdictWord w = word_of(all[r], line.label);
+        seen.insert(w);
+        words += (words.empty() ? "" : ", ") +
+                 fmt::format("{} {}", verdict_name(w), all[r].range.label());
       }
       out += "\n";
-      if (seen_marks.size() > 1 || seen_majorities.size() > 1)
-        changes += fmt::format("{}{} ({}; seeds better: {})", changes.empty() ? "" : "; ",
-                               line.label, marks, tallies);
+      if (seen.size() > 1)
+        changes += fmt::format("{}{} ({})", changes.empty() ? "" : "; ", line.label, words);
     }
     out += fmt::format("\nVerdicts that change with the test range: {}.\n",
                        changes.empty() ? "none" : changes);
+    first = end;
   }
   return out;
 }
@@ -94,68 +191,53 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
   for (const FigureSummary& f : figures)
     if (!f.spec->baseline.empty()) compared.push_back(&f);
   if (compared.empty()) return "";
-  std::vector<std::vector<ComparedLine>> lines;
+  const std::vector<Comparison> all = judge(compared);
+  size_t family = 0;
+  for (const Comparison& c : all)
+    for (const ComparedLine& l : c.lines) family += l.paired.has_value();
   std::vector<std::string> labels;  // every figure's lines, in order of first appearance
-  for (const FigureSummary* f : compared) {
-    lines.push_back(compare_lines(*f));
-    for (const ComparedLine& c : lines.back())
-      if (std::find(labels.begin(), labels.end(), c.label) == labels.end())
-        labels.push_back(c.label);
-  }
+  for (const Comparison& c : all)
+    if (c.main)
+      for (const ComparedLine& l : c.lines)
+        if (std::find(labels.begin(), labels.end(), l.label) == labels.end())
+          labels.push_back(l.label);
   std::string out = fmt::format(
       "\n## Method comparison\n\nEach column is a figure that compares methods on one task: each "
       "line's metric averaged over the test lengths beyond l_train, the mean over seeds, and its "
-      "rank in the column (1 = best). ▲ / ▼: better / worse than the column's baseline by more "
-      "than the seed spread (the seeds' ranges of that average do not overlap); ≈: within it. "
-      "k/n: seed by seed, the method beat the baseline trained with the same seed in k of n "
-      "seeds. — : the method does not apply to the task, or has no completed run. {}\n\n"
-      "| method |",
+      "rank in the column (1 = best). k/n: seed by seed, the method beat the baseline trained with "
+      "the same seed (the same initial weights and batches) in k of n seeds. The verdict is the "
+      "paired test of those seeds' differences (Wilcoxon signed-rank, exact), its p adjusted "
+      "(Holm) over all {} comparisons of this report: **helps** / **hurts** when the adjusted p "
+      "is below {}, no mark when there is no detectable difference, *not judged* when there is no "
+      "test. With 3 seeds no difference is detectable (the smallest exact p is 0.25); each verdict "
+      "below says what its seeds could have detected. — : the method does not apply to the task, "
+      "or has no completed run. {}\n\n| method |",
+      family, kVerdictAlpha,
       has_compare_bars(compared)
           ? "The figure: each method's factor over its task's baseline.\n\n![figure "
             "compare](compare.png)"
           : "No figure: no method has a finite factor over its baseline (a baseline of 0 on a "
             "metric where higher is better has none).");
   std::string rule = "|---|";
-  for (const FigureSummary* f : compared) {
-    const TrainSpec& s = f->lines.empty() ? f->spec->base : f->lines.front().spec;
-    out += fmt::format(" {} ({}, {}; {}) |", f->spec->name, s.task, s.pe,
-                       metric_label(f->spec->metric));
-    rule += "---|";
-  }
+  for (const Comparison& c : all)
+    if (c.main) {
+      const FigureSummary& f = *c.fig;
+      const TrainSpec& s = f.lines.empty() ? f.spec->base : f.lines.front().spec;
+      out += fmt::format(" {} ({}, {}; {}) |", f.spec->name, s.task, s.pe,
+                         metric_label(f.spec->metric));
+      rule += "---|";
+    }
   out += "\n" + rule + "\n";
   for (const std::string& label : labels) {
     out += "| " + label + " |";
-    for (size_t i = 0; i < compared.size(); ++i)
-      out += cell(lines[i], label, compared[i]->spec->baseline);
+    for (const Comparison& c : all)
+      if (c.main) out += cell(c, label);
     out += "\n";
   }
-  out += "\n";
-  for (size_t i = 0; i < compared.size(); ++i) {
-    const FigureSummary& f = *compared[i];
-    std::string best, better, worse, consistent, mixed;
-    auto add = [](std::string& list, const std::string& item) {
-      list += (list.empty() ? "" : ", ") + item;
-    };
-    for (const ComparedLine& c : lines[i]) {
-      if (c.rank == 1) add(best, c.label);
-      if (c.versus_baseline > 0) add(better, c.label);
-      if (c.versus_baseline < 0) add(worse, c.label);
-      if (c.seeds_paired == 0) continue;
-      // The same sign in every seed, or not: a ranking that flips between seeds is not one.
-      const std::string tally = fmt::format("{} ({}/{})", c.label, c.seeds_better, c.seeds_paired);
-      if (c.seeds_better == 0 || c.seeds_better == c.seeds_paired)
-        add(consistent, tally);
-      else
-        add(mixed, tally);
-    }
-    out += fmt::format(
-        "- **{}**: best {}. Better than {} beyond the seed spread: {}. Worse beyond it: {}. The "
-        "same sign in every seed: {}. Sign changing between seeds: {}.\n",
-        f.spec->name, best.empty() ? "—" : best, f.spec->baseline, better.empty() ? "none" : better,
-        worse.empty() ? "none" : worse, consistent.empty() ? "none" : consistent,
-        mixed.empty() ? "none" : mixed);
-  }
-  return out + range_section(compared);
+  out += "\nVerdicts:\n\n";
+  for (const Comparison& c : all)
+    if (c.main) out += verdict_lines(c, family);
+  return out + range_section(all);
 }
 
 }  // namespace lenlab

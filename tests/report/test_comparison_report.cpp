@@ -1,11 +1,12 @@
 // report.md's method comparison (report/comparison_report.hpp): ranks by the metric beyond l_train
-// in the metric's direction, marks only differences beyond the seed spread, and the config's
-// `baseline` checks.
+// in the metric's direction, verdicts from the paired test of the seeds (stats/paired_test.hpp)
+// with Holm's adjustment, and the config's `baseline` checks.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,9 @@ struct Fixture {
   FigureSummary summary;
   Fixture(const std::string& metric, const std::vector<std::vector<double>>& lines)
       : spec{make_spec(metric)} {
-    runs.reserve(lines.size() * 3);
+    size_t total = 0;
+    for (const auto& l : lines) total += l.size();
+    runs.reserve(total);  // the lines point into it
     summary.spec = &spec;
     for (size_t i = 0; i < lines.size(); ++i) {
       FigureLine line;
@@ -70,7 +73,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the seed spread only") {
+TEST_CASE("method comparison: ranks in the metric's direction, verdicts from the paired seeds") {
   // L1 lower than L0 with disjoint ranges; L2 lower on average but overlapping, and lower than
   // L0's run of the same seed in seeds 1 and 3 only; L3 higher, disjoint.
   const std::vector<std::vector<double>> v = {{10, 12, 14}, {1, 2, 3}, {5, 13, 11}, {20, 21, 22}};
@@ -85,10 +88,12 @@ TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the 
     CHECK(c[2].rank == 2);
     CHECK(c[0].rank == 3);
     CHECK(c[3].rank == 4);
-    CHECK(c[0].versus_baseline == 0);
-    CHECK(c[1].versus_baseline == 1);
-    CHECK(c[2].versus_baseline == 0);  // 9.7 < 12, but 13 > 10: within the spread
-    CHECK(c[3].versus_baseline == -1);
+    // The paired differences: L1 − L0 = −9, −10, −11; three seeds give an exact p of 0.25 at best.
+    CHECK_FALSE(c[0].paired);
+    REQUIRE(c[1].paired);
+    CHECK(c[1].paired->mean_difference == doctest::Approx(-10));
+    CHECK(c[1].paired->p_wilcoxon == doctest::Approx(0.25));
+    CHECK(c[2].paired->wins == 2);
     // Seed by seed: L1 beats L0 in all three, L2 in two (13 > 12 in seed 2), L3 in none.
     CHECK(c[0].seeds_paired == 0);
     CHECK(c[1].seeds_better == 3);
@@ -97,24 +102,29 @@ TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the 
     CHECK(c[2].seeds_paired == 3);
     CHECK(c[3].seeds_better == 0);
     const std::string section = comparison_section({f.summary});
-    CHECK(section.find("| L2 | 9.67 (2) ≈ 2/3 |") != std::string::npos);
-    CHECK(section.find("The same sign in every seed: L1 (3/3), L3 (0/3). Sign changing between "
-                       "seeds: L2 (2/3).") != std::string::npos);
+    // Three seeds: nothing is detectable, whatever the means; the table keeps k/n.
+    CHECK(section.find("| L1 | 2 (1) 3/3 |") != std::string::npos);
+    CHECK(section.find("| L2 | 9.67 (2) 2/3 |") != std::string::npos);
+    CHECK(section.find("▲") == std::string::npos);
+    CHECK(section.find("over all 3 comparisons") != std::string::npos);
+    CHECK(section.find("  - L1: **no detectable difference**: difference -10 (95 % bootstrap "
+                       "interval -11 to -9; median -10), better in 3/3 seeds, Wilcoxon "
+                       "signed-rank p = 0.25, Holm-adjusted over 3 comparisons p = 0.75; the "
+                       "smallest difference these seeds could detect:") != std::string::npos);
+    // The setup and the test range in multiples of l_train (l_train 2, l_test 4 here).
+    CHECK(section.find("l_train 2; lengths 3..4 = (1×, 2×] l_train;") != std::string::npos);
   }
   {
     const Fixture f("token_accuracy", v);  // higher is better: everything flips
     const std::vector<ComparedLine> c = compare_lines(f.summary);
     CHECK(c[3].rank == 1);
     CHECK(c[1].rank == 4);
-    CHECK(c[1].versus_baseline == -1);
-    CHECK(c[3].versus_baseline == 1);
+    CHECK(c[1].seeds_better == 0);
+    CHECK(c[3].seeds_better == 3);
     const std::string section = comparison_section({f.summary});
     CHECK(section.find("## Method comparison") != std::string::npos);
-    CHECK(section.find("| L3 | 21 (1) ▲ 3/3 |") != std::string::npos);
+    CHECK(section.find("| L3 | 21 (1) 3/3 |") != std::string::npos);
     CHECK(section.find("| L0 | 12 (2) baseline |") != std::string::npos);
-    CHECK(
-        section.find("best L3. Better than L0 beyond the seed spread: L3. Worse beyond it: L1.") !=
-        std::string::npos);
   }
   {
     // The compare figure's bars: the factor over the baseline, > 1 better, whiskers over seeds.
@@ -132,28 +142,36 @@ TEST_CASE("method comparison: ranks in the metric's direction, marks beyond the 
 
 TEST_CASE(
     "the comparison by test range: averages within each range, and the verdicts that change") {
-  // l_train 2 and lengths 1..32: (1×, 4×] is 3..8, (4×, 8×] 9..16, (8×, 16×] 17..32. L1 beats the
-  // baseline near (beyond the spread), ties it in the middle, loses far; L2 is better everywhere.
-  const std::vector<double> near = {10, 11, 12}, mid = {20, 21, 22}, far = {30, 31, 32};
-  const std::vector<std::vector<std::vector<double>>> lines = {
-      {near, mid, far}, {{1, 2, 3}, {19, 23, 24}, {40, 41, 42}}, {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}}};
+  // l_train 2 and lengths 1..32: (1×, 4×] is 3..8, (4×, 8×] 9..16, (8×, 16×] 17..32. Ten seeds.
+  // L1 beats the baseline near in every seed, is mixed in the middle, loses far in every seed;
+  // L2 is better everywhere.
+  constexpr int kSeeds = 10;
+  const auto value = [](size_t line, int range, int seed) {
+    const double base = 10.0 * (range + 1) + seed;  // the baseline: 10+s, 20+s, 30+s
+    if (line == 0) return base;
+    if (line == 2) return base / 10;
+    return range == 0   ? base / 10
+           : range == 1 ? base + (seed % 2 ? 1 : -1) * (seed + 1)
+                        : base + 10;
+  };
   FigureSpec spec = make_spec("mse");
   std::vector<RunRecord> runs;
-  runs.reserve(9);
+  runs.reserve(3 * kSeeds);
   FigureSummary summary;
   summary.spec = &spec;
-  for (size_t i = 0; i < lines.size(); ++i) {
+  for (size_t i = 0; i < 3; ++i) {
     FigureLine line;
     line.label = fmt::format("L{}", i);
-    for (size_t seed = 0; seed < 3; ++seed) {
+    for (int seed = 0; seed < kSeeds; ++seed) {
       RunRecord r;
       r.status = "completed";
       r.spec.l_train = 2;
+      r.spec.l_test = 32;
       r.spec.seed = seed + 1;
       for (int l = 1; l <= 32; ++l) {
         LengthResult row;
         row.length = l;
-        row.mse = l <= 2 ? 0.5 : lines[i][l <= 8 ? 0 : l <= 16 ? 1 : 2][seed];
+        row.mse = l <= 2 ? 0.5 : value(i, l <= 8 ? 0 : l <= 16 ? 1 : 2, seed);
         r.results.push_back(row);
       }
       runs.push_back(r);
@@ -162,19 +180,21 @@ TEST_CASE(
     summary.lines.push_back(line);
   }
   const std::vector<ComparedLine> far_lines = compare_lines(summary, {8, 16});
-  CHECK(far_lines[0].mean == doctest::Approx(31));
-  CHECK(far_lines[1].versus_baseline == -1);
-  CHECK(compare_lines(summary, {1, 4})[1].versus_baseline == 1);
-  CHECK(compare_lines(summary)[0].mean == doctest::Approx((11.0 * 6 + 21 * 8 + 31 * 16) / 30));
+  CHECK(far_lines[0].mean == doctest::Approx(34.5));
+  CHECK(far_lines[1].seeds_better == 0);
+  CHECK(compare_lines(summary, {1, 4})[1].seeds_better == kSeeds);
   CHECK(has_lengths_in(summary, {8, 16}));
   CHECK_FALSE(has_lengths_in(summary, {16, 32}));
   const std::string section = comparison_section({summary});
   CHECK(section.find("| method | (1×, 4×] l_train | (4×, 8×] l_train | (8×, 16×] l_train |") !=
         std::string::npos);
-  CHECK(section.find("| L1 | 2 (1) ▲ 3/3 | 22 (3) ≈ 1/3 | 41 (3) ▼ 0/3 |") != std::string::npos);
-  CHECK(section.find("Verdicts that change with the test range: L1 (▲ (1×, 4×] l_train, ≈ (4×, "
-                     "8×] l_train, ▼ (8×, 16×] l_train; seeds better: 3/3, 1/3, 0/3).") !=
+  CHECK(section.find("| L1 | 1.45 (1) **helps** 10/10 | ") != std::string::npos);
+  CHECK(section.find("**hurts** 0/10 |") != std::string::npos);
+  CHECK(section.find("Verdicts that change with the test range: L1 (helps (1×, 4×] l_train, no "
+                     "detectable difference (4×, 8×] l_train, hurts (8×, 16×] l_train).") !=
         std::string::npos);
+  // One family: the main table's 2 comparisons and the 3 ranges' 6.
+  CHECK(section.find("over all 8 comparisons") != std::string::npos);
   // A figure tested in one range only gets no range table.
   const Fixture near_only("mse", {{10, 12, 14}, {1, 2, 3}});
   CHECK(comparison_section({near_only.summary}).find("by test range") == std::string::npos);
@@ -225,4 +245,38 @@ values = [{ label = "nothing" }, { label = "OutRep", reparam = "sqrt" }]
   refused("baseline = 1\n", "'baseline' must name one of the figure's lines");
   refused("baseline = \"nothing\"\nplot = \"misalignment\"\n",
           "this figure has plot 'misalignment'");
+}
+
+TEST_CASE("two lines of the same runs are no detectable difference; 10 wide wins of 10 help") {
+  const std::vector<double> base = {10, 12, 14, 11, 13, 12, 10, 15, 11, 12};
+  std::vector<double> far_better;
+  for (double x : base) far_better.push_back(x / 10);
+  // L1 repeats L0's runs (the same settings under another label); L2 is a tenth of the error.
+  const Fixture f("mse", {base, base, far_better});
+  const std::vector<ComparedLine> c = compare_lines(f.summary);
+  REQUIRE(c[1].paired);
+  CHECK(c[1].paired->ties == 10);
+  CHECK(c[1].paired->p_wilcoxon == 1);
+  REQUIRE(c[2].paired);
+  CHECK(c[2].paired->p_wilcoxon < 0.01);
+  const std::string section = comparison_section({f.summary});
+  CHECK(section.find("  - L1: **no detectable difference**") != std::string::npos);
+  CHECK(section.find("  - L2: **helps**") != std::string::npos);
+  CHECK(section.find("| L2 | 1.2 (1) **helps** 10/10 |") != std::string::npos);
+  // Higher is better: the same numbers make L2 hurt.
+  const Fixture acc("token_accuracy", {base, base, far_better});
+  CHECK(comparison_section({acc.summary}).find("  - L2: **hurts**") != std::string::npos);
+}
+
+TEST_CASE("a line without a seed in common, or with an infinite average, is not judged") {
+  Fixture f("mse", {{10, 12, 14}, {1, 2, 3}, {1, 2, 3}});
+  f.runs[3].spec.seed = 7;  // L1's runs are seeds 7, 2, 3 … move them all away from L0's
+  f.runs[4].spec.seed = 8;
+  f.runs[5].spec.seed = 9;
+  for (LengthResult& row : f.runs[8].results) row.mse = std::numeric_limits<double>::infinity();
+  const std::string section = comparison_section({f.summary});
+  CHECK(section.find("  - L1: **not judged** (no seed in common with the baseline).") !=
+        std::string::npos);
+  CHECK(section.find("  - L2: **not judged** (a seed's average is not finite).") !=
+        std::string::npos);
 }

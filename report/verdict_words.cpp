@@ -1,0 +1,34 @@
+#include "report/verdict_words.hpp"
+
+namespace lenlab {
+
+VerdictWord verdict_word(const ComparedLine& line, double adjusted_p) {
+  if (!line.paired) return VerdictWord::kNotJudged;
+  if (adjusted_p >= kVerdictAlpha) return VerdictWord::kNoDetectableDifference;
+  const double d = line.paired->mean_difference;
+  const bool better = line.lower_is_better ? d < 0 : d > 0;
+  return better ? VerdictWord::kHelps : VerdictWord::kHurts;
+}
+
+std::string verdict_name(VerdictWord word) {
+  switch (word) {
+    case VerdictWord::kHelps:
+      return "helps";
+    case VerdictWord::kHurts:
+      return "hurts";
+    case VerdictWord::kNoDetectableDifference:
+      return "no detectable difference";
+    case VerdictWord::kNotJudged:
+      break;
+  }
+  return "not judged";
+}
+
+std::string not_judged_reason(const ComparedLine& line) {
+  if (line.paired) return "";
+  if (line.not_finite) return "a seed's average is not finite";
+  if (line.n_seeds == 0) return "no completed run";
+  return "no seed in common with the baseline";
+}
+
+}  // namespace lenlab
