@@ -119,12 +119,23 @@ std::string verdict_lines(const Comparison& c, size_t family) {
       continue;
     }
     const PairedComparison& p = *l.paired;
-    const std::string detectable =
-        c.words[i] != VerdictWord::kNoDetectableDifference ? ""
-        : std::isinf(p.smallest_detectable)
-            ? "; one seed cannot detect any difference"
-            : fmt::format("; the smallest difference these seeds could detect: {}",
-                          number_or_dash(p.smallest_detectable));
+    // What the seeds could have found: nothing when even the most extreme pattern (every seed
+    // the same way) cannot reach an adjusted p below the threshold; else the paired t-test's
+    // smallest difference found with 80 % power.
+    const double best_p = std::min(1.0, std::ldexp(2.0, -(p.n - p.ties))) * family;
+    std::string detectable;
+    if (c.words[i] != VerdictWord::kNoDetectableDifference)
+      detectable = "";
+    else if (p.ties == p.n)
+      detectable = "; the runs are identical seed by seed";
+    else if (best_p >= kVerdictAlpha)
+      detectable = fmt::format(
+          "; {} seeds cannot reach an adjusted p below {} (at best {:.2g}, every seed the same "
+          "way): more seeds are needed to detect any difference",
+          p.n - p.ties, kVerdictAlpha, best_p);
+    else
+      detectable = fmt::format("; the smallest difference these seeds could detect: {}",
+                               number_or_dash(p.smallest_detectable));
     out += fmt::format(
         "  - {}: **{}**: difference {} (95 % bootstrap interval {} to {}; median {}), better in "
         "{}/{} seeds, Wilcoxon signed-rank p = {:.2g}, Holm-adjusted over {} comparisons p = "

@@ -109,8 +109,9 @@ TEST_CASE("method comparison: ranks in the metric's direction, verdicts from the
     CHECK(section.find("over all 3 comparisons") != std::string::npos);
     CHECK(section.find("  - L1: **no detectable difference**: difference -10 (95 % bootstrap "
                        "interval -11 to -9; median -10), better in 3/3 seeds, Wilcoxon "
-                       "signed-rank p = 0.25, Holm-adjusted over 3 comparisons p = 0.75; the "
-                       "smallest difference these seeds could detect:") != std::string::npos);
+                       "signed-rank p = 0.25, Holm-adjusted over 3 comparisons p = 0.75; 3 "
+                       "seeds cannot reach an adjusted p below 0.05 (at best 0.75, every seed the "
+                       "same way): more seeds are needed") != std::string::npos);
     // The setup and the test range in multiples of l_train (l_train 2, l_test 4 here).
     CHECK(section.find("l_train 2; lengths 3..4 = (1×, 2×] l_train;") != std::string::npos);
   }
@@ -261,6 +262,7 @@ TEST_CASE("two lines of the same runs are no detectable difference; 10 wide wins
   CHECK(c[2].paired->p_wilcoxon < 0.01);
   const std::string section = comparison_section({f.summary});
   CHECK(section.find("  - L1: **no detectable difference**") != std::string::npos);
+  CHECK(section.find("the runs are identical seed by seed") != std::string::npos);
   CHECK(section.find("  - L2: **helps**") != std::string::npos);
   CHECK(section.find("| L2 | 1.2 (1) **helps** 10/10 |") != std::string::npos);
   // Higher is better: the same numbers make L2 hurt.
