@@ -33,13 +33,9 @@ void add_class_routes(httplib::Server& http, Classroom& classroom, RunQueue& que
   });
   http.Post("/api/join", [&](const httplib::Request& req, httplib::Response& res,
                              const httplib::ContentReader& read) {
-    const ReadBody body = read_json_body(req, res, read);
-    if (body.status != 200) {
-      GuardedServer::close_after_reply();
-      send_error(res, body.status, body.error);
-      return;
-    }
-    const JoinAnswer answer = classroom.join(body.json, req.remote_addr);
+    const auto body = json_body_or_refuse(req, res, read);
+    if (!body) return;
+    const JoinAnswer answer = classroom.join(*body, req.remote_addr);
     if (answer.status != 200) {
       send_error(res, answer.status, answer.message, answer.field);
       return;
@@ -71,21 +67,17 @@ void add_class_routes(httplib::Server& http, Classroom& classroom, RunQueue& que
   });
   http.Post("/api/queue", [&](const httplib::Request& req, httplib::Response& res,
                               const httplib::ContentReader& read) {
-    const ReadBody body = read_json_body(req, res, read);
-    if (body.status != 200) {
-      GuardedServer::close_after_reply();
-      send_error(res, body.status, body.error);
-      return;
-    }
+    const auto body = json_body_or_refuse(req, res, read);
+    if (!body) return;
     if (!request_member(classroom, req).runs_the_class()) {
       send_error(res, 403, "only the teacher can close or open the queue");
       return;
     }
-    if (body.json.size() != 1 || !body.json.contains("open") || !body.json["open"].is_boolean()) {
+    if (body->size() != 1 || !body->contains("open") || !(*body)["open"].is_boolean()) {
       send_error(res, 400, R"(give {"open": true} or {"open": false})", "open");
       return;
     }
-    queue.set_open(body.json["open"].get<bool>());
+    queue.set_open(body->at("open").get<bool>());
     send_json(res, 200, {{"queue_open", queue.is_open()}});
   });
   http.Get("/api/results.csv", [&](const httplib::Request& req, httplib::Response& res) {

@@ -55,4 +55,13 @@ ReadBody read_json_body(const httplib::Request&, httplib::Response& res,
   }
 }
 
+std::optional<Json> json_body_or_refuse(const httplib::Request& req, httplib::Response& res,
+                                        const httplib::ContentReader& read) {
+  ReadBody body = read_json_body(req, res, read);
+  if (body.status == 200) return std::move(body.json);
+  GuardedServer::close_after_reply();
+  send_error(res, body.status, body.error);
+  return std::nullopt;
+}
+
 }  // namespace lenlab

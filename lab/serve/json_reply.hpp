@@ -4,6 +4,7 @@
 // request body is read as a flat JSON object within the body limit.
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "lab/serve/page_settings.hpp"
@@ -27,6 +28,12 @@ struct ReadBody {
 };
 ReadBody read_json_body(const httplib::Request& req, httplib::Response& res,
                         const httplib::ContentReader& read);
+
+// The body as read_json_body reads it, or nullopt once its 400/413 is sent (the connection then
+// closes: the rest of the body may be unread).
+std::optional<nlohmann::ordered_json> json_body_or_refuse(const httplib::Request& req,
+                                                          httplib::Response& res,
+                                                          const httplib::ContentReader& read);
 
 // The message of a 413 (the body limit), shared by httplib's own refusal and read_json_body's.
 std::string body_too_large_message();

@@ -171,15 +171,11 @@ PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
   });
   s.http.Post("/api/runs", [&s](const httplib::Request& req, httplib::Response& res,
                                 const httplib::ContentReader& read) {
-    const ReadBody body = read_json_body(req, res, read);
-    if (body.status != 200) {
-      GuardedServer::close_after_reply();
-      send_error(res, body.status, body.error);
-      return;
-    }
+    const auto body = json_body_or_refuse(req, res, read);
+    if (!body) return;
     const Member m = request_member(s.classroom, req);
     const PageSettings checked =
-        check_page_settings(body.json, s.options.queue.budget, s.gpu, s.paths_for(m));
+        check_page_settings(*body, s.options.queue.budget, s.gpu, s.paths_for(m));
     if (!checked.errors.empty()) {
       send_json(res, 400, errors_json(checked.errors));
       return;

@@ -234,7 +234,7 @@ TEST_CASE("a student may have runs_per_student runs waiting, and students are se
   page.server.queue().wait_until_idle();
 }
 
-TEST_CASE("the teacher closes and opens the queue; a student cannot") {
+TEST_CASE("the teacher closes and opens the queue, a student cannot") {
   TempDir dir;
   ServedPage page(classroom_in(dir));
   const std::string ada = join(page.port, kJoin, "Ada"), teacher = join(page.port, kTeacher);

@@ -248,7 +248,7 @@ values = [{ label = "nothing" }, { label = "OutRep", reparam = "sqrt" }]
           "this figure has plot 'misalignment'");
 }
 
-TEST_CASE("two lines of the same runs are no detectable difference; 10 wide wins of 10 help") {
+TEST_CASE("two lines of the same runs are no detectable difference, 10 wide wins of 10 help") {
   const std::vector<double> base = {10, 12, 14, 11, 13, 12, 10, 15, 11, 12};
   std::vector<double> far_better;
   for (double x : base) far_better.push_back(x / 10);

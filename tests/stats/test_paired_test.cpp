@@ -121,7 +121,7 @@ TEST_CASE("the exact tests and the detectable effect equal SciPy's on a table of
   }
 }
 
-TEST_CASE("two lines with the same runs are no difference; 10 wide wins of 10 are p < 0.01") {
+TEST_CASE("two lines with the same runs are no difference, 10 wide wins of 10 are p < 0.01") {
   const std::vector<double> same = {0.12, 0.5, 0.031, 0.2, 0.9};
   const PairedComparison none = compare_paired(same, same, /*lower_is_better=*/true);
   CHECK(none.ties == 5);
@@ -146,7 +146,7 @@ TEST_CASE("two lines with the same runs are no difference; 10 wide wins of 10 ar
   CHECK(compare_paired(method, baseline, /*lower_is_better=*/false).losses == 10);
 }
 
-TEST_CASE("Holm's adjustment, by hand; a mismatched or non-finite comparison is refused") {
+TEST_CASE("Holm's adjustment by hand, and a mismatched or non-finite comparison refused") {
   const std::vector<double> adjusted = holm_adjust({0.01, 0.04, 0.03, 0.005});
   // Sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.04 → step-down max.
   CHECK(adjusted[0] == doctest::Approx(0.03));
