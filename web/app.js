@@ -366,14 +366,6 @@ function el(tag, attrs = {}, ...children) {
 function clamp01(x) { return Math.min(1, Math.max(0, Number(x) || 0)); }
 function safeName(s) { return String(s).replace(/[^A-Za-z0-9._-]+/g, '_'); }
 
-let resizeTimer = null;
-window.addEventListener('resize', () => {
-  clearTimeout(resizeTimer);
-  resizeTimer = setTimeout(() => {
-    if (state.plot) state.plot.setSize({ width: Math.max(320, $('#chart').clientWidth), height: chartHeight() });
-  }, 100);
-});
-
 async function main() {
   $('#run-form').addEventListener('submit', submitRun);
   $('#method').addEventListener('change', renderMethodSettings);

@@ -236,3 +236,13 @@ function axisStyle() {
   return { font: AXIS_FONT, labelFont: LABEL_FONT, stroke: AXIS_INK, grid: { stroke: GRID_INK, width: 1 },
     ticks: { stroke: GRID_INK, width: 1 } };
 }
+
+// The chart follows the window's size (a projector's, a resized browser's), 100 ms after the last
+// change.
+let resizeTimer = null;
+window.addEventListener('resize', () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    if (state.plot) state.plot.setSize({ width: Math.max(320, $('#chart').clientWidth), height: chartHeight() });
+  }, 100);
+});

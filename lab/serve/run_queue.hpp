@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cost/budget.hpp"
+#include "lab/serve/run_view.hpp"
 #include "lab/serve/server_paths.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_settings.hpp"
@@ -113,12 +114,5 @@ class RunQueue {
   bool stopping_ = false;
   std::vector<std::thread> workers_;
 };
-
-// The experiment config (lab/experiment/experiment_config.hpp) that lists finished runs, so that
-// `lenlab plot <out>` draws them: one figure per task and seed, its lines the runs (vary =
-// "settings"), each line every setting of its run, so its run id is the folder's.
-// `finished`: each run's line label and settings.
-std::string served_experiment_config(
-    const std::vector<std::pair<std::string, TrainSpec>>& finished);
 
 }  // namespace lenlab
