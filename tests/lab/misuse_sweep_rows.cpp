@@ -143,6 +143,7 @@ std::vector<Misuse> sweep_misuses() {
       // gnuplot was found after the report's files were written.
       {{"run", "", "--dry-run"}, 2, "config '': an empty argument"},  // (not the 87 runs)
       {{"run", "{config:good}", "--figures", "", "--out", "{out}"}, 2, "--figures ''"},
+      {{"run", "{config:good}", "--figures", ",", "--out", "{out}"}, 2, "--figures ',': no figure"},
       {{"run", "{config:good}", "--emit-slurm", "", "--out", "{out}"}, 2, "--emit-slurm ''"},
       {{"run", "{config:good}", "--emit-slurm", "/dev/null", "--out", "{out}"},
        2,
