@@ -20,6 +20,33 @@ class SystemFailure : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// `check()`'s result, its UsageError told as the mistake of `flag` ("--pe: unknown positional
+// encoding 'x'; ..."): a parser shared by many settings (a task name, an expression, a rope
+// scaling) cannot know which flag or config key gave it the value. A message that names the flag
+// already is left as it is.
+template <class Check>
+auto for_flag(const std::string& flag, Check&& check) -> decltype(check()) {
+  try {
+    return check();
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    if (message.find(flag) != std::string::npos) throw;
+    throw UsageError(flag + ": " + message);
+  }
+}
+
+// `check()`'s result, its UsageError told as a mistake in `source` (a manifest read back, a config
+// file): "runs/x/manifest.json: --pe: unknown positional encoding 'x'". No prefix for "".
+template <class Check>
+auto in_source(const std::string& source, Check&& check) -> decltype(check()) {
+  try {
+    return check();
+  } catch (const UsageError& e) {
+    if (source.empty()) throw;
+    throw UsageError(source + ": " + e.what());
+  }
+}
+
 // "a, b or c": for error messages that list the valid choices.
 inline std::string join_choices(const std::vector<std::string>& choices) {
   std::string out;

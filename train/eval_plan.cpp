@@ -19,8 +19,10 @@ void check_eval_changes(const EvalChanges& c) {
   search_grid(c.attention);
 }
 
-EvalPlan plan_evaluation(const TrainSpec& trained, const EvalChanges& c) {
-  ResolvedSpec as_trained = resolve(trained);  // the model as it was trained
+EvalPlan plan_evaluation(const TrainSpec& trained, const EvalChanges& c,
+                         const std::string& source) {
+  // The model as it was trained: a setting it cannot have is the manifest's mistake.
+  ResolvedSpec as_trained = in_source(source, [&] { return resolve(trained); });
   const ModelConfig& config = as_trained.model;
   TrainSpec spec = trained;
   if (!c.lengths.empty()) {

@@ -33,7 +33,9 @@ struct EvalPlan {
   AttentionSpec attention;  // the test-time attention for this run
 };
 
-// `trained` (a completed run's settings) changed by `changes`.
-EvalPlan plan_evaluation(const TrainSpec& trained, const EvalChanges& changes);
+// `trained` (a completed run's settings) changed by `changes`. `source` (its manifest.json) is
+// named in a UsageError that `trained` itself causes (a manifest edited by hand); "" names nothing.
+EvalPlan plan_evaluation(const TrainSpec& trained, const EvalChanges& changes,
+                         const std::string& source = "");
 
 }  // namespace lenlab

@@ -54,7 +54,7 @@ RopeScaling rope_scaling_of(const TestTimeAttention& t, int window, PositionalEn
           join_choices(rope_extension_names()), defaults.yarn_alpha, defaults.yarn_beta));
     return r;
   }
-  r.kind = parse_rope_scaling(t.rope_scaling);
+  r.kind = for_flag("--rope-scaling", [&] { return parse_rope_scaling(t.rope_scaling); });
   if (r.kind == RopeScalingKind::kNone) return r;
   if (!positional_encoding_info(pe).rotary())
     throw UsageError(fmt::format(
@@ -76,7 +76,8 @@ RopeScaling rope_scaling_of(const TestTimeAttention& t, int window, PositionalEn
           "test length: its tokens / the training window's {}), got '{}'",
           window, t.rope_factor));
   }
-  rope_angles(r, 2, 10000.0, window);  // the kind's own checks (YaRN's ramp)
+  // The kind's own checks: YaRN's ramp, of --yarn-alpha and --yarn-beta.
+  for_flag("--yarn-alpha, --yarn-beta", [&] { rope_angles(r, 2, 10000.0, window); });
   return r;
 }
 

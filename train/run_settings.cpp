@@ -65,6 +65,14 @@ void check_encoding_settings(const TrainSpec& s) {
   check_range("--fire-width", s.fire_width, 1, 4096);
 }
 
+// The task and the encoding by name, an unknown one refused naming its flag.
+TaskKind task_of(const TrainSpec& s) {
+  return for_flag("--task", [&] { return parse_task(s.task); });
+}
+PositionalEncoding encoding_of(const TrainSpec& s) {
+  return for_flag("--pe", [&] { return parse_positional_encoding(s.pe); });
+}
+
 }  // namespace
 
 RopeScaling training_rope_scaling(const TrainSpec& s) {
@@ -78,7 +86,8 @@ RopeScaling training_rope_scaling(const TrainSpec& s) {
                       s.train_rope_factor, base.train_rope_factor));
     return r;
   }
-  r.kind = parse_rope_scaling(s.train_rope_scaling);
+  r.kind =
+      for_flag("--train-rope-scaling", [&] { return parse_rope_scaling(s.train_rope_scaling); });
   if (r.kind == RopeScalingKind::kNone) {
     if (s.train_rope_factor != base.train_rope_factor)
       throw UsageError(fmt::format(
@@ -126,10 +135,10 @@ double fire_threshold_of(const TrainSpec& s) {
 }
 
 ModelConfig model_config(const TrainSpec& s) {
-  const TaskKind task = parse_task(s.task);
+  const TaskKind task = task_of(s);
   const TokenTaskSettings& token = s.token;
   ModelConfig model;
-  model.pe = parse_positional_encoding(s.pe);
+  model.pe = encoding_of(s);
   model.n_layer = s.n_layer;
   model.d_model = s.d_model;
   model.n_head = s.n_head;
@@ -164,9 +173,9 @@ ResolvedSpec resolve(const TrainSpec& s) {
     if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>)
       check_text(row.flag_name(), value);
   });
-  const TaskKind task = parse_task(s.task);
+  const TaskKind task = task_of(s);
   ModelConfig model;
-  model.pe = parse_positional_encoding(s.pe);
+  model.pe = encoding_of(s);
   // Hard limits far past anything that fits a machine: they keep every size an int can hold. What
   // a machine can run is checked against its memory and a time budget (cost/budget.hpp).
   check_range("--l-train", s.l_train, 1, kMaxLength);
@@ -254,8 +263,6 @@ ResolvedSpec resolve(const TrainSpec& s) {
   check_range("--d-ff", s.d_ff, 1, 65536);
   check_range("--n-head", s.n_head, 1, s.d_model, " (--d-model)");
   check_range("--threads", s.threads, 1, thread_limit(), " (4 per core of this machine)");
-  if (!std::isfinite(s.reparam_shift))
-    throw UsageError(fmt::format("--reparam-shift must be finite, got {}", s.reparam_shift));
   s.optimizer.validate(s.steps);
   if (s.precision != "float32" && s.precision != "float64")
     throw UsageError(fmt::format("unknown --precision '{}'; valid choices: {}", s.precision,
@@ -263,9 +270,10 @@ ResolvedSpec resolve(const TrainSpec& s) {
   check_encoding_settings(s);
   model = model_config(s);
   model.validate();
-  check_fixed_bias(model, model.max_positions - 1);  // every distance the run meets
+  for_flag("--pe-bias",
+           [&] { check_fixed_bias(model, model.max_positions - 1); });  // every distance
   if (s.precision == "float32") check_float32_bias(model, model.max_positions - 1);
-  Reparam reparam = Reparam::make(s.reparam, s.reparam_inverse, s.reparam_shift);
+  Reparam reparam = reparam_of(s.reparam, s.reparam_inverse, s.reparam_shift);
   if (is_token_task(task)) {
     std::shared_ptr<const MarkovChain> chain;
     if (task_needs_chain(task))
@@ -296,6 +304,16 @@ ResolvedSpec resolve(const TrainSpec& s) {
           std::move(depths),
           s.precision == "float64",
           training_lengths(s)};
+}
+
+Reparam reparam_of(const std::string& f, const std::string& inverse, double shift) {
+  if (!std::isfinite(shift))
+    throw UsageError(fmt::format("--reparam-shift must be finite, got {}", shift));
+  // The map, then its inverse: each error names the flag that gave the expression.
+  Reparam reparam = for_flag("--reparam", [&] { return Reparam::make(f, "", shift); });
+  if (!inverse.empty())
+    reparam = for_flag("--reparam-inverse", [&] { return Reparam::make(f, inverse, shift); });
+  return reparam;
 }
 
 int64_t tokens_per_sequence(TaskKind task, const TokenTaskSettings& token, int length) {

@@ -118,6 +118,10 @@ LengthRange training_lengths(const TrainSpec& spec);
 // (UsageError unless finite and >= 1).
 double fire_threshold_of(const TrainSpec& spec);
 
+// The target map --reparam with its inverse --reparam-inverse and shift --reparam-shift, each
+// mistake a UsageError naming the flag that gave it (the reparam parser knows no flags).
+Reparam reparam_of(const std::string& f, const std::string& inverse, double shift);
+
 // Tokens of one sequence of `length` of the task (BOS and EOS included for the scalar tasks).
 int64_t tokens_per_sequence(TaskKind task, const TokenTaskSettings& token, int length);
 

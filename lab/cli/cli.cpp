@@ -18,6 +18,7 @@
 #include "lab/cli/eval_command.hpp"
 #include "lab/cli/experiment_command.hpp"
 #include "lab/cli/report_commands.hpp"
+#include "lab/cli/run_flags.hpp"
 #include "lab/cli/serve_command.hpp"
 #include "lab/cli/theory_command.hpp"
 #include "lab/cli/train_command.hpp"
@@ -89,7 +90,10 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   for (int i = 0; i < argc; ++i) line.text += (i ? " " : "") + std::string(argv[i]);
   try {
     for (const auto& c : commands)
-      if (c->parsed()) return c->run(line);
+      if (c->parsed()) {
+        refuse_empty_values(*app.get_subcommand(c->name()));
+        return c->run(line);
+      }
     return kExitUsage;  // unreachable: app.require_subcommand(1)
   } catch (const UsageError& e) {
     err << "lenlab: error: " << error_line(e.what()) << "\n";

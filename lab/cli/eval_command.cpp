@@ -57,7 +57,6 @@ EvalCommand::EvalCommand(CLI::App& app) {
 }
 
 int EvalCommand::run(const CommandLine& line) {
-  refuse_empty_flags(*command_);
   options_.has_eval_seed = command_->count("--eval-seed") > 0;
   options_.command_line = line.text;
   options_.log = &line.err;

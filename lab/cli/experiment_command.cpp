@@ -1,11 +1,14 @@
 #include "lab/cli/experiment_command.hpp"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <climits>
 #include <filesystem>
 #include <thread>
 
+#include "core/error.hpp"
 #include "core/text_file.hpp"
 #include "lab/cli/cli_options.hpp"
 #include "lab/cli/run_flags.hpp"
@@ -99,6 +102,11 @@ int ExperimentCommand::run(const CommandLine& line) {
     options_.config_source = config_path_;
   }
   options_.figures = split_commas(figures_);
+  if (!figures_.empty() && options_.figures.empty())  // "," would select every figure
+    throw UsageError(
+        fmt::format("--figures '{}': no figure names; give names separated by commas, "
+                    "e.g. 1b,1c, or leave --figures out for every figure",
+                    figures_));
   options_.log = &line.err;
   options_.print = &line.out;
   options_.log_is_tty = line.err_is_tty;

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "lab/experiment/experiment.hpp"
+#include "plots/gnuplot.hpp"
 
 namespace lenlab {
 
@@ -14,7 +15,10 @@ PlotCommand::PlotCommand(CLI::App& app) {
   command_->add_option("--gnuplot", plot_.gnuplot, "The gnuplot program")->capture_default_str();
 }
 
+// A gnuplot that fails is refused before anything is written (a missing one is only told, after
+// the CSVs and scripts are written, with how to draw them later).
 int PlotCommand::run(const CommandLine& line) {
+  check_gnuplot(plot_);
   return plot_experiment(dir_, plot_, &line.err);
 }
 
@@ -38,6 +42,7 @@ RepresentationCommand::RepresentationCommand(CLI::App& app) {
 
 int RepresentationCommand::run(const CommandLine& line) {
   options_.log = &line.err;
+  check_gnuplot(options_.plot);  // as PlotCommand::run
   return run_representation_report(options_);
 }
 

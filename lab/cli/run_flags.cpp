@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "lab/cli/cli_options.hpp"
@@ -50,16 +54,50 @@ void add_test_time_options(CLI::App& cmd, TestTimeAttention& t) {
   visit_test_time_settings(t, [&](const Setting& row, auto& field) { add_row(cmd, row, field); });
 }
 
-void refuse_empty_flags(const CLI::App& cmd) {
-  if (cmd.count("--lengths") > 0 && cmd.get_option("--lengths")->as<std::string>().empty())
+namespace {
+
+// What an empty value of `opt` should have been: the grammar of the flags that have one, else its
+// type's words.
+std::string instead_of_empty(const CLI::Option& opt, const std::string& name,
+                             const std::string& command) {
+  if (name == "--lengths")
+    return "no lengths; write lengths and ranges separated by commas, e.g. 1..50,64,128";
+  if (name == "--depths") parse_depths("", "--depths");  // its message names the grammar
+  if (name == "--n-local" || name == "--distance-cap") return "give 'train' or an integer >= 1";
+  if (!opt.nonpositional()) {  // "The experiment config (TOML)": give the experiment config
+    std::string what = opt.get_description();
+    if (!what.empty())
+      what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
+    return "an empty argument; give " + what;
+  }
+  const std::string type = opt.get_type_name();
+  const bool number =
+      type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0 || type.rfind("FLOAT", 0) == 0;
+  std::string hint =
+      number ? "an empty value; give a number"
+             : fmt::format("an empty value; give {} (see lenlab {} --help)",
+                           opt.get_type_name() == "TEXT" ? "a value" : "values", command);
+  // A list's default ("[]") is no value to name.
+  const std::string fallback = opt.get_default_str() == "[]" ? "" : opt.get_default_str();
+  if (!opt.get_required())
+    hint += fallback.empty() ? fmt::format(", or leave {} out", name)
+                             : fmt::format(", or leave {} out for its default {}", name, fallback);
+  return hint;
+}
+
+}  // namespace
+
+void refuse_empty_values(const CLI::App& cmd) {
+  for (const CLI::Option* opt : cmd.get_options()) {
+    if (opt->count() == 0 || opt->get_expected_min() == 0) continue;  // not given, or a switch
+    const std::vector<std::string>& given = opt->results();
+    if (std::none_of(given.begin(), given.end(), [](const std::string& v) { return v.empty(); }))
+      continue;
+    const std::string name = opt->nonpositional() ? opt->get_lnames().front() : opt->get_name();
+    const std::string name_shown = opt->nonpositional() ? "--" + name : name;
     throw UsageError(
-        "--lengths '': no lengths; write lengths and ranges separated by commas, e.g. "
-        "1..50,64,128");
-  if (cmd.count("--depths") > 0 && cmd.get_option("--depths")->as<std::string>().empty())
-    parse_depths("", "--depths");  // its message names the grammar
-  for (const char* flag : {"--n-local", "--distance-cap"})
-    if (cmd.count(flag) > 0 && cmd.get_option(flag)->as<std::string>().empty())
-      throw UsageError(fmt::format("{} '': give 'train' or an integer >= 1", flag));
+        fmt::format("{} '': {}", name_shown, instead_of_empty(*opt, name_shown, cmd.get_name())));
+  }
 }
 
 }  // namespace lenlab

@@ -17,8 +17,9 @@ void add_budget_options(CLI::App& cmd, Budget& b);
 // Every setting of a run as a flag (`lenlab train`), or the test-time ones (`lenlab eval`).
 void add_spec_options(CLI::App& cmd, TrainSpec& s);
 void add_test_time_options(CLI::App& cmd, TestTimeAttention& t);
-// Flags whose unset value is "" (--lengths, --depths, --n-local, --distance-cap): given as '' on
-// the command line they are a mistake, a UsageError naming the flag and what it takes.
-void refuse_empty_flags(const CLI::App& cmd);
+// A flag or an argument given as '' is a mistake, refused naming it and what it takes: read as a
+// number it would be 0 (--clip '' turned clipping off), read as a path or a name it would be the
+// default (lenlab run '' ran the built-in paper config). Every subcommand, before it runs.
+void refuse_empty_values(const CLI::App& cmd);
 
 }  // namespace lenlab

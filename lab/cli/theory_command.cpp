@@ -13,6 +13,9 @@
 #include "lab/cli/cli_options.hpp"
 #include "models/config.hpp"
 #include "reparam/reparam.hpp"
+#include "tasks/task.hpp"
+#include "theory/token_layout.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 namespace {
@@ -161,8 +164,12 @@ int TheoryCommand::run(const CommandLine& line) {
           "--pe {} filters the runs of --runs DIR, and no --runs was given; add --runs, or drop "
           "--pe",
           o.pe));
-    parse_positional_encoding(o.pe);  // an unknown name lists the valid ones
+    for_flag("--pe", [&] { parse_positional_encoding(o.pe); });  // lists the valid ones
   }
+  // The theory's parsers know no flags: each value is checked here first, under its flag.
+  for_flag("--task", [&] { parse_scalar_task(o.task); });
+  for_flag("--tokens", [&] { parse_token_layout(o.tokens); });
+  reparam_of(o.reparam, o.reparam_inverse, o.reparam_shift);
   const TheoryReport report = compute_theory(o);
   if (report.measured && report.measured->runs.empty()) {
     const MeasuredErrors& m = *report.measured;

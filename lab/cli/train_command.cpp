@@ -44,7 +44,6 @@ TrainCommand::TrainCommand(CLI::App& app) {
 }
 
 int TrainCommand::run(const CommandLine& line) {
-  refuse_empty_flags(*command_);
   // --lengths without --l-test: test up to the longest of them.
   if (!spec_.lengths.empty() && command_->count("--l-test") == 0)
     spec_.l_test = test_lengths(spec_).back();

@@ -114,7 +114,9 @@ int run_experiment(const ExperimentOptions& options) {
   const size_t n_seeds = o.n_seeds > 0 ? o.n_seeds : config.seeds.size();
   check_plan_size(count_planned_runs(config, o.figures, n_seeds), n_seeds, o.budget);
   const std::vector<uint64_t> seeds = chosen_seeds(config, o.n_seeds);
-  const std::vector<PlannedRun> runs = plan_runs(config, o.figures, seeds);
+  // A figure's init_from is checked here (a folder's run read): its mistake is the config's.
+  const std::vector<PlannedRun> runs =
+      in_source(o.config_source, [&] { return plan_runs(config, o.figures, seeds); });
   if (o.run_index >= static_cast<int>(runs.size()))
     throw UsageError(
         fmt::format("--run-index {} is out of range: this experiment has {} runs "
@@ -182,7 +184,10 @@ int run_experiment(const ExperimentOptions& options) {
   if (o.run_index < 0 && o.emit_slurm.empty() && !check_gnuplot(o.plot) && o.log)
     *o.log << gnuplot_missing_message(o.out) << "\n";
   check_same_config(o.out, config);
-  ensure_writable_directory(o.out / "runs");
+  // The folders first, --emit-slurm's before --out's: a refusal leaves nothing in --out.
+  if (on_cluster)
+    for_flag(o.slurm ? "--out" : "--emit-slurm", [&] { ensure_writable_directory(slurm_dir); });
+  for_flag("--out", [&] { ensure_writable_directory(o.out / "runs"); });
   remove_stale_temporaries(o.out);  // left by a lenlab killed while writing figures or CSVs
   write_file_atomic(o.out / "config.toml", o.config_text);
   write_file_atomic(o.out / "selection.json",
@@ -193,7 +198,6 @@ int run_experiment(const ExperimentOptions& options) {
                         "\n");
 
   if (on_cluster) {
-    ensure_writable_directory(slurm_dir);
     const fs::path script = slurm_dir / "lenlab.sbatch";
     std::vector<TrainSpec> all;
     for (const PlannedRun& r : runs) all.push_back(r.spec);

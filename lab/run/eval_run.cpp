@@ -76,10 +76,13 @@ int run_eval(const EvalOptions& o) {
                     "evaluate",
                     o.run_dir.string(), record->status));
   const TrainSpec& trained = record->spec;
+  const std::string manifest = (o.run_dir / "manifest.json").string();
   // A text run's corpus, pinned for the whole evaluation: the bytes whose hash is checked here are
   // the bytes evaluated on, even if the file is replaced meanwhile.
   std::optional<CorpusPin> corpus_pin;
-  if (task_reads_corpus(parse_task(trained.task))) {
+  const TaskKind task = in_source(
+      manifest, [&] { return for_flag("--task", [&] { return parse_task(trained.task); }); });
+  if (task_reads_corpus(task)) {
     // A text run is only evaluated on the text it was trained on: its vocabulary and splits.
     const auto& corpus = corpus_pin.emplace(trained.token.corpus).corpus();
     if (corpus->hash() != record->corpus_hash)
@@ -89,7 +92,7 @@ int run_eval(const EvalOptions& o) {
           corpus->path(), o.run_dir.string(), corpus->hash(),
           record->corpus_hash.empty() ? "none" : record->corpus_hash));
   }
-  const EvalPlan plan = plan_evaluation(trained, changes);
+  const EvalPlan plan = plan_evaluation(trained, changes, manifest);
   const ResolvedSpec& model_spec = plan.trained;
   const ModelConfig& config = model_spec.model;
   const TrainSpec& spec = plan.spec;
@@ -124,7 +127,7 @@ int run_eval(const EvalOptions& o) {
   for (const char* name : {"eval.json", "predictions.csv"})
     check_output_path(o.out / name, "--out's");
   const std::vector<double> params = load_checkpoint(o.run_dir / "model.safetensors", config);
-  ensure_writable_directory(o.out);
+  for_flag("--out", [&] { ensure_writable_directory(o.out); });
   remove_stale_temporaries(o.out);
   // A replaced evaluation's files
   for (const std::string& stale : length_file_names()) fs::remove(o.out / stale);

@@ -1,12 +1,14 @@
 #include "lab/run/init_from.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <optional>
 #include <tuple>
 
 #include "core/error.hpp"
+#include "core/regular_file.hpp"
 #include "models/checkpoint.hpp"
 #include "models/parameters.hpp"
 #include "results/figure_setup.hpp"
@@ -93,10 +95,17 @@ ParentRun load_parent(const TrainSpec& child) {
     throw UsageError(
         fmt::format("{}: that run is '{}'; only a completed run has weights to start from", where,
                     record->status));
-  if (!fs::is_regular_file(dir / "model.safetensors"))
+  if (!fs::exists(dir / "model.safetensors"))
     throw UsageError(fmt::format(
         "{}: that run has no model.safetensors; its folder is incomplete, train it again", where));
-  ParentRun parent{dir, record->spec, run_id(record->spec), model_config(record->spec)};
+  if (struct stat st{};
+      ::stat((dir / "model.safetensors").c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    throw UsageError(fmt::format("{}: its model.safetensors is {}, not a regular file", where,
+                                 file_type_name(st.st_mode)));
+  // The parent's settings as its manifest holds them: one it cannot have is that file's mistake.
+  const std::string manifest = where + ": " + (dir / "manifest.json").string();
+  ParentRun parent{dir, record->spec, run_id(record->spec),
+                   in_source(manifest, [&] { return model_config(record->spec); })};
   check_fits(parent, child, model_config(child));
   return parent;
 }

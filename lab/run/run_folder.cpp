@@ -132,7 +132,7 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
           spec.init_from));
     parent = load_parent(spec);
   }
-  ensure_writable_directory(options.out);
+  for_flag("--out", [&] { ensure_writable_directory(options.out); });
   remove_stale_temporaries(options.out);  // left by a run killed while writing
   for (const std::string& stale : own) fs::remove(options.out / stale);
   if (!options.save_batches.empty()) batch_log_ = std::make_unique<BatchLog>(options.save_batches);

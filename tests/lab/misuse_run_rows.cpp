@@ -349,6 +349,30 @@ std::vector<Misuse> run_misuses() {
       {train({"--max-time", "1ms"}), 2, "--max-time"},
       {train({"--max-time", "soon"}), 2, "--max-time"},
       {train({"--steps", "100000", "--max-time", "1s"}), 2, "--max-time"},
+      // Found by a probe (hostile input, third pass): a shared parser's message named no flag; an
+      // empty value was read as 0 or as the default; a manifest's own bad setting named no file.
+      {train({"--task", "lenght"}), 2, "--task: unknown task 'lenght'"},
+      {train({"--pe", "rope", "--rope-scaling", "linear"}), 2, "--rope-scaling: unknown rope"},
+      {train({"--pe", "rope", "--train-rope-scaling", "linear"}), 2, "--train-rope-scaling: unkn"},
+      {train({"--pe", "bias", "--pe-bias", "xyz"}), 2, "--pe-bias: Unexpected token \"xyz\""},
+      {train({"--reparam", "1/x", "--reparam-inverse", "x^"}), 2, "--reparam-inverse: inverse"},
+      {train({"--pe", "rope", "--rope-scaling", "yarn", "--yarn-alpha", "-1"}), 2,
+       "--yarn-alpha, --yarn-beta: yarn's ramp needs 0 < alpha < beta"},
+      {train({"--clip", ""}), 2, "--clip '': an empty value; give a number, or leave --clip out"},
+      {train({"--max-memory", ""}), 2, "--max-memory '': an empty value"},
+      {train({"--corpus", "", "--task", "text"}), 2, "--corpus '': an empty value"},
+      {{"eval", "", "--out", "{out}"}, 2, "run '': an empty argument"},
+      {{"eval", "{parent}", "--yarn-alpha", "", "--out", "{out}"}, 2, "--yarn-alpha ''"},
+      {{"train", "--out", "/dev/null", "--steps", "5"}, 2, "--out: cannot create directory"},
+      {{"eval", "{parent}", "--out", "/dev/null"}, 2, "--out: cannot create directory"},
+      {{"eval", "{edited:pe=\"rotary\"}", "--out", "{out}"},
+       2,
+       "edited-pe/manifest.json: --pe: unknown positional encoding 'rotary'"},
+      {{"eval", "{edited:d_model=-8}", "--out", "{out}"},
+       2,
+       "edited-d_model/manifest.json: --d-model must be"},
+      {train({"--init-from", "{edited:task=\"lenght\"}"}), 2,
+       "edited-task/manifest.json: --task: unknown task 'lenght'"},
   };
 }
 

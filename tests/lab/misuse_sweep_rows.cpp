@@ -65,6 +65,10 @@ std::string misuse_config_text(const std::string& name) {
            "\"\nvary = \"pe\"\nvalues = [\"rope\"]\n";
   if (name == "int-too-large")
     return good.replace(good.find("[defaults]\n"), 11, "[defaults]\nbatch_size = 1000000000000\n");
+  if (name == "init-from-absent")
+    return good +
+           "[figures.b]\ninit_from = \"/nonexistent/lenlab-run\"\nvary = \"pe\"\n"
+           "values = [\"rope\"]\n";
   if (name == "nan-setting")
     return good + "[figures.b]\nlr = nan\nvary = \"pe\"\nvalues = [\"rope\"]\n";
   FAIL("no config named " << name);
@@ -133,6 +137,28 @@ std::vector<Misuse> sweep_misuses() {
        "'batch_size' must be an integer from -2147483648 to 2147483647"},
       {{"run", "{config:nan-setting}", "--out", "{out}"}, 2, "'lr' must be a finite number"},
       {{"plot", "{dir}"}, 2, "not an experiment folder"},
+      // Found by a probe (hostile input, third pass): an empty config ran the built-in paper one,
+      // an empty --figures or --emit-slurm trained everything, an --emit-slurm that cannot be a
+      // folder left config.toml in --out, a config's init_from error named no config, a failing
+      // gnuplot was found after the report's files were written.
+      {{"run", "", "--dry-run"}, 2, "config '': an empty argument"},  // (not the 87 runs)
+      {{"run", "{config:good}", "--figures", "", "--out", "{out}"}, 2, "--figures ''"},
+      {{"run", "{config:good}", "--figures", ",", "--out", "{out}"}, 2, "--figures ',': no figure"},
+      {{"run", "{config:good}", "--emit-slurm", "", "--out", "{out}"}, 2, "--emit-slurm ''"},
+      {{"run", "{config:good}", "--emit-slurm", "/dev/null", "--out", "{out}"},
+       2,
+       "--emit-slurm: cannot create directory /dev/null"},
+      {{"run", "{config:good}", "--out", "/dev/null"}, 2, "--out: cannot create directory"},
+      {{"run", "{config:init-from-absent}", "--out", "{out}"},
+       2,
+       "init-from-absent.toml: --init-from /nonexistent/lenlab-run: no such folder"},
+      {{"representation", "{dir}", "--gnuplot", "/bin/false", "--out", "{out}"},
+       2,
+       "point --gnuplot at one that works"},
+      {{"theory", "--tokens", "xyz"}, 2, "--tokens: unknown token layout 'xyz'"},
+      {{"theory", "--task", "lenght"}, 2, "--task: unknown task 'lenght'"},
+      {{"theory", "--reparam-shift", "nan"}, 2, "--reparam-shift must be finite"},
+      {{"theory", "--runs", ""}, 2, "--runs ''"},
       // ---- theory
       {{"theory", "--task", "lenght"}, 2, "lenght"},
       {{"theory", "--pe", "rope"}, 2, "--runs"},

@@ -11,7 +11,9 @@ struct Misuse {
   std::vector<std::string> args;  // "{out}": a folder that does not exist yet; "{dir}": an empty
                                   // one; "{config:NAME}": a config file below (kConfigs);
                                   // "{fifo:NAME}": a named pipe in {dir}, no writer on it;
-                                  // "{parent}": a completed tiny run (one for every row)
+                                  // "{parent}": a completed tiny run (one for every row);
+                                  // "{edited:KEY=JSON}": a copy of it in {dir}, its manifest's
+                                  // setting KEY changed to JSON
   int rc;
   std::string word;  // the error line must contain it
 };

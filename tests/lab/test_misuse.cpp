@@ -5,6 +5,7 @@
 // of the settings are in test_faults.cpp.
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
 
@@ -49,6 +50,19 @@ fs::path parent_run(const fs::path& base) {
   return parent;
 }
 
+// A copy of the parent run in `dir` whose manifest says KEY = VALUE (JSON) for "KEY=VALUE": a
+// manifest edited by hand, its settings read back by eval and --init-from.
+fs::path edited_run(const fs::path& parent, const fs::path& dir, const std::string& edit) {
+  const size_t eq = edit.find('=');
+  const fs::path copy = dir / ("edited-" + edit.substr(0, eq));
+  fs::copy(parent, copy, fs::copy_options::recursive);
+  nlohmann::ordered_json manifest;
+  std::ifstream(copy / "manifest.json") >> manifest;
+  manifest["config"][edit.substr(0, eq)] = nlohmann::json::parse(edit.substr(eq + 1));
+  std::ofstream(copy / "manifest.json") << manifest.dump(2);
+  return copy;
+}
+
 // The row's arguments with its folders and configs filled in.
 std::vector<std::string> fill(const Misuse& row, const fs::path& out, const fs::path& dir) {
   std::vector<std::string> args;
@@ -56,6 +70,8 @@ std::vector<std::string> fill(const Misuse& row, const fs::path& out, const fs::
     if (a.rfind("{out}", 0) == 0) a = out.string() + a.substr(5);
     if (a.rfind("{dir}", 0) == 0) a = dir.string() + a.substr(5);
     if (a.rfind("{parent}", 0) == 0) a = parent_run(out.parent_path()).string() + a.substr(8);
+    if (a.rfind("{edited:", 0) == 0)
+      a = edited_run(parent_run(out.parent_path()), dir, a.substr(8, a.size() - 9)).string();
     if (a.rfind("{fifo:", 0) == 0) {
       const fs::path fifo = dir / a.substr(6, a.size() - 7);
       fs::remove(fifo);
