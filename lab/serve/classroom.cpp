@@ -21,6 +21,10 @@ constexpr std::string_view kCodeLetters = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
 constexpr int kMaxWrongCodes = 10;  // per client address and minute
 constexpr auto kLockout = std::chrono::minutes(1);
 constexpr size_t kMaxName = 32;
+// Bounds on what clients make the server remember: sessions (a class, its re-joins and the
+// teacher's browsers) and the addresses with wrong codes being counted.
+constexpr size_t kMaxSessions = 2000;
+constexpr size_t kMaxCountedAddresses = 10000;
 
 std::string random_text(std::string_view alphabet, int length) {
   std::random_device device;  // the kernel's entropy: codes and sessions must not be predictable
@@ -125,6 +129,9 @@ Member Classroom::member(const std::optional<std::string>& cookie_header) const 
 }
 
 bool Classroom::locked_out(const std::string& address, Clock::time_point now) {
+  if (attempts_.size() >= kMaxCountedAddresses)  // forget the addresses whose minute is over
+    for (auto it = attempts_.begin(); it != attempts_.end();)
+      it = now - it->second.first > kLockout ? attempts_.erase(it) : std::next(it);
   const auto it = attempts_.find(address);
   if (it == attempts_.end()) return false;
   if (now - it->second.first > kLockout) {
@@ -160,8 +167,12 @@ JoinAnswer Classroom::join(const Json& body, const std::string& address) {
             ""};
   Member member;
   const std::string given = ascii_upper(*code);
+  // The teacher gets in whatever the students did; the rest of the class within the bounds.
+  const bool full = sessions_.size() >= kMaxSessions || attempts_.size() >= kMaxCountedAddresses;
   if (same_code(given, options_.teacher_code)) {
     member = {Role::kTeacher, "teacher"};
+  } else if (full) {
+    return {429, "", "the class is full (too many joins or wrong codes): ask the teacher", {}, ""};
   } else if (same_code(given, options_.join_code)) {
     const auto name = checked_name(text("name").value_or(""));
     if (!name)

@@ -10,7 +10,9 @@
 //     GET /api/session;
 //   - wrong codes are counted per client address: after 10 within a minute, that address may not
 //     try again for the rest of the minute (429), so a 6-letter code (31⁶ ≈ 9·10⁸ choices) cannot
-//     be guessed by trying.
+//     be guessed by trying;
+//   - what clients make it remember is bounded: at most 2000 sessions and 10 000 addresses being
+//     counted (past either, joins are refused with 429 until the counted minutes pass).
 // Thread-safe: the server's threads call it concurrently.
 #include <chrono>
 #include <map>

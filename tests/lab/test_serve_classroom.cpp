@@ -266,3 +266,24 @@ TEST_CASE("classroom codes are checked when the server starts") {
   CHECK(drawn.options().join_code.size() == 6);
   CHECK(drawn.options().teacher_code.size() == 12);
 }
+
+TEST_CASE("what clients make the classroom remember is bounded, and the teacher still gets in") {
+  Classroom room(ClassroomOptions{true, kJoin, kTeacher, 2});
+  const auto join_as = [&](const std::string& code, const std::string& name,
+                           const std::string& address) {
+    return room.join(PageJson{{"code", code}, {"name", name}}, address).status;
+  };
+  for (int i = 0; i < 2000; ++i) REQUIRE(join_as(kJoin, fmt::format("s{}", i), "10.0.0.1") == 200);
+  const JoinAnswer full = room.join(PageJson{{"code", kJoin}, {"name", "late"}}, "10.0.0.1");
+  CHECK(full.status == 429);
+  CHECK(full.message.find("the class is full") != std::string::npos);
+  CHECK(join_as(kTeacher, "", "10.0.0.1") == 200);
+
+  // Wrong codes from 10 000 addresses: counted, then no more joins until their minute passes.
+  Classroom guessed(ClassroomOptions{true, kJoin, kTeacher, 2});
+  for (int i = 0; i < 10000; ++i)
+    REQUIRE(guessed.join(PageJson{{"code", "WRONG1"}}, fmt::format("10.1.{}.{}", i / 256, i % 256))
+                .status == 403);
+  CHECK(guessed.join(PageJson{{"code", kJoin}, {"name", "Ada"}}, "10.2.0.1").status == 429);
+  CHECK(guessed.join(PageJson{{"code", kTeacher}}, "10.2.0.1").status == 200);
+}
