@@ -8,29 +8,9 @@
 #include <stdexcept>
 
 #include "core/rng.hpp"
+#include "stats/ranks.hpp"
 
 namespace lenlab {
-
-namespace {
-
-// 1-based ranks, ties sharing their average rank.
-std::vector<double> ranks(const std::vector<double>& v) {
-  const size_t n = v.size();
-  std::vector<size_t> idx(n);
-  std::iota(idx.begin(), idx.end(), 0);
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
-  std::vector<double> r(n);
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j < n && v[idx[j]] == v[idx[i]]) ++j;
-    const double average = (static_cast<double>(i + 1) + static_cast<double>(j)) / 2;
-    for (size_t k = i; k < j; ++k) r[idx[k]] = average;
-    i = j;
-  }
-  return r;
-}
-
-}  // namespace
 
 double pearson(const std::vector<double>& x, const std::vector<double>& y) {
   if (x.size() != y.size()) throw std::invalid_argument("pearson: x and y differ in length");
@@ -56,7 +36,7 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   for (const std::vector<double>* v : {&x, &y})
     for (const double value : *v)
       if (std::isnan(value)) return std::numeric_limits<double>::quiet_NaN();
-  return pearson(ranks(x), ranks(y));
+  return pearson(midranks(x), midranks(y));
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "stats/ranks.hpp"
 
 namespace lenlab {
 
@@ -35,21 +36,11 @@ double quantile_of_sorted(const std::vector<double>& v, double q) {
   return v[below] + (at - static_cast<double>(below)) * (v[above] - v[below]);
 }
 
-// Twice the mid-ranks of |d| (integers: a tie over ranks i..j has mid-rank (i + j) / 2).
+// Twice the mid-ranks of |d|: exact integers.
 std::vector<long> doubled_midranks(const std::vector<double>& magnitudes) {
-  const size_t n = magnitudes.size();
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return magnitudes[a] < magnitudes[b]; });
-  std::vector<long> ranks(n);
-  for (size_t i = 0; i < n;) {
-    size_t j = i;
-    while (j + 1 < n && magnitudes[order[j + 1]] == magnitudes[order[i]]) ++j;
-    for (size_t k = i; k <= j; ++k) ranks[order[k]] = static_cast<long>(i + 1 + j + 1);
-    i = j + 1;
-  }
-  return ranks;
+  std::vector<long> doubled;
+  for (const double r : midranks(magnitudes)) doubled.push_back(std::lround(2 * r));
+  return doubled;
 }
 
 }  // namespace
