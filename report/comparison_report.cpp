@@ -4,29 +4,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <set>
 
 #include "plots/gnuplot_compare.hpp"
+#include "report/comparison_verdicts.hpp"
 #include "report/number_text.hpp"
-#include "report/verdict_words.hpp"
 #include "results/figure_metric.hpp"
 
 namespace lenlab {
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// One figure compared over one test range: its lines and each one's adjusted p and word.
-struct Comparison {
-  const FigureSummary* fig = nullptr;
-  TestRange range;
-  bool main = true;  // the section's table (every length beyond l_train), else a range table
-  std::vector<ComparedLine> lines;
-  std::vector<double> adjusted_p;  // [line]; NaN where the line has no test
-  std::vector<VerdictWord> words;  // [line]
-};
 
 const ComparedLine* find_line(const Comparison& c, const std::string& label) {
   for (const ComparedLine& l : c.lines)
@@ -38,32 +25,6 @@ VerdictWord word_of(const Comparison& c, const std::string& label) {
   for (size_t i = 0; i < c.lines.size(); ++i)
     if (c.lines[i].label == label) return c.words[i];
   return VerdictWord::kNotJudged;
-}
-
-// Every comparison of the report, with p-values adjusted together (Holm): the tables' lines
-// and the range tables' lines are one family.
-std::vector<Comparison> judge(const std::vector<const FigureSummary*>& compared) {
-  std::vector<Comparison> all;
-  for (const FigureSummary* f : compared) {
-    all.push_back({f, TestRange{}, true, compare_lines(*f), {}, {}});
-    std::vector<TestRange> ranges;
-    for (const TestRange& r : comparison_ranges())
-      if (has_lengths_in(*f, r)) ranges.push_back(r);
-    if (ranges.size() >= 2)
-      for (const TestRange& r : ranges) all.push_back({f, r, false, compare_lines(*f, r), {}, {}});
-  }
-  std::vector<double> p;
-  for (const Comparison& c : all)
-    for (const ComparedLine& l : c.lines)
-      if (l.paired) p.push_back(l.paired->p_wilcoxon);
-  const std::vector<double> adjusted = holm_adjust(p);
-  size_t next = 0;
-  for (Comparison& c : all)
-    for (const ComparedLine& l : c.lines) {
-      c.adjusted_p.push_back(l.paired ? adjusted[next++] : kNaN);
-      c.words.push_back(verdict_word(l, c.adjusted_p.back()));
-    }
-  return all;
 }
 
 // A table cell: the mean, its rank, the word when there is a difference, the seed tally.
@@ -202,10 +163,8 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
   for (const FigureSummary& f : figures)
     if (!f.spec->baseline.empty()) compared.push_back(&f);
   if (compared.empty()) return "";
-  const std::vector<Comparison> all = judge(compared);
-  size_t family = 0;
-  for (const Comparison& c : all)
-    for (const ComparedLine& l : c.lines) family += l.paired.has_value();
+  const std::vector<Comparison> all = judge_comparisons(figures);
+  const size_t family = family_size(all);
   std::vector<std::string> labels;  // every figure's lines, in order of first appearance
   for (const Comparison& c : all)
     if (c.main)
