@@ -8,6 +8,7 @@
 #include <map>
 
 #include "results/figure_metric.hpp"
+#include "results/in_range_fit.hpp"
 
 namespace lenlab {
 
@@ -57,6 +58,7 @@ std::vector<ComparedLine> compare_lines(const FigureSummary& fig, const TestRang
   const bool higher_better = metric_is_fraction(metric);
   std::vector<ComparedLine> out;
   std::vector<std::map<uint64_t, double>> by_seed;  // per line: seed → its run's beyond mean
+  std::vector<std::map<uint64_t, bool>> fits;       // per line: seed → it enters a test
   for (const FigureLine& line : fig.lines) {
     ComparedLine c;
     c.label = line.label;
@@ -64,11 +66,17 @@ std::vector<ComparedLine> compare_lines(const FigureSummary& fig, const TestRang
     c.mean = c.min = c.max = kNaN;
     std::vector<double> v;
     by_seed.emplace_back();
+    fits.emplace_back();
     for (const RunRecord* r : line.runs)
       if (const double x = range_mean(*r, metric, range); !std::isnan(x)) {
         v.push_back(x);
         by_seed.back()[r->spec.seed] = x;
+        const InRangeFit fit = in_range_fit(*r);
+        fits.back()[r->spec.seed] = fit.enters();
+        if (!fit.enters()) c.seeds_not_fit.push_back(r->spec.seed);
+        c.in_range_rule = fit.rule.text();
       }
+    std::sort(c.seeds_not_fit.begin(), c.seeds_not_fit.end());
     c.n_seeds = static_cast<int>(v.size());
     if (!v.empty()) {
       double sum = 0;
@@ -90,12 +98,17 @@ std::vector<ComparedLine> compare_lines(const FigureSummary& fig, const TestRang
       out.begin(), out.end(), [&](const ComparedLine& c) { return c.label == fig.spec->baseline; });
   if (base != out.end() && base->n_seeds > 0) {
     const std::map<uint64_t, double>& base_seeds = by_seed[base - out.begin()];
+    const std::map<uint64_t, bool>& base_fits = fits[base - out.begin()];
+    // A baseline that did not learn its own range in most seeds is no yardstick for extrapolation.
+    const bool baseline_unfit = 2 * base->seeds_not_fit.size() > base_fits.size();
     for (size_t i = 0; i < out.size(); ++i) {
       ComparedLine& c = out[i];
-      if (c.n_seeds == 0 || &c == &*base) continue;
+      c.baseline_unfit = baseline_unfit;
+      if (c.n_seeds == 0 || &c == &*base || baseline_unfit) continue;
       std::vector<double> mine, theirs;  // in the order of the line's seeds
       for (const auto& [seed, x] : by_seed[i])
-        if (const auto b = base_seeds.find(seed); b != base_seeds.end()) {
+        if (const auto b = base_seeds.find(seed);
+            b != base_seeds.end() && fits[i].at(seed) && base_fits.at(seed)) {
           mine.push_back(x);
           theirs.push_back(b->second);
         }

@@ -3,7 +3,8 @@
 // line ranked by its figure's metric averaged over the test lengths beyond l_train (or over a
 // range of them: TestRange), and compared with the baseline seed by seed: runs of one seed share
 // their initial weights and batches, so each seed both have is a pair, and the pairs' differences
-// are tested (stats/paired_test.hpp). report.md's table and verdicts
+// are tested (stats/paired_test.hpp), where both runs of the pair fit their training range
+// (results/in_range_fit.hpp). report.md's table and verdicts
 // (report/comparison_report.hpp) and the compare figure (plots/gnuplot_compare.hpp) read these.
 #include <limits>
 #include <optional>
@@ -28,7 +29,14 @@ struct ComparedLine {
   // The paired test of those seeds (this line − the baseline); none for the baseline itself or
   // without a seed in common.
   std::optional<PairedComparison> paired;
-  bool not_finite = false;      // a paired seed's average is not finite (+inf MSE): not tested
+  bool not_finite = false;  // a paired seed's average is not finite (+inf MSE): not tested
+  // The learned-in-range gate (results/in_range_fit.hpp): this line's seeds whose run did not fit
+  // its own training range (ascending). Their pairs, and those of the baseline's unfit seeds, enter
+  // no test; the mean, min, max and rank above still count every run.
+  std::vector<uint64_t> seeds_not_fit;
+  std::string in_range_rule;  // the rule's text, for the verdict line
+  // The baseline fit its training range in fewer than half of its seeds: the figure is not judged.
+  bool baseline_unfit = false;
   bool lower_is_better = true;  // the figure's metric: an error (mse, cross-entropy) or a fraction
 };
 

@@ -1,6 +1,7 @@
 #include "report/comparison_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -27,20 +28,29 @@ VerdictWord word_of(const Comparison& c, const std::string& label) {
   return VerdictWord::kNotJudged;
 }
 
+// "none", "seed 3", "seeds 2, 5".
+std::string seed_list(const std::vector<uint64_t>& seeds) {
+  if (seeds.empty()) return "none";
+  return fmt::format("seed{} {}", seeds.size() > 1 ? "s" : "", fmt::join(seeds, ", "));
+}
+
 // A table cell: the mean, its rank, the word when there is a difference, the seed tally.
 std::string cell(const Comparison& c, const std::string& label) {
   const ComparedLine* l = find_line(c, label);
   if (!l || l->n_seeds == 0) return " — |";
   if (label == c.fig->spec->baseline)
-    return fmt::format(" {} ({}) baseline |", number_or_dash(l->mean), l->rank);
+    return fmt::format(
+        " {} ({}) baseline{} |", number_or_dash(l->mean), l->rank,
+        l->seeds_not_fit.empty() ? "" : fmt::format(" ({} unfit)", l->seeds_not_fit.size()));
   const VerdictWord w = word_of(c, label);
   const std::string word = w == VerdictWord::kHelps       ? " **helps**"
                            : w == VerdictWord::kHurts     ? " **hurts**"
                            : w == VerdictWord::kNotJudged ? " not judged"
                                                           : "";
   return fmt::format(
-      " {} ({}){}{} |", number_or_dash(l->mean), l->rank, word,
-      l->seeds_paired > 0 ? fmt::format(" {}/{}", l->seeds_better, l->seeds_paired) : "");
+      " {} ({}){}{}{} |", number_or_dash(l->mean), l->rank, word,
+      l->seeds_paired > 0 ? fmt::format(" {}/{}", l->seeds_better, l->seeds_paired) : "",
+      l->seeds_not_fit.empty() ? "" : fmt::format(" ({} unfit)", l->seeds_not_fit.size()));
 }
 
 // "lengths 11..40 = (1×, 4×] l_train": the lengths a figure's main table averages over, as its
@@ -72,6 +82,9 @@ std::string verdict_lines(const Comparison& c, size_t family) {
       "baseline {}, seed by seed:\n",
       f.spec->name, s.task, s.pe, s.n_layer, s.d_model, s.steps, s.l_train, main_range_text(*base),
       metric_label(f.spec->metric), f.spec->baseline);
+  const ComparedLine* base_line = find_line(c, f.spec->baseline);
+  out += fmt::format("  - the in-range gate ({}): the baseline's runs that did not fit: {}.\n",
+                     base_line->in_range_rule, seed_list(base_line->seeds_not_fit));
   for (size_t i = 0; i < c.lines.size(); ++i) {
     const ComparedLine& l = c.lines[i];
     if (l.label == f.spec->baseline) continue;
@@ -79,6 +92,10 @@ std::string verdict_lines(const Comparison& c, size_t family) {
       out += fmt::format("  - {}: **not judged** ({}).\n", l.label, not_judged_reason(l));
       continue;
     }
+    const std::string left_out =
+        l.seeds_not_fit.empty()
+            ? ""
+            : fmt::format(" ({} left out: did not fit 1..l_train)", seed_list(l.seeds_not_fit));
     const PairedComparison& p = *l.paired;
     // What the seeds could have found: nothing when even the most extreme pattern (every seed
     // the same way) cannot reach an adjusted p below the threshold; else the paired t-test's
@@ -99,12 +116,12 @@ std::string verdict_lines(const Comparison& c, size_t family) {
                                number_or_dash(p.smallest_detectable));
     out += fmt::format(
         "  - {}: **{}**: difference {} (95 % bootstrap interval {} to {}; median {}), better in "
-        "{}/{} seeds, Wilcoxon signed-rank p = {:.2g}, Holm-adjusted over {} comparisons p = "
+        "{}/{} seeds{}, Wilcoxon signed-rank p = {:.2g}, Holm-adjusted over {} comparisons p = "
         "{:.2g}{}.\n",
         l.label, verdict_name(c.words[i]), number_or_dash(p.mean_difference),
         number_or_dash(p.interval_low), number_or_dash(p.interval_high),
-        number_or_dash(p.median_difference), p.wins, p.n, p.p_wilcoxon, family, c.adjusted_p[i],
-        detectable);
+        number_or_dash(p.median_difference), p.wins, p.n, left_out, p.p_wilcoxon, family,
+        c.adjusted_p[i], detectable);
   }
   return out;
 }
@@ -175,7 +192,11 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
       "\n## Method comparison\n\nEach column is a figure that compares methods on one task: each "
       "line's metric averaged over the test lengths beyond l_train, the mean over seeds, and its "
       "rank in the column (1 = best). k/n: seed by seed, the method beat the baseline trained with "
-      "the same seed (the same initial weights and batches) in k of n seeds. The verdict is the "
+      "the same seed (the same initial weights and batches) in k of n seeds where both runs fit "
+      "their training range (the in-range gate: MSE ≤ 1 % of the target's variance, token "
+      "accuracy ≥ 0.99 or excess cross-entropy ≤ 0.01 nats inside 1..l_train; (u unfit): u runs "
+      "of the method did not, and enter no test; a figure whose baseline did not fit in most "
+      "seeds is not judged). The verdict is the "
       "paired test of those seeds' differences (Wilcoxon signed-rank, exact), its p adjusted "
       "(Holm) over all {} comparisons of this report: **helps** / **hurts** when the adjusted p "
       "is below {}, no mark when there is no detectable difference, *not judged* when there is no "

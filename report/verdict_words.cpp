@@ -1,5 +1,7 @@
 #include "report/verdict_words.hpp"
 
+#include <string>
+
 namespace lenlab {
 
 VerdictWord verdict_word(const ComparedLine& line, double adjusted_p) {
@@ -28,6 +30,12 @@ std::string not_judged_reason(const ComparedLine& line) {
   if (line.paired) return "";
   if (line.not_finite) return "a seed's average is not finite";
   if (line.n_seeds == 0) return "no completed run";
+  if (line.baseline_unfit)
+    return "the baseline did not fit its own training range in most seeds (" + line.in_range_rule +
+           "): extrapolation is not judged on models that did not learn";
+  if (!line.seeds_not_fit.empty())
+    return "no seed where both it and the baseline fit their training range (" +
+           line.in_range_rule + ")";
   return "no seed in common with the baseline";
 }
 

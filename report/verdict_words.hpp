@@ -4,8 +4,10 @@
 //                              report, is below 0.05, in the metric's better / worse direction;
 //   no detectable difference   otherwise (the line says the smallest effect the seeds could have
 //                              detected: stats/paired_test.hpp);
-//   not judged                 no test: no seed in common with the baseline, or a seed's average
-//                              is not finite.
+//   not judged                 no test: no seed in common with the baseline where both runs fit
+//                              their training range (results/in_range_fit.hpp), the baseline
+//                              itself did not fit it in most seeds, or a seed's average is not
+//                              finite.
 #include <string>
 
 #include "plots/method_comparison.hpp"

@@ -14,16 +14,19 @@
 #include "lab/experiment/experiment_config.hpp"
 #include "plots/gnuplot_compare.hpp"
 #include "report/comparison_report.hpp"
+#include "results/in_range_fit.hpp"
 #include "tests/support/test_support.hpp"
 
 using namespace lenlab;
 
 namespace {
 
-// A run of l_train 2 whose metric is `within` at lengths 1..2 and `beyond` at 3..4.
+// A run of l_train 2 (copy when `token`, else length) whose metric is `within` at lengths 1..2 and
+// `beyond` at 3..4.
 RunRecord run(bool token, double within, double beyond) {
   RunRecord r;
   r.status = "completed";
+  r.spec.task = token ? "copy" : "length";
   r.spec.l_train = 2;
   for (int l = 1; l <= 4; ++l) {
     LengthResult row;
@@ -61,8 +64,9 @@ struct Fixture {
       FigureLine line;
       line.label = fmt::format("L{}", i);
       for (size_t j = 0; j < lines[i].size(); ++j) {
-        // Within l_train every run is the same: only the lengths beyond it may rank.
-        runs.push_back(run(metric != "mse", 0.5, lines[i][j]));
+        // Within l_train every run is the same, and fits its range (MSE 0, accuracy 1): only the
+        // lengths beyond it may rank.
+        runs.push_back(run(metric != "mse", metric == "mse" ? 0 : 1, lines[i][j]));
         runs.back().spec.seed = j + 1;  // value j of every line is seed j + 1's run
         line.runs.push_back(&runs.back());
       }
@@ -172,7 +176,7 @@ TEST_CASE(
       for (int l = 1; l <= 32; ++l) {
         LengthResult row;
         row.length = l;
-        row.mse = l <= 2 ? 0.5 : value(i, l <= 8 ? 0 : l <= 16 ? 1 : 2, seed);
+        row.mse = l <= 2 ? 0 : value(i, l <= 8 ? 0 : l <= 16 ? 1 : 2, seed);
         r.results.push_back(row);
       }
       runs.push_back(r);
@@ -275,10 +279,78 @@ TEST_CASE("a line without a seed in common, or with an infinite average, is not 
   f.runs[3].spec.seed = 7;  // L1's runs are seeds 7, 2, 3 … move them all away from L0's
   f.runs[4].spec.seed = 8;
   f.runs[5].spec.seed = 9;
-  for (LengthResult& row : f.runs[8].results) row.mse = std::numeric_limits<double>::infinity();
+  for (LengthResult& row : f.runs[8].results)  // beyond l_train only: it fits its range
+    if (row.length > 2) row.mse = std::numeric_limits<double>::infinity();
   const std::string section = comparison_section({f.summary});
   CHECK(section.find("  - L1: **not judged** (no seed in common with the baseline).") !=
         std::string::npos);
   CHECK(section.find("  - L2: **not judged** (a seed's average is not finite).") !=
         std::string::npos);
+}
+
+TEST_CASE("the in-range gate: unfit runs enter no test, and an unfit baseline judges nothing") {
+  // Length, l_train 2: the target's variance over lengths 1..2 is 0.25, so a run fits with an
+  // in-range MSE of at most 0.0025.
+  const std::vector<double> base = {10, 12, 14, 11, 13, 12, 10, 15, 11, 12};
+  std::vector<double> far_better;
+  for (double x : base) far_better.push_back(x / 10);
+  Fixture f("mse", {base, far_better});
+  // L1's seeds 2 and 5 missed their range (MSE 0.01 > 0.0025 inside 1..2).
+  for (size_t run : {11, 14})
+    for (LengthResult& row : f.runs[run].results)
+      if (row.length <= 2) row.mse = 0.01;
+  const std::vector<ComparedLine> c = compare_lines(f.summary);
+  CHECK(c[1].seeds_not_fit == std::vector<uint64_t>{2, 5});
+  REQUIRE(c[1].paired);
+  CHECK(c[1].paired->n == 8);
+  CHECK(c[1].n_seeds == 10);  // the mean still counts every run
+  CHECK(c[1].in_range_rule == "MSE ≤ 0.0025 (1 % of the target's variance) inside 1..2");
+  std::string section = comparison_section({f.summary});
+  CHECK(section.find("| L1 | 1.2 (1) **helps** 8/8 (2 unfit) |") != std::string::npos);
+  CHECK(section.find("better in 8/8 seeds (seeds 2, 5 left out: did not fit 1..l_train)") !=
+        std::string::npos);
+  CHECK(section.find("the baseline's runs that did not fit: none.") != std::string::npos);
+
+  // The baseline misses its range in 6 of 10 seeds: nothing is judged.
+  for (size_t run = 0; run < 6; ++run)
+    for (LengthResult& row : f.runs[run].results)
+      if (row.length <= 2) row.mse = 1;
+  CHECK(compare_lines(f.summary)[1].baseline_unfit);
+  section = comparison_section({f.summary});
+  CHECK(section.find("  - L1: **not judged** (the baseline did not fit its own training range in "
+                     "most seeds") != std::string::npos);
+  CHECK(section.find("the baseline's runs that did not fit: seeds 1, 2, 3, 4, 5, 6.") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "the in-range rules: accuracy for token tasks, excess cross-entropy for markov, none for "
+    "text") {
+  TrainSpec s;
+  s.task = "copy";
+  s.l_train = 40;
+  InRangeRule r = in_range_rule(s);
+  CHECK(r.metric == "token_accuracy");
+  CHECK(r.at_least);
+  CHECK(r.threshold == 0.99);
+  s.task = "markov";
+  r = in_range_rule(s);
+  CHECK(r.metric == "excess_ce");
+  CHECK_FALSE(r.at_least);
+  s.task = "text";
+  CHECK(in_range_rule(s).metric.empty());
+  RunRecord text;
+  text.spec = s;
+  LengthResult row;
+  row.length = 3;
+  row.token = true;
+  text.results.push_back(row);
+  CHECK(in_range_fit(text).state == FitState::kUnchecked);
+  CHECK(in_range_fit(text).enters());
+  // A copy run at accuracy 0.98 inside its range does not fit; one with no row inside is unchecked.
+  RunRecord copy = run(true, 0.98, 0.5);
+  CHECK(in_range_fit(copy).state == FitState::kDoesNotFit);
+  CHECK(in_range_fit(copy).value == doctest::Approx(0.98));
+  copy.results.erase(copy.results.begin(), copy.results.begin() + 2);
+  CHECK(in_range_fit(copy).state == FitState::kUnchecked);
 }
