@@ -8,6 +8,7 @@
 #include <map>
 
 #include "core/csv.hpp"
+#include "results/in_range_fit.hpp"
 #include "results/range_means.hpp"
 
 namespace lenlab {
@@ -40,7 +41,8 @@ Beyond beyond_of(const RunRecord& run) {
 
 std::string cell_text(const SuiteCell& c) {
   if (c.n_seeds == 0) return "—";
-  return fmt::format("**{:.3f}** · {:.3f} ± {:.3f} ({})", c.max, c.mean, c.sd, c.n_seeds);
+  return fmt::format("**{:.3f}** · {:.3f} ± {:.3f} ({}, {} fit)", c.max, c.mean, c.sd, c.n_seeds,
+                     c.n_fit);
 }
 
 }  // namespace
@@ -59,9 +61,12 @@ double suite_score(const RunRecord& run) {
 
 SuiteCell suite_cell(const FigureLine& line) {
   std::vector<double> scores;
-  for (const RunRecord* run : line.runs)
-    if (const double s = suite_score(*run); !std::isnan(s)) scores.push_back(s);
   SuiteCell c;
+  for (const RunRecord* run : line.runs)
+    if (const double s = suite_score(*run); !std::isnan(s)) {
+      scores.push_back(s);
+      c.n_fit += in_range_fit(*run).state == FitState::kFits;
+    }
   c.n_seeds = static_cast<int>(scores.size());
   if (scores.empty()) return c;
   c.max = *std::max_element(scores.begin(), scores.end());
@@ -100,7 +105,9 @@ std::string chomsky_suite_section(const std::vector<FigureSummary>& figures) {
       "The score of Delétang et al. (2023) and Ruoss et al. (2023): a run's token accuracy "
       "averaged over its test lengths past l_train (the study's: 41..500 after training on "
       "1..40). Each cell is the **maximum over seeds** (what the papers' tables print), then the "
-      "mean ± standard deviation over seeds and their number (what a typical run gets). "
+      "mean ± standard deviation over seeds, their number and how many of them fit their own "
+      "training range (token accuracy ≥ 0.99 inside 1..l_train, the in-range gate: a run that "
+      "did not learn its range says nothing about extrapolation; the study trains until it does). "
       "chomsky_scores.csv has every run's score. Chance for a one-token answer is one over its "
       "classes (parity, even-pairs, missing-duplicate-string: 0.5; the modulus-5 tasks: 0.2).\n\n";
   out += "| level | task | figure | lengths scored |";
@@ -162,14 +169,20 @@ std::string chomsky_scores_csv(const std::vector<FigureSummary>& figures) {
       for (const RunRecord* run : line.runs) {
         const Beyond b = beyond_of(*run);
         const double score = suite_score(*run);  // NaN (no length past l_train): left empty
-        out += fmt::format(
-            "{},{},{},{},{},{},{},{},{},{}\n", csv_field(f.spec->name), line.spec.task, level_of(f),
-            csv_field(line.label), run->spec.seed, csv_field(run->id),
-            std::isnan(score) ? "" : fmt::format("{:.6g}", score), b.first, b.last, b.count);
+        const InRangeFit fit = in_range_fit(*run);
+        const bool checked = fit.state != FitState::kUnchecked;
+        out +=
+            fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(f.spec->name),
+                        line.spec.task, level_of(f), csv_field(line.label), run->spec.seed,
+                        csv_field(run->id), std::isnan(score) ? "" : fmt::format("{:.6g}", score),
+                        b.first, b.last, b.count, checked ? fmt::format("{:.6g}", fit.value) : "",
+                        checked ? (fit.state == FitState::kFits ? "1" : "0") : "");
       }
   }
   if (out.empty()) return "";
-  return "figure,task,level,line,seed,run_id,score,first_length,last_length,n_lengths\n" + out;
+  return "figure,task,level,line,seed,run_id,score,first_length,last_length,n_lengths,"
+         "in_range_accuracy,fits_range\n" +
+         out;
 }
 
 }  // namespace lenlab

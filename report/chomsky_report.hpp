@@ -18,7 +18,8 @@ double suite_score(const RunRecord& run);
 
 // Seed statistics of one cell (one figure's line).
 struct SuiteCell {
-  int n_seeds = 0;                   // runs with a score
+  int n_seeds = 0;  // runs with a score
+  int n_fit = 0;    // of those, the runs that fit their training range (results/in_range_fit.hpp)
   double max = 0, mean = 0, sd = 0;  // sd: sample standard deviation (0 for one seed)
 };
 SuiteCell suite_cell(const FigureLine& line);

@@ -20,14 +20,16 @@ using lenlab::test::contains;
 
 namespace {
 
-// Token accuracy 1 at lengths 1..l_train (4), 0.5 + 0.1·seed past it, lengths 1..7.
+// Token accuracy 1 at lengths 1..l_train (4) — 0.9 for seed 3, a run that did not fit its range —
+// and 0.5 + 0.1·seed past it, lengths 1..7.
 std::vector<LengthResult> rows_of(uint64_t seed) {
   std::vector<LengthResult> rows;
   for (int length = 1; length <= 7; ++length) {
     LengthResult r;
     r.token = true;
     r.length = length;
-    r.token_accuracy = length <= 4 ? 1.0 : 0.5 + 0.1 * static_cast<double>(seed);
+    r.token_accuracy =
+        length <= 4 ? (seed == 3 ? 0.9 : 1.0) : 0.5 + 0.1 * static_cast<double>(seed);
     r.n_sequences = 8;
     r.n_answer_tokens = 8;
     rows.push_back(r);
@@ -83,10 +85,11 @@ TEST_CASE("the Chomsky-hierarchy suite: scores past l_train, max and mean ± sd 
   CHECK(contains(section, "| level | task | figure | lengths scored | nope | rope |\n"));
   // Regular before context-sensitive, whatever the config's order.
   const size_t parity = section.find(
-      "| regular | parity | par | 5..7 (3) | **0.800** · 0.700 ± 0.100 (3) | **0.700** · 0.650 ± "
-      "0.071 (2) |\n");
+      "| regular | parity | par | 5..7 (3) | **0.800** · 0.700 ± 0.100 (3, 2 fit) | **0.700** · "
+      "0.650 ± 0.071 (2, 2 fit) |\n");
   const size_t sqrt = section.find(
-      "| context-sensitive | compute-sqrt | sqrt | 5..7 (3) | **0.800** · 0.700 ± 0.100 (3) | |\n");
+      "| context-sensitive | compute-sqrt | sqrt | 5..7 (3) | **0.800** · 0.700 ± 0.100 (3, 2 fit) "
+      "| |\n");
   REQUIRE(parity != std::string::npos);
   REQUIRE(sqrt != std::string::npos);
   CHECK(parity < sqrt);
@@ -96,11 +99,15 @@ TEST_CASE("the Chomsky-hierarchy suite: scores past l_train, max and mean ± sd 
   CHECK_FALSE(contains(section, "| mean |"));
 
   const std::string csv = chomsky_scores_csv(figures);
-  CHECK(csv.rfind("figure,task,level,line,seed,run_id,score,first_length,last_length,n_lengths\n",
+  CHECK(csv.rfind("figure,task,level,line,seed,run_id,score,first_length,last_length,n_lengths,"
+                  "in_range_accuracy,fits_range\n",
                   0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 + 3 + 2);
   const RunRecord& rope2 = runs.at(run_id(config.find("par")->line_spec(1, 2)));
-  CHECK(contains(csv, "par,parity,regular,rope,2," + rope2.id + ",0.7,5,7,3\n"));
+  CHECK(contains(csv, "par,parity,regular,rope,2," + rope2.id + ",0.7,5,7,3,1,1\n"));
+  // Seed 3 missed its range (accuracy 0.9 inside 1..4 on its nope parity run): 2 of 3 fit.
+  const RunRecord& nope3 = runs.at(run_id(config.find("par")->line_spec(0, 3)));
+  CHECK(contains(csv, "par,parity,regular,nope,3," + nope3.id + ",0.8,5,7,3,0.9,0\n"));
 
   // No suite figure: no section, no file. A run with no length past l_train scores NaN, written
   // as an empty cell.
@@ -112,6 +119,6 @@ TEST_CASE("the Chomsky-hierarchy suite: scores past l_train, max and mean ± sd 
   FigureSummary alone = figures[1];
   alone.lines.resize(1);
   alone.lines[0].runs = {&short_run};
-  CHECK(contains(chomsky_scores_csv({alone}), ",,0,0,0\n"));
+  CHECK(contains(chomsky_scores_csv({alone}), ",,0,0,0,1,1\n"));
   CHECK(contains(chomsky_suite_section({alone}), "| none | — |"));
 }
