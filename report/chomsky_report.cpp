@@ -62,11 +62,13 @@ double suite_score(const RunRecord& run) {
 SuiteCell suite_cell(const FigureLine& line) {
   std::vector<double> scores;
   SuiteCell c;
+  std::vector<const RunRecord*> scored;
   for (const RunRecord* run : line.runs)
     if (const double s = suite_score(*run); !std::isnan(s)) {
       scores.push_back(s);
-      c.n_fit += in_range_fit(*run).state == FitState::kFits;
+      scored.push_back(run);
     }
+  c.n_fit = count_fits(scored).fit;
   c.n_seeds = static_cast<int>(scores.size());
   if (scores.empty()) return c;
   c.max = *std::max_element(scores.begin(), scores.end());

@@ -8,6 +8,7 @@
 
 #include "report/number_text.hpp"
 #include "results/figure_metric.hpp"
+#include "results/in_range_fit.hpp"
 #include "results/range_means.hpp"
 
 namespace lenlab {
@@ -92,17 +93,22 @@ std::string line_table(const FigureSummary& f, const std::string& x_name) {
   // The metric by its config name: the figure's first line spells it out.
   std::string out = fmt::format(
       "| {0} | seeds | final train loss (cross-entropy) | {1} within 1..l_train | {1} beyond "
-      "l_train | {1} at the longest {2} | generalizes to ({2}) |\n"
-      "|---|---|---|---|---|---|---|\n",
+      "l_train | {1} at the longest {2} | generalizes to ({2}) | fit 1..l_train |\n"
+      "|---|---|---|---|---|---|---|---|\n",
       f.spec->vary, metric, x_name);
   for (const FigureLine& l : f.lines) {
     const TokenLineStats s = token_line_stats(l, metric);
     const std::string g = s.generalizes_to == kNoThreshold ? "n/a"
                           : s.generalizes_to == 0          ? "—"
                                                            : fmt::format("{}", s.generalizes_to);
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", l.label, s.n_seeds,
+    // The learned-in-range gate, run by run (results/in_range_fit.hpp); text has no rule.
+    const FitCount fits = count_fits(l.runs);
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", l.label, s.n_seeds,
                        s.n_seeds ? number_or_dash(s.train_loss) : "—", number_or_dash(s.within),
-                       number_or_dash(s.beyond), number_or_dash(s.at_longest), g);
+                       number_or_dash(s.beyond), number_or_dash(s.at_longest), g,
+                       l.runs.empty() ? "—"
+                       : fits.checked ? fmt::format("{}/{}", fits.fit, fits.checked)
+                                      : "no rule");
   }
   return out;
 }

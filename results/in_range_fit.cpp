@@ -55,4 +55,14 @@ InRangeFit in_range_fit(const RunRecord& run) {
   return fit;
 }
 
+FitCount count_fits(const std::vector<const RunRecord*>& runs) {
+  FitCount c;
+  for (const RunRecord* r : runs) {
+    const FitState state = in_range_fit(*r).state;
+    c.fit += state == FitState::kFits;
+    c.checked += state != FitState::kUnchecked;
+  }
+  return c;
+}
+
 }  // namespace lenlab

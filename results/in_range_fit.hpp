@@ -9,6 +9,7 @@
 // "In range": the test lengths inside the training lengths (train/run_settings.hpp's
 // training_lengths), averaged with equal weight per result row (passkey: per (length, depth) cell).
 #include <string>
+#include <vector>
 
 #include "results/run_record.hpp"
 
@@ -41,5 +42,11 @@ struct InRangeFit {
 
 // Unchecked when the task has no rule or the run has no result row inside its training lengths.
 InRangeFit in_range_fit(const RunRecord& run);
+
+// How many of `runs` fit (kFits) and how many were checked (not kUnchecked).
+struct FitCount {
+  int fit = 0, checked = 0;
+};
+FitCount count_fits(const std::vector<const RunRecord*>& runs);
 
 }  // namespace lenlab
