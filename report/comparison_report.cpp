@@ -1,7 +1,6 @@
 #include "report/comparison_report.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +9,7 @@
 #include "plots/gnuplot_compare.hpp"
 #include "report/comparison_verdicts.hpp"
 #include "report/number_text.hpp"
+#include "report/setup_text.hpp"
 #include "results/figure_metric.hpp"
 
 namespace lenlab {
@@ -26,12 +26,6 @@ VerdictWord word_of(const Comparison& c, const std::string& label) {
   for (size_t i = 0; i < c.lines.size(); ++i)
     if (c.lines[i].label == label) return c.words[i];
   return VerdictWord::kNotJudged;
-}
-
-// "none", "seed 3", "seeds 2, 5".
-std::string seed_list(const std::vector<uint64_t>& seeds) {
-  if (seeds.empty()) return "none";
-  return fmt::format("seed{} {}", seeds.size() > 1 ? "s" : "", fmt::join(seeds, ", "));
 }
 
 // A table cell: the mean, its rank, the word when there is a difference, the seed tally.
@@ -53,18 +47,6 @@ std::string cell(const Comparison& c, const std::string& label) {
       l->seeds_not_fit.empty() ? "" : fmt::format(" ({} unfit)", l->seeds_not_fit.size()));
 }
 
-// "lengths 11..40 = (1×, 4×] l_train": the lengths a figure's main table averages over, as its
-// baseline's runs were tested (the longest length any of them has), in multiples of l_train.
-std::string main_range_text(const FigureLine& baseline) {
-  const RunRecord& first = *baseline.runs.front();
-  int longest = 0;
-  for (const RunRecord* r : baseline.runs)
-    for (const LengthResult& row : r->results) longest = std::max(longest, row.length);
-  const int l_train = first.spec.l_train;
-  return fmt::format("lengths {}..{} = (1×, {:.3g}×] l_train", l_train + 1, longest,
-                     static_cast<double>(longest) / l_train);
-}
-
 // One verdict line per method of a figure's main table, in the grammar of every verdict: the
 // setup, the test range, n, the effect with its interval, the adjusted p, and the word.
 std::string verdict_lines(const Comparison& c, size_t family) {
@@ -77,11 +59,10 @@ std::string verdict_lines(const Comparison& c, size_t family) {
                        f.spec->name, f.spec->baseline);
   // The setup as the baseline's runs were trained (the first seed's settings).
   const TrainSpec& s = base->runs.front()->spec;
-  std::string out = fmt::format(
-      "- **{}**: {} with {}, {} layers × d_model {}, {} steps, l_train {}; {}; {} against the "
-      "baseline {}, seed by seed:\n",
-      f.spec->name, s.task, s.pe, s.n_layer, s.d_model, s.steps, s.l_train, main_range_text(*base),
-      metric_label(f.spec->metric), f.spec->baseline);
+  std::string out =
+      fmt::format("- **{}**: {}; {}; {} against the baseline {}, seed by seed:\n", f.spec->name,
+                  setup_text(s), beyond_range_text(s.l_train, longest_length(base->runs)),
+                  metric_label(f.spec->metric), f.spec->baseline);
   const ComparedLine* base_line = find_line(c, f.spec->baseline);
   out += fmt::format("  - the in-range gate ({}): the baseline's runs that did not fit: {}.\n",
                      base_line->in_range_rule, seed_list(base_line->seeds_not_fit));

@@ -21,6 +21,9 @@ struct LineStats {
   double mse_at_l_test = 0;
   double beyond_trend = 0;  // Spearman rank correlation of MSE with length beyond l_train
   PowerLawFit growth;       // c·(l − a)^p fitted to the mean MSE beyond l_train
+  // No growth to fit: the MSE beyond l_train is below 10x the in-range MSE, or below 1 % of the
+  // target's variance over the training lengths (a fit would be a fit to noise).
+  bool flat = false;
   int n_seeds = 0;
 };
 LineStats line_stats(const FigureLine& line);

@@ -1,0 +1,25 @@
+#pragma once
+// How every verdict of report.md names what it was measured on: the setup a figure's runs were
+// trained with and the test lengths, as multiples of l_train (the grammar of the verdicts issue:
+// claim, setup, test range, n seeds, effect, p, word).
+#include <string>
+#include <vector>
+
+#include "results/run_record.hpp"
+
+namespace lenlab {
+
+// "length with nope, 2 layers × d_model 64, 2000 steps, l_train 20" (the first spec's settings;
+// `with_pe` false leaves the encoding out, for figures that vary it).
+std::string setup_text(const TrainSpec& spec, bool with_pe = true);
+
+// The longest test length any of `runs` has a result at (0 without results).
+int longest_length(const std::vector<const RunRecord*>& runs);
+
+// "lengths 21..80 = (1×, 4×] l_train".
+std::string beyond_range_text(int l_train, int longest);
+
+// "seeds 2, 5", "seed 3", "none".
+std::string seed_list(const std::vector<uint64_t>& seeds);
+
+}  // namespace lenlab
