@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "report/number_text.hpp"
+#include "report/setup_text.hpp"
 #include "results/figure_metric.hpp"
 #include "results/in_range_fit.hpp"
 #include "results/range_means.hpp"
@@ -63,6 +64,24 @@ std::string findings(const FigureSummary& f, const std::string& x_name) {
   return out + fmt::format("; beyond l_train the lines average from {} ({}) to {} ({}).\n",
                            number_or_dash(worst_v), worst->label, number_or_dash(best_v),
                            best->label);
+}
+
+// What the figure's numbers were measured on: the setup (the first run's), the longest test length
+// in multiples of l_train, the seeds per line.
+std::string setup_line(const FigureSummary& f) {
+  std::vector<const RunRecord*> runs;
+  size_t most = 0;
+  for (const FigureLine& l : f.lines) {
+    runs.insert(runs.end(), l.runs.begin(), l.runs.end());
+    most = std::max(most, l.runs.size());
+  }
+  if (runs.empty()) return "";
+  const TrainSpec& s = runs.front()->spec;
+  const int longest = longest_length(runs);
+  return fmt::format(
+      "Setup: {}; tested up to length {} ({:.3g}× l_train); up to {} seed{} per line.\n\n",
+      setup_text(s, f.spec->vary != "pe"), longest, static_cast<double>(longest) / s.l_train, most,
+      most == 1 ? "" : "s");
 }
 
 // The sentence that names the line that generalizes furthest.
@@ -215,6 +234,7 @@ std::string token_tasks_section(const std::vector<FigureSummary>& figures) {
     if (f.spec->metric == "mse" || f.spec->plot == "misalignment") continue;  // their own
     const std::string x_name = f.spec->plot == "position" ? "position" : "length";
     parts += fmt::format("\n### Figure {}: {}\n\n", f.spec->name, f.spec->title);
+    parts += setup_line(f);
     parts += findings(f, x_name);
     if (f.missing_runs > 0)
       parts += fmt::format("{} planned run(s) are missing or diverged.\n", f.missing_runs);

@@ -124,6 +124,10 @@ TEST_CASE("token figures: the report's token section, and no theory over them") 
   CHECK(theory_curves(fig).empty());
   // Both nope runs average 0.75 inside 1..6, below the gate's 0.99: 0 of 2 fit their range.
   CHECK(has(token_tasks_section({fig}), "| 0/2 |\n"));
+  CHECK(has(token_tasks_section({fig}), "Setup: passkey"));
+  CHECK(has(token_tasks_section({fig}),
+            "l_train 6; tested up to length 6 (1× l_train); up to 2 "
+            "seeds per line."));
 
   // A hand-made figure: rope keeps its accuracy to length 12, nope only to 4; l_train 4.
   FigureSpec spec;
