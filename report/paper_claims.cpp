@@ -112,6 +112,8 @@ std::string gate_of(const FigureSummary& f) {
     if (!seeds.empty())
       unfit += fmt::format("{}{} ({})", unfit.empty() ? "" : ", ", l.label, seed_list(seeds));
   }
+  if (f.spec->vary == "l_train")  // a threshold per line: the rule in words
+    rule = "MSE ≤ 1 % of the target's variance inside each line's 1..l_train";
   if (unfit.empty()) return " Every run fits its training range (" + rule + ").";
   return fmt::format(
       " Runs that did not fit their training range ({}): {}; they are counted above as the "
