@@ -4,17 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <ostream>
 #include <set>
 #include <thread>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "core/json_input.hpp"
-#include "core/text_file.hpp"
 #include "cost/admission.hpp"
 #include "cost/dry_run.hpp"
 #include "cost/run_cost.hpp"
@@ -235,7 +231,7 @@ int run_experiment(const ExperimentOptions& options) {
   for_flag("--out", [&] { ensure_writable_directory(o.out / "runs"); });
   remove_stale_temporaries(o.out);  // left by a lenlab killed while writing figures or CSVs
   write_file_atomic(o.out / "config.toml", o.config_text);
-  Selection selection{
+  const Selection selection{
       o.figures.empty() ? config.figure_names() : o.figures, seeds, o.n_seeds <= 0, {}};
   write_file_atomic(o.out / "selection.json", selection_json(selection));
 
