@@ -28,12 +28,14 @@
 #include "core/json_input.hpp"
 #include "cost/run_cost.hpp"
 #include "lab/experiment/experiment.hpp"
+#include "lab/experiment/experiment_folder.hpp"
 #include "lab/run/eval_run.hpp"
 #include "lab/run/init_from.hpp"
 #include "lab/run/run_train.hpp"
 #include "models/custom_position_bias.hpp"
 #include "models/safetensors.hpp"
 #include "reparam/custom_reparam.hpp"
+#include "report/comparison_rows.hpp"
 #include "results/figure_setup.hpp"
 #include "train/run_settings.hpp"
 
@@ -249,7 +251,8 @@ int evaluate_run(const std::string& run_dir, const std::string& out, const std::
 
 int reproduce(const std::string& config_text, const std::string& config_source,
               const std::string& out, const std::vector<std::string>& figures, int n_seeds,
-              int jobs, const std::string& device, bool dry_run, py::object progress) {
+              int jobs, const std::string& device, bool dry_run, py::object progress,
+              int seeds_until_decided) {
   ExperimentOptions o;
   // The sweep's waiting thread (this one, the GIL released) ticks ten times a second.
   auto callback = std::make_shared<py::object>(std::move(progress));
@@ -263,6 +266,7 @@ int reproduce(const std::string& config_text, const std::string& config_source,
   o.config_source = config_source;
   o.figures = figures;
   o.n_seeds = n_seeds;
+  o.seeds_until_decided = seeds_until_decided;
   o.jobs = jobs;
   o.device = device;
   o.dry_run = dry_run;
@@ -272,6 +276,49 @@ int reproduce(const std::string& config_text, const std::string& config_source,
   const int code = without_gil([&] { return run_experiment(o); });
   if (dry_run) sys_stdout.attr("write")(report.str());
   return code;
+}
+
+// lenlab.compare(folder): the folder's method comparisons judged as its report.md judges them,
+// the folder read as `lenlab plot` reads it; {column: list}, one entry per row
+// (report/comparison_rows.hpp), the columns in the rows' order.
+py::dict compare_folder(const std::string& folder) {
+  const std::unique_ptr<ExperimentFolder> loaded = load_experiment_folder(folder);
+  const std::vector<ComparisonRow> rows = comparison_rows(loaded->summaries);
+  py::dict out;
+  const auto column = [&](const char* name, auto field) {
+    py::list values;
+    for (const ComparisonRow& r : rows) values.append(r.*field);
+    out[name] = values;
+  };
+  column("figure", &ComparisonRow::figure);
+  column("task", &ComparisonRow::task);
+  column("pe", &ComparisonRow::pe);
+  column("metric", &ComparisonRow::metric);
+  column("range", &ComparisonRow::range);
+  column("lo", &ComparisonRow::lo);
+  column("hi", &ComparisonRow::hi);
+  column("main", &ComparisonRow::main);
+  column("method", &ComparisonRow::method);
+  column("baseline", &ComparisonRow::baseline);
+  column("is_baseline", &ComparisonRow::is_baseline);
+  column("n_seeds", &ComparisonRow::n_seeds);
+  column("mean", &ComparisonRow::mean);
+  column("min", &ComparisonRow::min);
+  column("max", &ComparisonRow::max);
+  column("rank", &ComparisonRow::rank);
+  column("seeds_better", &ComparisonRow::seeds_better);
+  column("seeds_paired", &ComparisonRow::seeds_paired);
+  column("mean_difference", &ComparisonRow::mean_difference);
+  column("interval_low", &ComparisonRow::interval_low);
+  column("interval_high", &ComparisonRow::interval_high);
+  column("median_difference", &ComparisonRow::median_difference);
+  column("p_sign", &ComparisonRow::p_sign);
+  column("p_wilcoxon", &ComparisonRow::p_wilcoxon);
+  column("p_adjusted", &ComparisonRow::p_adjusted);
+  column("smallest_detectable", &ComparisonRow::smallest_detectable);
+  column("verdict", &ComparisonRow::verdict);
+  column("reason", &ComparisonRow::reason);
+  return out;
 }
 
 // The folder name a sweep gives these settings (results/figure_setup.hpp).
@@ -337,7 +384,8 @@ PYBIND11_MODULE(_lenlab, m) {
         py::arg("representation_stats") = false, py::arg("representation_projections") = 64);
   m.def("reproduce", &reproduce, py::arg("config_text"), py::arg("config_source"), py::arg("out"),
         py::arg("figures"), py::arg("n_seeds"), py::arg("jobs"), py::arg("device"),
-        py::arg("dry_run"), py::arg("progress"));
+        py::arg("dry_run"), py::arg("progress"), py::arg("seeds_until_decided") = 0);
+  m.def("compare", &compare_folder, py::arg("folder"));
   m.def("paper_config", &paper_config);
   m.def("run_id", &run_id_of, py::arg("settings_json"));
   m.def("setting_rows", &setting_rows);

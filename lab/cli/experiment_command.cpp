@@ -40,6 +40,16 @@ void add_experiment_options(CLI::App& cmd, ExperimentOptions& o, std::string& fi
   cmd.add_option("--figures", figures, "Comma-separated figure names (default: all in the config)");
   add_setting(cmd, "--seeds", o.n_seeds, "Seeds 1..N for every line (default: the config's seeds)")
       ->check(int_range(1, INT32_MAX));
+  add_setting(cmd, "--seeds-until-decided", o.seeds_until_decided,
+              "After the seeds, add seeds to each comparison (a figure with a baseline) whose "
+              "verdict is undecided (a method with no detectable difference, or not judged for "
+              "want of a seed in common with the baseline): the figure's lines only, on the next "
+              "seeds (first to the fewest that can decide, then 2 a round), judging every "
+              "comparison again after each round, until each is decided or runs MAX seeds. "
+              "Overrides the config's seeds_until_decided (default: that key, else none); "
+              "--dry-run says the most runs it may add")
+      ->type_name("MAX")
+      ->check(int_range(1, kMaxSeedsUntilDecided));
   add_setting(cmd, "--jobs", o.jobs,
               "Runs trained side by side on the CPU, or groups of runs on the GPU (default: one "
               "per core)")

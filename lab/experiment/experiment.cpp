@@ -1,24 +1,23 @@
 #include "lab/experiment/experiment.hpp"
-#include "lab/experiment/plan.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <ostream>
 #include <set>
 #include <thread>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "core/json_input.hpp"
-#include "core/text_file.hpp"
 #include "cost/admission.hpp"
 #include "cost/dry_run.hpp"
 #include "cost/run_cost.hpp"
+#include "lab/experiment/experiment_folder.hpp"
+#include "lab/experiment/plan.hpp"
+#include "lab/experiment/seeds_until_decided.hpp"
+#include "lab/experiment/selection.hpp"
 #include "lab/experiment/slurm_script.hpp"
 #include "lab/experiment/slurm_submit.hpp"
 #include "lab/experiment/sweep.hpp"
@@ -90,6 +89,38 @@ std::vector<uint64_t> chosen_seeds(const ExperimentConfig& config, int n_seeds) 
   return seeds;
 }
 
+// The cap of --seeds-until-decided (or the config's seeds_until_decided) this command uses; 0:
+// none. A job array (--slurm, --emit-slurm) and its tasks (--run-index) train a fixed plan: the
+// flag is refused with them, the config's key left out (with a note, but for a task).
+int until_decided_cap(const ExperimentOptions& o, const ExperimentConfig& config,
+                      const std::vector<uint64_t>& seeds) {
+  const bool fixed_plan = o.slurm || !o.emit_slurm.empty() || o.run_index >= 0;
+  if (fixed_plan && o.seeds_until_decided != 0)
+    throw UsageError(fmt::format(
+        "--seeds-until-decided trains round after round, judging between rounds; {} trains a "
+        "fixed plan: run the config's seeds there, then lenlab run --seeds-until-decided on the "
+        "folder to add seeds",
+        o.slurm                ? "--slurm"
+        : o.emit_slurm.empty() ? "--run-index"
+                               : "--emit-slurm"));
+  const int cap = seeds_until_decided_cap(o.seeds_until_decided, o.config_text, o.config_source,
+                                          config, o.figures, seeds);
+  if (!fixed_plan || cap == 0) return cap;
+  if (o.log && o.run_index < 0)
+    *o.log << fmt::format(
+        "note: {}'s seeds_until_decided = {} is left out: a job array trains the config's seeds "
+        "only\n",
+        o.config_source, cap);
+  return 0;
+}
+
+void log_sweep(std::ostream* log, size_t planned, const SweepOutcome& sweep) {
+  if (log)
+    *log << fmt::format("{} runs: {} trained in {:.0f} s, {} already on disk{}\n", planned,
+                        sweep.ran, sweep.seconds, sweep.skipped,
+                        sweep.diverged ? fmt::format(", {} diverged", sweep.diverged) : "");
+}
+
 }  // namespace
 
 int run_experiment(const ExperimentOptions& options) {
@@ -114,6 +145,7 @@ int run_experiment(const ExperimentOptions& options) {
   const size_t n_seeds = o.n_seeds > 0 ? o.n_seeds : config.seeds.size();
   check_plan_size(count_planned_runs(config, o.figures, n_seeds), n_seeds, o.budget);
   const std::vector<uint64_t> seeds = chosen_seeds(config, o.n_seeds);
+  const int until_decided = until_decided_cap(o, config, seeds);
   // A figure's init_from is checked here (a folder's run read): its mistake is the config's.
   const std::vector<PlannedRun> runs =
       in_source(o.config_source, [&] { return plan_runs(config, o.figures, seeds); });
@@ -178,6 +210,15 @@ int run_experiment(const ExperimentOptions& options) {
     if (!in.gpu) in.speeds = cpu_speeds(specs, o.cpu_speed);
     in.peak_bytes = admitted.estimate.peak_bytes;
     if (o.print) *o.print << dry_run_report(in);
+    if (until_decided > 0 && o.print) {
+      std::vector<PlannedRun> added =
+          most_added_runs(config, o.figures, seeds, until_decided, runs);
+      if (!o.out.empty()) added = unfinished(added, o.out);
+      *o.print << fmt::format(
+          "--seeds-until-decided {}: up to {} more run(s), not in the time above, while "
+          "comparisons stay undecided (their figures' lines on up to {} seeds each)\n",
+          until_decided, added.size(), until_decided);
+    }
     return kExitOk;
   }
   // A gnuplot that fails, or none, would otherwise be noticed only after all the training.
@@ -190,12 +231,9 @@ int run_experiment(const ExperimentOptions& options) {
   for_flag("--out", [&] { ensure_writable_directory(o.out / "runs"); });
   remove_stale_temporaries(o.out);  // left by a lenlab killed while writing figures or CSVs
   write_file_atomic(o.out / "config.toml", o.config_text);
-  write_file_atomic(o.out / "selection.json",
-                    Json{{"figures", o.figures.empty() ? config.figure_names() : o.figures},
-                         {"seeds", seeds},
-                         {"figure_seeds", o.n_seeds <= 0}}
-                            .dump(2) +
-                        "\n");
+  const Selection selection{
+      o.figures.empty() ? config.figure_names() : o.figures, seeds, o.n_seeds <= 0, {}};
+  write_file_atomic(o.out / "selection.json", selection_json(selection));
 
   if (on_cluster) {
     const fs::path script = slurm_dir / "lenlab.sbatch";
@@ -225,78 +263,38 @@ int run_experiment(const ExperimentOptions& options) {
     run_sweep({runs[o.run_index]}, o.out / "runs", so);
     return kExitOk;
   }
-  const SweepOutcome sweep = run_sweep(runs, o.out / "runs", so);
-  if (o.log)
-    *o.log << fmt::format("{} runs: {} trained in {:.0f} s, {} already on disk{}\n", runs.size(),
-                          sweep.ran, sweep.seconds, sweep.skipped,
-                          sweep.diverged ? fmt::format(", {} diverged", sweep.diverged) : "");
+  log_sweep(o.log, runs.size(), run_sweep(runs, o.out / "runs", so));
+  if (until_decided > 0)
+    add_seeds_until_decided(
+        o.out, until_decided,
+        [&](const std::vector<PlannedRun>& plan) {
+          // Each round's new runs admitted as the first ones were (the budget, per round).
+          const std::vector<PlannedRun> round = unfinished(plan, o.out);
+          std::vector<TrainSpec> round_specs;
+          for (const PlannedRun& r : round) round_specs.push_back(r.spec);
+          const AdmittedSweep round_admitted =
+              admit_sweep(round_specs, o.budget, {device.gpu(), jobs, cores, o.cpu_speed}, o.log,
+                          [&](size_t i) { return name(round[i]); });
+          SweepOptions round_options = so;
+          round_options.costed.clear();
+          for (size_t i = 0; i < round.size(); ++i)
+            round_options.costed[round[i].id] = &round_admitted.runs[i];
+          log_sweep(o.log, plan.size(), run_sweep(plan, o.out / "runs", round_options));
+        },
+        o.log);
   return plot_experiment(o.out, o.plot, o.log);
 }
 
-namespace {
-
-// selection.json, as run_experiment writes it: which of the config's figures and seeds were run.
-struct Selection {
-  std::vector<std::string> figures;
-  std::vector<uint64_t> seeds;
-  bool figure_seeds = true;  // false: --seeds N replaced the figures' own seeds
-};
-
-Selection read_selection(const fs::path& path) {
-  const Json j = parse_json_input(read_text_file(path), path.string());
-  const auto refuse = [&](const std::string& why) {
-    return UsageError(
-        fmt::format("{}: {}; this selection.json was not written by lenlab, or was changed",
-                    path.string(), why));
-  };
-  if (!j.is_object())
-    throw refuse(fmt::format("a JSON object was expected, not {}", j.type_name()));
-  try {
-    Selection s{j.at("figures").get<std::vector<std::string>>(),
-                j.at("seeds").get<std::vector<uint64_t>>(), j.value("figure_seeds", true)};
-    return s;
-  } catch (const Json::exception& e) {
-    throw refuse(json_reason(e));
-  }
-}
-
-}  // namespace
-
 int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* log) {
-  if (!fs::exists(dir / "config.toml") || !fs::exists(dir / "selection.json"))
-    throw UsageError(
-        fmt::format("{} is not an experiment folder (no config.toml and "
-                    "selection.json); make one with lenlab reproduce or lenlab run",
-                    dir.string()));
-  ExperimentConfig config = load_experiment_config((dir / "config.toml").string());
-  remove_stale_temporaries(dir);
-  const Selection selection = read_selection(dir / "selection.json");
-  const std::vector<std::string>& figures = selection.figures;
-  const std::vector<uint64_t>& seeds = selection.seeds;
-  if (!selection.figure_seeds) use_only_experiment_seeds(config);  // --seeds N
-
-  std::map<std::string, RunRecord> records;
-  // A line's run by its settings as the figure states them (init_from as written, no parent id):
-  // the plan's id, which holds a fine-tune's parent.
-  auto line_key = [](TrainSpec s) {
-    s.init_parent.clear();
-    return canonical_spec_text(s) + "\n" + s.init_from;
-  };
-  std::map<std::string, std::string> planned_id;
-  for (const PlannedRun& r : plan_runs(config, figures, seeds)) {
-    planned_id.emplace(line_key(r.spec), r.id);
-    if (auto rec = load_run(dir / "runs" / r.id)) records.emplace(r.id, std::move(*rec));
-  }
-  const auto id_of = [&](const TrainSpec& s) {
-    const auto it = planned_id.find(line_key(s));
-    return it == planned_id.end() ? run_id(s) : it->second;
-  };
-
-  std::vector<FigureSummary> summaries;
+  if (fs::exists(dir / "config.toml") && fs::exists(dir / "selection.json"))
+    remove_stale_temporaries(dir);
+  const std::unique_ptr<ExperimentFolder> folder = load_experiment_folder(dir);
+  const std::vector<std::string>& figures = folder->selection.figures;
+  const std::vector<FigureSummary>& summaries = folder->summaries;
   std::string all_rows;
   bool drawn = true;
-  for (const std::string& name : figures) {
-    const FigureSummary fig = summarize_figure(*config.find(name), seeds, records, id_of);
+  for (const FigureSummary& fig : summaries) {
+    const std::string& name = fig.spec->name;
     const std::string csv = figure_csv(fig);
     write_file_atomic(dir / ("fig" + name + ".csv"), csv);
     all_rows += all_rows.empty() ? csv : csv.substr(csv.find('\n') + 1);
@@ -306,14 +304,13 @@ int plot_experiment(const fs::path& dir, const PlotOptions& plot, std::ostream* 
       if (has_layer_figure(fig, which)) drawn = render_layer_figure(fig, which, dir, plot) && drawn;
     if (log && fig.missing_runs > 0)
       *log << fmt::format("figure {}: {} run(s) missing or diverged\n", name, fig.missing_runs);
-    summaries.push_back(fig);
   }
   if (const auto compared = compared_figures(summaries); !compared.empty())
     drawn = render_compare_figure(compared, dir, plot) && drawn;
   write_file_atomic(dir / "results.csv", all_rows);
   if (const std::string scores = chomsky_scores_csv(summaries); !scores.empty())
     write_file_atomic(dir / "chomsky_scores.csv", scores);
-  const std::string report = experiment_report(summaries, records);
+  const std::string report = experiment_report(summaries, folder->records);
   write_file_atomic(dir / "report.md", report);
   write_file_atomic(dir / "report.html", report_html(report, dir, "lenlab: " + dir.string()));
   if (log) {

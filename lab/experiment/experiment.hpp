@@ -1,7 +1,9 @@
 #pragma once
 // An experiment folder, as `lenlab reproduce` / `lenlab run CONFIG` write it:
 //   config.toml        the experiment config the runs came from (the paper's, or the user's)
-//   selection.json     which figures and seeds were asked for (what `lenlab plot` redraws)
+//   selection.json     which figures and seeds were asked for, and the seeds added by
+//                      --seeds-until-decided (what `lenlab plot` redraws;
+//                      lab/experiment/selection.hpp)
 //   runs/<run id>/     one folder per training run (see lab/run/run_train.hpp)
 //   fig<NAME>.csv      tidy results of the figure: one row per run × length
 //   fig<NAME>.png/.svg the figure (gnuplot), with fig<NAME>.dat/.gp to redraw it by hand
@@ -29,6 +31,9 @@ struct ExperimentOptions {
   std::string config_source;         // for messages, e.g. "configs/paper.toml (built in)"
   std::vector<std::string> figures;  // empty = all
   int n_seeds = 0;                   // > 0: seeds 1..n instead of the config's
+  // --seeds-until-decided MAX (lab/experiment/seeds_until_decided.hpp): > 0 overrides the config's
+  // seeds_until_decided; 0: the config's, if it has one.
+  int seeds_until_decided = 0;
   int jobs = 1;
   std::string device = "auto";  // --device (lab/run/device.hpp)
   Budget budget;                // --max-memory, --max-time (cost/budget.hpp)

@@ -73,6 +73,30 @@ std::vector<uint64_t> seed_list(const toml::node* node, const std::string& sourc
   return out;
 }
 
+// `seeds_until_decided` at the top level: 0 when absent, else an integer from 1 to
+// kMaxSeedsUntilDecided.
+int seeds_until_decided_of(const toml::table& root, const std::string& source) {
+  const toml::node* node = root.get("seeds_until_decided");
+  if (!node) return 0;
+  const std::optional<int64_t> v =
+      node->is_integer() ? node->value<int64_t>() : std::optional<int64_t>{};
+  if (!v || *v < 1 || *v > kMaxSeedsUntilDecided)
+    throw UsageError(fmt::format(
+        "{}:{}: 'seeds_until_decided' must be an integer from 1 to {} (the most seeds a compared "
+        "figure's lines may run while its verdict is undecided)",
+        source, node->source().begin.line, kMaxSeedsUntilDecided));
+  return static_cast<int>(*v);
+}
+
+// The text parsed as TOML, a syntax error named with its line.
+toml::table parse_toml(const std::string& text, const std::string& source) {
+  try {
+    return toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw UsageError(fmt::format("{}:{}: {}", source, e.source().begin.line, e.description()));
+  }
+}
+
 // A figure with `pool = ["a", "b"]` (plot "misalignment" only): every line of the figures named,
 // in order, after its own (a pooling figure may have no vary and values, and then no settings).
 // A pooling figure cannot itself be pooled: a pool gathers lines, not other pools.
@@ -120,21 +144,18 @@ void resolve_pool(ExperimentConfig& config, const std::string& name, const toml:
 
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source) {
   check_ascii_outside_strings(text, source);
-  toml::table root;
-  try {
-    root = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    throw UsageError(fmt::format("{}:{}: {}", source, e.source().begin.line, e.description()));
-  }
+  toml::table root = parse_toml(text, source);
   ExperimentConfig config;
+  const std::vector<std::string> top_level = {"seeds", "seeds_until_decided", "defaults",
+                                              "figures"};
   for (const auto& [key, node] : root) {
     const std::string k(key.str());
-    if (k != "seeds" && k != "defaults" && k != "figures")
+    if (std::find(top_level.begin(), top_level.end(), k) == top_level.end())
       throw UsageError(fmt::format("{}:{}: unknown key '{}'; valid top-level keys: {}", source,
-                                   node.source().begin.line, k,
-                                   join_choices({"seeds", "defaults", "figures"})));
+                                   node.source().begin.line, k, join_choices(top_level)));
   }
   config.seeds = seed_list(root.get("seeds"), source, "");
+  seeds_until_decided_of(root, source);  // checked now; read by config_seeds_until_decided
 
   TrainSpec defaults;
   if (const toml::node_view<toml::node> d = root["defaults"]; d) {
@@ -212,6 +233,11 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   std::sort(config.figures.begin(), config.figures.end(),
             [](const FigureSpec& a, const FigureSpec& b) { return a.name < b.name; });
   return config;
+}
+
+int config_seeds_until_decided(const std::string& text, const std::string& source) {
+  check_ascii_outside_strings(text, source);
+  return seeds_until_decided_of(parse_toml(text, source), source);
 }
 
 ExperimentConfig load_experiment_config(const std::string& path) {

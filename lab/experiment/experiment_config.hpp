@@ -3,6 +3,9 @@
 // configs/paper.toml for `lenlab reproduce`. Layout:
 //
 //   seeds = [1, 2, 3]              # every line of every figure is run once per seed
+//   seeds_until_decided = 12       # optional: add seeds to undecided comparisons up to 12
+//                                  #   (lab/experiment/seeds_until_decided.hpp; the flag
+//                                  #   --seeds-until-decided overrides it)
 //   [defaults]                     # any `lenlab train` setting, its flag with '_' for '-'
 //   steps = 1000                   #   (l_train, lr, eval_samples, ...)
 //   [figures.1a]                   # one table per figure
@@ -50,6 +53,15 @@ namespace lenlab {
 // Every figure's metric comes back resolved (never empty).
 ExperimentConfig parse_experiment_config(const std::string& text, const std::string& source);
 ExperimentConfig load_experiment_config(const std::string& path);
+
+// The largest cap of --seeds-until-decided or `seeds_until_decided`: far past what a comparison
+// needs (a method better in every seed is decided with 6 to 12 seeds for up to 100 open tests), so
+// that a slip such as 1000000 is refused instead of planned.
+inline constexpr int kMaxSeedsUntilDecided = 1000;
+
+// The config's top-level `seeds_until_decided` (0 when absent): an integer from 1 to
+// kMaxSeedsUntilDecided (parse_experiment_config refuses another value, naming the key).
+int config_seeds_until_decided(const std::string& text, const std::string& source);
 
 // --seeds N: every figure runs the experiment's seeds (1..N), its own `seeds` dropped.
 void use_only_experiment_seeds(ExperimentConfig& config);

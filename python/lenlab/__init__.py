@@ -36,7 +36,8 @@ from ._functions import (_FINGERPRINT_FILE, _bias_fingerprint, _fingerprint,
                          _functions_fingerprint, _pe_bias_setting, _recorded_fingerprints,
                          _reparam_setting, _same_functions)
 
-__all__ = ["UsageError", "Run", "Evaluation", "Experiment", "train", "load", "reproduce"]
+__all__ = ["UsageError", "Run", "Evaluation", "Experiment", "train", "load", "reproduce",
+           "compare"]
 
 UsageError = _lenlab.UsageError
 
@@ -324,14 +325,44 @@ class Experiment:
     def to_pandas(self):
         return _pandas(self.results)
 
+    def compare(self):
+        """lenlab.compare(self.dir): the method comparisons of report.md, a row per line."""
+        return compare(self.dir)
+
     def __repr__(self) -> str:
         return f"lenlab.Experiment({str(self.dir)!r})"
 
 
+_COMPARE_TEXT = {"figure", "task", "pe", "metric", "range", "method", "baseline", "verdict",
+                 "reason"}
+
+
+def compare(folder):
+    """The method comparisons of an experiment folder, judged as its report.md judges them (the
+    paired tests of every figure with a baseline, Holm-adjusted together): one row per (figure,
+    test range, line), as a pandas DataFrame, or a dict of columns (NumPy arrays) without pandas.
+    Columns: figure, task, pe, metric, range (its label), lo, hi (multiples of l_train), main
+    (report.md's verdicts: every length beyond l_train), method, baseline, is_baseline, n_seeds,
+    mean, min, max, rank, seeds_better, seeds_paired, mean_difference, interval_low,
+    interval_high, median_difference, p_sign, p_wilcoxon, p_adjusted, smallest_detectable,
+    verdict ("helps", "hurts", "no detectable difference", "not judged"; "baseline" on the
+    baseline's own row), reason (why not judged). Numbers a row lacks are NaN."""
+    columns = _lenlab.compare(str(Path(folder)))
+    table = {name: np.array(values, dtype=object) if name in _COMPARE_TEXT else np.array(values)
+             for name, values in columns.items()}
+    try:
+        import pandas
+    except ImportError:  # pandas is optional: the columns as arrays
+        return table
+    return pandas.DataFrame(table)
+
+
 def reproduce(config=None, out=None, figures=None, seeds: int = 0, jobs: int = 1,
-              device: str = "auto", dry_run: bool = False, progress: bool = True):
+              device: str = "auto", dry_run: bool = False, progress: bool = True,
+              seeds_until_decided: int = 0):
     """`lenlab reproduce`: the paper's figures (config=None) or a config file's, into `out`.
-    figures: names or groups (a list or "1a,1c"); seeds: run seeds 1..N instead of the config's.
+    figures: names or groups (a list or "1a,1c"); seeds: run seeds 1..N instead of the config's;
+    seeds_until_decided: `--seeds-until-decided MAX` (0: the config's seeds_until_decided).
     Runs already in `out` are kept, so a stopped reproduction resumes (Ctrl-C stops one: the runs
     finished are kept). dry_run prints the plan."""
     if config is None:
@@ -348,7 +379,7 @@ def reproduce(config=None, out=None, figures=None, seeds: int = 0, jobs: int = 1
     bar = _Progress("runs", progress and not dry_run)
     try:
         _lenlab.reproduce(text, source, str(out or ""), list(figures or []), int(seeds),
-                          int(jobs), device, bool(dry_run), bar)
+                          int(jobs), device, bool(dry_run), bar, int(seeds_until_decided))
     finally:
         bar.close()
     return None if dry_run else Experiment(out)

@@ -71,6 +71,14 @@ std::string misuse_config_text(const std::string& name) {
            "values = [\"rope\"]\n";
   if (name == "nan-setting")
     return good + "[figures.b]\nlr = nan\nvary = \"pe\"\nvalues = [\"rope\"]\n";
+  // A compared figure (a baseline), for --seeds-until-decided and the key seeds_until_decided.
+  const std::string compared = good + "baseline = \"nope\"\n";
+  if (name == "compared") return compared;
+  if (name == "until-decided-zero") return "seeds_until_decided = 0\n" + compared;
+  if (name == "until-decided-text") return "seeds_until_decided = \"many\"\n" + compared;
+  if (name == "until-decided-below")
+    return "seeds = [1, 2, 3]\nseeds_until_decided = 2\n" +
+           compared.substr(compared.find('\n') + 1);
   FAIL("no config named " << name);
   return "";
 }
@@ -136,6 +144,51 @@ std::vector<Misuse> sweep_misuses() {
        2,
        "'batch_size' must be an integer from -2147483648 to 2147483647"},
       {{"run", "{config:nan-setting}", "--out", "{out}"}, 2, "'lr' must be a finite number"},
+      // --seeds-until-decided MAX and the config's seeds_until_decided.
+      {{"run", "{config:compared}", "--seeds-until-decided", "0", "--out", "{out}"},
+       2,
+       "--seeds-until-decided"},
+      {{"run", "{config:compared}", "--seeds-until-decided", "-2", "--out", "{out}"},
+       2,
+       "--seeds-until-decided"},
+      {{"run", "{config:compared}", "--seeds-until-decided", "many", "--out", "{out}"},
+       2,
+       "--seeds-until-decided"},
+      {{"run", "{config:compared}", "--seeds-until-decided", "1.5", "--out", "{out}"},
+       2,
+       "--seeds-until-decided"},
+      {{"run", "{config:compared}", "--seeds-until-decided", "1001", "--out", "{out}"},
+       2,
+       "--seeds-until-decided"},
+      {{"run", "{config:compared}", "--seeds-until-decided", "", "--out", "{out}"},
+       2,
+       "--seeds-until-decided: '' is not a decimal integer"},
+      {{"run", "{config:compared}", "--seeds", "3", "--seeds-until-decided", "2", "--out", "{out}"},
+       2,
+       "--seeds-until-decided 2 is below the 3 seeds figure 'a' already runs"},
+      {{"run", "{config:compared}", "--seeds-until-decided", "3", "--dry-run", "--seeds", "4"},
+       2,
+       "--seeds-until-decided 3 is below the 4 seeds"},
+      {{"run", "{config:good}", "--seeds-until-decided", "5", "--out", "{out}"},
+       2,
+       "no selected figure has a baseline"},
+      {{"run", "{config:compared}", "--seeds-until-decided", "5", "--emit-slurm", "{dir}", "--out",
+        "{out}"},
+       2,
+       "--emit-slurm trains a fixed plan"},
+      {{"run", "{config:compared}", "--seeds-until-decided", "5", "--run-index", "0", "--out",
+        "{out}"},
+       2,
+       "--run-index trains a fixed plan"},
+      {{"run", "{config:until-decided-zero}", "--out", "{out}"},
+       2,
+       "'seeds_until_decided' must be an integer from 1 to 1000"},
+      {{"run", "{config:until-decided-text}", "--out", "{out}"},
+       2,
+       "'seeds_until_decided' must be an integer"},
+      {{"run", "{config:until-decided-below}", "--out", "{out}"},
+       2,
+       "seeds_until_decided = 2 is below the 3 seeds figure 'a' already runs"},
       {{"plot", "{dir}"}, 2, "not an experiment folder"},
       // Found by a probe (hostile input, third pass): an empty config ran the built-in paper one,
       // an empty --figures or --emit-slurm trained everything, an --emit-slurm that cannot be a

@@ -259,6 +259,11 @@ TEST_CASE("lenlab plot refuses a changed selection.json by name, nothing drawn")
       {"{\"figures\": [\"x\"], \"seeds\": \"1\"}", "type must be array"},
       {"{\"figures\": " + std::string(1000, '[') + std::string(1000, ']') + "}",
        "nested more than 32 levels deep"},
+      // grown_seeds (--seeds-until-decided): a figure the config lacks, a figure without seeds.
+      {"{\"figures\": [\"x\"], \"seeds\": [1], \"grown_seeds\": {\"y\": [1, 2]}}",
+       "grows the seeds of figure 'y', which the experiment's config.toml does not have"},
+      {"{\"figures\": [\"x\"], \"seeds\": [1], \"grown_seeds\": {\"x\": []}}",
+       "grown_seeds: figure 'x' has no seeds"},
       {"{\"figures\": [\"nope\"], \"seeds\": [1]}", "unknown figure 'nope'"},
   };
   int i = 0;
