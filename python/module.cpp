@@ -318,6 +318,8 @@ py::dict compare_folder(const std::string& folder) {
   column("smallest_detectable", &ComparisonRow::smallest_detectable);
   column("verdict", &ComparisonRow::verdict);
   column("reason", &ComparisonRow::reason);
+  column("seeds_not_fit", &ComparisonRow::seeds_not_fit);
+  column("in_range_rule", &ComparisonRow::in_range_rule);
   return out;
 }
 

@@ -1,5 +1,8 @@
 #include "report/comparison_rows.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <limits>
 
 #include "report/comparison_verdicts.hpp"
@@ -56,6 +59,8 @@ std::vector<ComparisonRow> comparison_rows(const std::vector<FigureSummary>& fig
       r.smallest_detectable = p ? p->smallest_detectable : kNoNumber;
       r.verdict = r.is_baseline ? "baseline" : verdict_name(c.words[i]);
       r.reason = r.is_baseline || c.words[i] != VerdictWord::kNotJudged ? "" : not_judged_reason(l);
+      r.seeds_not_fit = fmt::format("{}", fmt::join(l.seeds_not_fit, ", "));
+      r.in_range_rule = l.in_range_rule;
       rows.push_back(std::move(r));
     }
   }

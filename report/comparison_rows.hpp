@@ -30,6 +30,9 @@ struct ComparisonRow {
   // "baseline" for the baseline's own row.
   std::string verdict;
   std::string reason;  // why a line is not judged; empty otherwise
+  // The learned-in-range gate (results/in_range_fit.hpp): this line's seeds whose run did not fit
+  // its training range ("2, 5"; empty when none), and the rule.
+  std::string seeds_not_fit, in_range_rule;
 };
 
 // In judge_comparisons' order: each figure with a baseline, its main comparison first, then its

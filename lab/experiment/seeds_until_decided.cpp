@@ -52,7 +52,11 @@ bool line_undecided(const Comparison& c, size_t i) {
   const ComparedLine& l = c.lines[i];
   if (l.label == c.fig->spec->baseline) return false;
   if (c.words[i] == VerdictWord::kNoDetectableDifference) return true;
-  return c.words[i] == VerdictWord::kNotJudged && !l.paired && !l.not_finite && l.n_seeds > 0;
+  // Not judged for want of a pair (no seed in common, or the in-range gate left every pair out):
+  // more seeds can give one. Not where the baseline or the method missed its range in most seeds:
+  // more of a model that does not learn will not decide anything.
+  return c.words[i] == VerdictWord::kNotJudged && !l.paired && !l.not_finite && l.n_seeds > 0 &&
+         !l.baseline_unfit && 2 * l.seeds_not_fit.size() <= static_cast<size_t>(l.n_seeds);
 }
 
 }  // namespace

@@ -334,7 +334,7 @@ class Experiment:
 
 
 _COMPARE_TEXT = {"figure", "task", "pe", "metric", "range", "method", "baseline", "verdict",
-                 "reason"}
+                 "reason", "seeds_not_fit", "in_range_rule"}
 
 
 def compare(folder):
@@ -346,7 +346,9 @@ def compare(folder):
     mean, min, max, rank, seeds_better, seeds_paired, mean_difference, interval_low,
     interval_high, median_difference, p_sign, p_wilcoxon, p_adjusted, smallest_detectable,
     verdict ("helps", "hurts", "no detectable difference", "not judged"; "baseline" on the
-    baseline's own row), reason (why not judged). Numbers a row lacks are NaN."""
+    baseline's own row), reason (why not judged), seeds_not_fit ("2, 5": the line's seeds whose
+    run did not fit its training range, left out of the test; "" when none) and in_range_rule
+    (the gate's rule). Numbers a row lacks are NaN."""
     columns = _lenlab.compare(str(Path(folder)))
     table = {name: np.array(values, dtype=object) if name in _COMPARE_TEXT else np.array(values)
              for name, values in columns.items()}

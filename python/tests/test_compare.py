@@ -14,14 +14,15 @@ import lenlab
 
 def compared_config(path: Path) -> Path:
     """One compared figure (baseline NoPE) of three tiny lines, tested to 4x l_train and past it:
-    a main comparison and two test ranges."""
+    a main comparison and two test ranges. The mean task, which 150 steps fit inside 1..3 (the
+    in-range gate lets every run in)."""
     path.write_text("""
 seeds = [1, 2, 3]
 [defaults]
-task = "length"
+task = "mean"
 l_train = 3
 l_test = 14
-steps = 40
+steps = 150
 warmup_steps = 5
 d_model = 16
 n_head = 2
@@ -75,10 +76,13 @@ def test_the_tables_verdicts_are_the_reports(experiment):
     base = df[df["is_baseline"]]
     assert len(base) == 3 and set(base["verdict"]) == {"baseline"} and set(base["method"]) == {"nope"}
     assert base["p_adjusted"].isna().all() and (base["rank"] >= 1).all()
-    assert set(df["pe"]) == {"nope", "alibi", "rope"} and set(df["task"]) == {"length"}
+    assert set(df["pe"]) == {"nope", "alibi", "rope"} and set(df["task"]) == {"mean"}
     assert set(df["metric"]) == {"mse"}
     assert math.isinf(df["hi"].iloc[0]) and df["lo"].iloc[0] == 1
     assert (df["reason"] == "").all()
+    # The in-range gate: its rule on every row, and which seeds it left out (none here).
+    assert df["in_range_rule"].str.startswith("MSE ≤").all()
+    assert (df["seeds_not_fit"] == "").all()
 
 
 def test_experiment_compare_and_the_columns_without_pandas(experiment, monkeypatch):

@@ -18,15 +18,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Two compared figures on tiny length runs (l_train 3, lengths 1..6: one test range). In `differ`
-// the method trains 150 steps and the baseline 5 (barely moved from its initial weights): the
-// method wins in every seed. In `same` the two lines differ in their label only, so they share
-// each seed's run: every difference is 0, never decided. The 150-step runs are the same runs in
-// both figures (trained once).
+// Two compared figures on tiny mean runs (l_train 3, lengths 1..6: one test range), which 150 steps
+// fit inside 1..3 (the in-range gate lets every run in). In `differ` the method is NoPE and the
+// baseline learned positions, whose untrained embeddings past l_train miss: the method wins in
+// every seed. In `same` the two lines differ in their label only, so they share each seed's run:
+// every difference is 0, never decided. The NoPE runs are the same runs in both figures (trained
+// once).
 const char* kComparedConfig = R"(
 seeds = [1, 2]
 [defaults]
-task = "length"
+task = "mean"
 l_train = 3
 l_test = 6
 steps = 150
@@ -37,9 +38,9 @@ d_ff = 32
 n_layer = 1
 eval_samples = 16
 [figures.differ]
-vary = "steps"
-values = [5, 150]
-baseline = "5"
+vary = "pe"
+values = ["learned", "nope"]
+baseline = "learned"
 [figures.same]
 vary = "settings"
 values = [{ label = "a" }, { label = "b" }]
@@ -104,10 +105,10 @@ TEST_CASE("seeds until decided: an undecided comparison grows to the cap, a deci
   CHECK(selection.seeds == std::vector<uint64_t>{1, 2});
   CHECK(selection.grown_seeds.at("differ") == seeds_from(1, 7));
   CHECK(selection.grown_seeds.at("same") == seeds_from(1, 9));
-  // differ: 2 lines × 7 seeds; same: its seeds 8 and 9 (1..7 are differ's 150-step runs).
+  // differ: 2 lines × 7 seeds; same: its seeds 8 and 9 (1..7 are differ's NoPE runs).
   CHECK(count_runs(out) == 16);
   const std::string report = test::read_text(out / "report.md");
-  CHECK(report.find("  - 150: **helps**: ") != std::string::npos);
+  CHECK(report.find("  - nope: **helps**: ") != std::string::npos);
   CHECK(report.find("better in 7/7 seeds") != std::string::npos);
   CHECK(report.find("  - b: **no detectable difference**: ") != std::string::npos);
   CHECK(report.find("the runs are identical seed by seed") != std::string::npos);
@@ -129,7 +130,7 @@ TEST_CASE("seeds until decided: an undecided comparison grows to the cap, a deci
 }
 
 TEST_CASE("seeds until decided: the config's key, the flag over it, and the dry run's most runs") {
-  // Planned on seeds 1, 2: differ's 2 lines × 2 (same shares the 150-step runs). At 9 seeds:
+  // Planned on seeds 1, 2: differ's 2 lines × 2 (same shares the NoPE runs). At 9 seeds:
   // 2 × 9 = 18, 14 more; at 7: 10 more.
   const std::string with_key = std::string("seeds_until_decided = 9\n") + kComparedConfig;
   ExperimentOptions o = compared_options("", 0);
