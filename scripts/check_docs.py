@@ -2,12 +2,12 @@
 """Checks that every measured number the docs quote is in a committed snapshot of the runs.
 
     scripts/check_docs.py [--root DIR]                      check the docs (seconds; CI runs it)
-    scripts/check_docs.py --snapshot reproduce RUN_DIR      refresh docs/data/reproduce/ from a
-                                                            `lenlab reproduce --out RUN_DIR` folder
-    scripts/check_docs.py --snapshot course WORK_DIR        refresh docs/data/course/ from
-                                                            `scripts/check_course_answers.py --keep WORK_DIR`
-    scripts/check_docs.py --snapshot theory LENLAB          refresh docs/data/theory/ by running
-                                                            LENLAB theory (build/release/lenlab)
+    scripts/check_docs.py --snapshot reproduce RUN_DIR   refresh docs/data/reproduce/ from a
+                                                         `lenlab reproduce --out RUN_DIR` folder
+    scripts/check_docs.py --snapshot course WORK_DIR     refresh docs/data/course/ from
+                                                         `check_course_answers.py --keep WORK_DIR`
+    scripts/check_docs.py --snapshot theory LENLAB       refresh docs/data/theory/ by running
+                                                         LENLAB theory (build/release/lenlab)
 
 A covered doc (COVERED below) says where its numbers come from with markers, each in force until
 the next one:
@@ -40,18 +40,13 @@ none.
 import argparse
 import ast
 import bisect
-import csv
-import datetime
-import json
 import math
 import operator
-import os
-import platform
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+import docs_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,7 +73,9 @@ HEADING = re.compile(r"^\s*#{1,6}\s")
 LABEL_WORDS = ("figure", "figures", "fig.", "theorem", "section", "sections", "eq.", "eqs.",
                "appendix", "appendices", "issue", "issues", "lesson", "lessons", "exercise",
                "paper", "papers", "al.", "step", "part", "table", "python", "pytorch", "c++")
-NUMBER = re.compile(r"(?<![\w.^/\\])(?<!\^-)(?<!\^−)(\d+(?:\.\d+)?)(?:([eE])([-+−]?\d+))?(?![\w/²³]|\.\d|\.\.)")
+# A number not inside a name (fig1b, x^-0.25, 1/√), a version (1.6.32) or a range (1..50).
+NUMBER = re.compile(r"(?<![\w.^/\\])(?<!\^-)(?<!\^−)(\d+(?:\.\d+)?)(?:([eE])([-+−]?\d+))?"
+                    r"(?![\w/²³]|\.\d|\.\.)")
 DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 STRIP = [
     re.compile(r"<!--.*?-->", re.S),           # comments (markers included)
@@ -272,148 +269,17 @@ def check(root: Path) -> int:
     return 1 if problems else 0
 
 
-# --- refreshing a snapshot ------------------------------------------------------------------------
-
-def git_revision() -> str:
-    r = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                       capture_output=True, text=True)
-    return r.stdout.strip() or "unknown"
-
-
-def machine() -> str:
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{model}, {os.cpu_count()} cores, {platform.system()} {platform.machine()}"
-
-
-def write_manifest(out: Path, command: str, source: Path, extra: dict):
-    manifest = {
-        "command": command,
-        "source": str(source),
-        "checkout_revision": git_revision(),  # the docs' checkout; the runs' lenlab is in extra
-        "machine": machine(),
-        "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        **extra,
-        "files": sorted(str(p.relative_to(out)) for p in out.rglob("*")
-                        if p.is_file() and p.name != "SNAPSHOT.json"),
-    }
-    (out / "SNAPSHOT.json").write_text(json.dumps(manifest, indent=2) + "\n")
-
-
-def line_means(run_dir: Path, out_csv: Path):
-    """Per figure, line and length: the mean, min and max MSE over seeds (what docs quote)."""
-    groups = {}
-    for fig in sorted(run_dir.glob("fig*.csv")):
-        with fig.open() as f:
-            for row in csv.DictReader(f):
-                if row.get("mse", "") in ("", "inf", "nan"):
-                    continue
-                key = (row["figure"], row["line"], int(row["length"]))
-                groups.setdefault(key, []).append(float(row["mse"]))
-    with out_csv.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["figure", "line", "length", "seeds", "mean_mse", "min_mse", "max_mse"])
-        for (figure, line, length), v in sorted(groups.items()):
-            w.writerow([figure, line, length, len(v), f"{sum(v) / len(v):.6g}",
-                        f"{min(v):.6g}", f"{max(v):.6g}"])
-
-
-def snapshot_reproduce(run_dir: Path, out: Path):
-    """report.md, config.toml and each line's mean over seeds; not the per-run rows (megabytes)."""
-    for name in ("report.md", "config.toml", "selection.json"):
-        if not (run_dir / name).is_file():
-            sys.exit(f"{run_dir} has no {name}: not a finished `lenlab reproduce --out` folder")
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    for name in ("report.md", "config.toml", "selection.json"):
-        shutil.copy(run_dir / name, out / name)
-    line_means(run_dir, out / "line_means.csv")
-    revisions = set()
-    for manifest in run_dir.glob("runs/*/manifest.json"):
-        revisions.add(json.loads(manifest.read_text()).get("git_revision", "unknown"))
-    write_manifest(out, "build/release/lenlab reproduce --out DIR", run_dir,
-                   {"runs": len(list(run_dir.glob("runs/*/manifest.json"))),
-                    "lenlab_revision": sorted(revisions)})
-
-
-def snapshot_course(work: Path, out: Path):
-    """Per lesson NN: its report.md and figures' data, and what its answers' commands printed
-    (check_course_answers.py's answers.md, split by lesson) into course/NN/."""
-    if not (work / "answers.md").is_file():
-        sys.exit(f"{work} has no answers.md: make it with "
-                 f"scripts/check_course_answers.py --keep {work}")
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    for lesson in sorted(work.glob("course/[0-9][0-9]")):
-        (out / lesson.name).mkdir()
-        # fig*.dat: the figures' data as drawn, with the theory's closed form the lessons quote
-        for f in [lesson / "report.md", *sorted(lesson.glob("fig*.csv")),
-                  *sorted(lesson.glob("fig*.dat"))]:
-            shutil.copy(f, out / lesson.name / f.name)
-    # answers.md: "## 1.1" or "## Lesson 7" sections, each a command and what it printed.
-    for section in re.split(r"^(?=## )", (work / "answers.md").read_text(), flags=re.M):
-        m = re.match(r"## (?:Lesson )?(\d+)", section)
-        if m:
-            folder = out / f"{int(m.group(1)):02d}"
-            folder.mkdir(exist_ok=True)
-            with (folder / "answers.md").open("a") as f:
-                f.write(section)
-    reports = (out / "01" / "report.md").read_text() if (out / "01" / "report.md").exists() else ""
-    built = re.search(r"Generated by `lenlab` \(([0-9a-f]+)\)", reports)
-    write_manifest(out, "scripts/check_course_answers.py --keep DIR", work,
-                   {"lenlab_revision": built.group(1) if built else "unknown"})
-
-
-# Each `lenlab theory` setting docs/theory.md and the course quote: (file name, its flags).
-THEORY_SETTINGS = [
-    ("length", "--task length --l-train 10 --l-test 50"),
-    ("sum", "--task sum --l-train 10 --l-test 50"),
-    ("mean", "--task mean --l-train 10 --l-test 50"),
-    ("length-bos-eos", "--task length --l-train 10 --l-test 50 --tokens bos,eos"),
-    ("mean-bos-eos", "--task mean --l-train 10 --l-test 1000 --tokens bos,eos"),
-    ("length-bos-eos-invsqrt",
-     "--task length --l-train 10 --l-test 200 --tokens bos,eos --reparam invsqrt"),
-    ("length-bos-eos-inverse",
-     "--task length --l-train 10 --l-test 200 --tokens bos,eos --reparam 1/(x+2) "
-     "--reparam-inverse 1/x-2"),
-]
-
-
-def snapshot_theory(lenlab: Path, out: Path):
-    """`lenlab theory`'s printout and CSV for each setting the docs quote (a second, no runs)."""
-    if not lenlab.is_file():
-        sys.exit(f"no lenlab at {lenlab}: build it first (cmake --build --preset release)")
-    shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    for name, flags in THEORY_SETTINGS:
-        argv = [str(lenlab), "theory", *flags.split(), "--out", str(out / f"{name}.csv")]
-        r = subprocess.run(argv, capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"lenlab theory {flags} failed ({r.returncode}): {r.stderr}")
-        (out / f"{name}.txt").write_text(f"lenlab theory {flags}\n\n{r.stdout}")
-    version = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
-                             text=True).stdout.strip()
-    write_manifest(out, "lenlab theory FLAGS (THEORY_SETTINGS in scripts/check_docs.py)", lenlab,
-                   {"lenlab_revision": f"the build of the checkout ({version or 'unknown'})"})
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT,
                         help="the repository (or a copy of its docs) to check")
     parser.add_argument("--snapshot", nargs=2, metavar=("SOURCE", "DIR"),
-                        help="refresh docs/data/SOURCE/ from DIR; SOURCE: reproduce, course or theory")
+                        help="refresh docs/data/SOURCE/ from DIR; SOURCE: reproduce, course "
+                             "or theory")
     args = parser.parse_args()
     if args.snapshot:
         source, folder = args.snapshot
-        makers = {"reproduce": snapshot_reproduce, "course": snapshot_course,
-                  "theory": snapshot_theory}
+        makers = docs_snapshot.MAKERS
         if source not in makers:
             print(f"check_docs: unknown snapshot '{source}'; valid choices: "
                   f"{', '.join(makers)}", file=sys.stderr)
