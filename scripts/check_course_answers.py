@@ -6,7 +6,9 @@ docs/course/teacher_answers.md. Prints the commands whose output differs, and ex
     scripts/check_course_answers.py [--lenlab build/release/lenlab] [--keep DIR] [--update]
 
 --update writes what each command printed into teacher_answers.md in place of the old output (then
-read `git diff`: the answers' prose quotes some of those numbers).
+read `git diff`: the answers' prose quotes some of those numbers). With --keep DIR, DIR/answers.md
+holds every command and what it printed, for `scripts/check_docs.py --snapshot course DIR`, which
+copies it and the lessons' reports into docs/data/course/ (the snapshot the docs check reads).
 
 About three minutes on 2 cores (the answers train about 25 small models). The test suite checks
 the lessons' structure and runs their configs at reduced size (tests/lab/test_course.cpp); this
@@ -83,6 +85,7 @@ def main() -> int:
 
     failures = 0
     updates = []  # (old output, new output)
+    printed = []  # answers.md: each command and what it printed
     for lesson, command in lesson_commands():
         r = sh(command)
         print(f"{'ok  ' if r.returncode == 0 else 'FAIL'} {lesson}: {command}")
@@ -92,6 +95,7 @@ def main() -> int:
     for section, command, expected in answer_blocks():
         r = sh(command)
         first = command.strip().splitlines()[0]
+        printed.append(f"## {section}\n\n```sh\n{command}```\n```\n{r.stdout}```\n")
         if r.returncode != 0:
             failures += 1
             print(f"FAIL {section}: `{first}` exited {r.returncode}\n{r.stderr}")
@@ -108,6 +112,7 @@ def main() -> int:
             text = text.replace(f"```\n{old}```\n", f"```\n{new}```\n", 1)
         answers.write_text(text)
         print(f"updated {len(updates)} output(s) in {answers}")
+    (work / "answers.md").write_text("\n".join(printed))
     if not args.keep:
         shutil.rmtree(work)
     print(f"{failures} failure(s)")
