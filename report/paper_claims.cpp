@@ -90,7 +90,7 @@ std::string setup_of(const FigureSummary& f) {
   const bool varies_pe = f.spec->vary == "pe";
   const bool varies_l_train = f.spec->vary == "l_train";
   return fmt::format("(paper 000, figure {}; {}; {}; {} per line)", f.spec->name,
-                     setup_text(first.runs.front()->spec, !varies_pe),
+                     setup_text(first.runs.front()->spec, !varies_pe, !varies_l_train),
                      varies_l_train ? "lengths past each line's l_train"
                                     : beyond_range_text(first.spec.l_train, longest_length(runs)),
                      fewest == most ? fmt::format("{} seed{}", most, most == 1 ? "" : "s")

@@ -7,9 +7,10 @@
 
 namespace lenlab {
 
-std::string setup_text(const TrainSpec& s, bool with_pe) {
-  return fmt::format("{}{}, {} layers × d_model {}, {} steps, l_train {}", s.task,
-                     with_pe ? " with " + s.pe : "", s.n_layer, s.d_model, s.steps, s.l_train);
+std::string setup_text(const TrainSpec& s, bool with_pe, bool with_l_train) {
+  return fmt::format("{}{}, {} layers × d_model {}, {} steps{}", s.task,
+                     with_pe ? " with " + s.pe : "", s.n_layer, s.d_model, s.steps,
+                     with_l_train ? fmt::format(", l_train {}", s.l_train) : "");
 }
 
 int longest_length(const std::vector<const RunRecord*>& runs) {

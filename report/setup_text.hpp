@@ -10,8 +10,8 @@
 namespace lenlab {
 
 // "length with nope, 2 layers × d_model 64, 2000 steps, l_train 20" (the first spec's settings;
-// `with_pe` false leaves the encoding out, for figures that vary it).
-std::string setup_text(const TrainSpec& spec, bool with_pe = true);
+// `with_pe` / `with_l_train` false leave the encoding / l_train out, for figures that vary it).
+std::string setup_text(const TrainSpec& spec, bool with_pe = true, bool with_l_train = true);
 
 // The longest test length any of `runs` has a result at (0 without results).
 int longest_length(const std::vector<const RunRecord*>& runs);
