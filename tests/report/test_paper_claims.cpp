@@ -85,7 +85,7 @@ TEST_CASE("paper claims: a mean task's error of 1e-6 everywhere is flat, not a f
   CHECK(contains(claims, "in every seed: 3/3: **supported**"));
 }
 
-TEST_CASE("paper claims: a 1 % step between l_train values is not decided; a clear one is") {
+TEST_CASE("paper claims: a 1 % step between l_train values is not decided, a clear one is") {
   // l_train 5 → 10: 1 % lower at l_test in every seed, while the seeds spread by 30 %.
   const auto small_step = [](size_t line, uint64_t seed, int length) {
     const double spread = 1 + 0.3 * static_cast<double>(seed);
