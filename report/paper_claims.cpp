@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "report/claim_tests.hpp"
 #include "report/number_text.hpp"
 #include "report/report.hpp"
 #include "report/setup_text.hpp"
@@ -19,39 +20,13 @@ namespace lenlab {
 
 namespace {
 
-constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
-
-// A run's test MSE: averaged over its lengths inside / beyond l_train, the largest beyond, and at
-// its longest length.
-struct RunMse {
-  double within = kNoValue, beyond = kNoValue, max_beyond = kNoValue, at_l_test = kNoValue;
-};
-RunMse run_mse(const RunRecord& r) {
-  RunMse m;
-  double in = 0, out = 0;
-  int n_in = 0, n_out = 0, longest = 0;
-  for (const LengthResult& row : r.results) {
-    if (row.length <= r.spec.l_train) {
-      in += row.mse;
-      ++n_in;
-    } else {
-      out += row.mse;
-      ++n_out;
-      m.max_beyond = n_out == 1 ? row.mse : std::max(m.max_beyond, row.mse);
-    }
-    if (row.length > longest) longest = row.length, m.at_l_test = row.mse;
-  }
-  if (n_in) m.within = in / n_in;
-  if (n_out) m.beyond = out / n_out;
-  return m;
-}
-
-// seed → a number of the line's run with that seed.
-std::map<uint64_t, double> by_seed(const FigureLine& l, double RunMse::*what) {
-  std::map<uint64_t, double> out;
-  for (const RunRecord* r : l.runs) out[r->spec.seed] = run_mse(*r).*what;
-  return out;
-}
+using claims::by_l_train;
+using claims::by_seed;
+using claims::ClaimTests;
+using claims::line_of;
+using claims::run_mse;
+using claims::RunMse;
+using claims::step_key;
 
 const FigureSummary* find(const std::vector<FigureSummary>& figs, const std::string& name) {
   for (const FigureSummary& f : figs)
@@ -64,12 +39,6 @@ bool complete(const FigureSummary& f) {
   for (const FigureLine& l : f.lines)
     if (l.runs.empty() || l.x.empty()) return false;
   return true;
-}
-
-const FigureLine* line_of(const FigureSummary& f, const std::string& label) {
-  for (const FigureLine& l : f.lines)
-    if (l.label == label && !l.runs.empty()) return &l;
-  return nullptr;
 }
 
 std::string word(bool ok) {
@@ -120,55 +89,6 @@ std::string gate_of(const FigureSummary& f) {
       "paper's figure draws them.",
       rule, unfit);
 }
-
-// The paired tests of this section, adjusted together (Holm) before any claim is written.
-class ClaimTests {
- public:
-  // `key` names the test; method and baseline: per seed, lower is better (an MSE).
-  void add(const std::string& key, const std::map<uint64_t, double>& method,
-           const std::map<uint64_t, double>& baseline) {
-    std::vector<double> a, b;
-    for (const auto& [seed, x] : method)
-      if (const auto it = baseline.find(seed);
-          it != baseline.end() && std::isfinite(x) && std::isfinite(it->second)) {
-        a.push_back(x);
-        b.push_back(it->second);
-      }
-    if (a.empty()) return;
-    keys_.push_back(key);
-    tests_.push_back(compare_paired(a, b, /*lower_is_better=*/true));
-  }
-  void adjust() {
-    std::vector<double> p;
-    for (const PairedComparison& t : tests_) p.push_back(t.p_wilcoxon);
-    adjusted_ = holm_adjust(p);
-  }
-  size_t size() const { return tests_.size(); }
-  // Lower / higher / no detectable difference / not tested, and the numbers behind it.
-  VerdictWord word_of(const std::string& key) const {
-    const int i = index(key);
-    if (i < 0) return VerdictWord::kNotJudged;
-    if (adjusted_[i] >= kVerdictAlpha) return VerdictWord::kNoDetectableDifference;
-    return tests_[i].mean_difference < 0 ? VerdictWord::kHelps : VerdictWord::kHurts;
-  }
-  std::string numbers(const std::string& key) const {
-    const int i = index(key);
-    if (i < 0) return "no seed in common: not tested";
-    const PairedComparison& t = tests_[i];
-    return fmt::format("difference {} ({} to {}), lower in {}/{} seeds, adjusted p = {:.2g}",
-                       number_or_dash(t.mean_difference), number_or_dash(t.interval_low),
-                       number_or_dash(t.interval_high), t.wins, t.n, adjusted_[i]);
-  }
-
- private:
-  int index(const std::string& key) const {
-    const auto it = std::find(keys_.begin(), keys_.end(), key);
-    return it == keys_.end() ? -1 : static_cast<int>(it - keys_.begin());
-  }
-  std::vector<std::string> keys_;
-  std::vector<PairedComparison> tests_;
-  std::vector<double> adjusted_;
-};
 
 // Claim: a mean task generalizes with NoPE — its error beyond l_train stays far below that of the
 // best constant predictor, whose MSE at length l is the target's variance there. Per seed.
@@ -271,21 +191,6 @@ std::string claim_reparam(const FigureSummary& f, const std::string& task,
       tests.numbers(f.spec->name + ":best"), best_word, gate_of(f));
 }
 
-// The lines of an l_train figure in order of l_train.
-std::vector<const FigureLine*> by_l_train(const FigureSummary& f) {
-  std::vector<const FigureLine*> rows;
-  for (const FigureLine& l : f.lines)
-    if (!l.runs.empty()) rows.push_back(&l);
-  std::sort(rows.begin(), rows.end(), [](const FigureLine* a, const FigureLine* b) {
-    return a->spec.l_train < b->spec.l_train;
-  });
-  return rows;
-}
-
-std::string step_key(const FigureSummary& f, const FigureLine& from, const FigureLine& to) {
-  return fmt::format("{}:{}->{}", f.spec->name, from.spec.l_train, to.spec.l_train);
-}
-
 // Claim: a longer training range helps (the MSE at l_test falls with every longer l_train, paired
 // by seed) but the error still grows with length beyond l_train (Spearman > 0.9 on every line).
 std::string claim_l_train(const FigureSummary& f, const std::string& task,
@@ -358,42 +263,6 @@ std::string claim_growth(const FigureSummary& f, bool quadratic) {
       theory, gate_of(f));
 }
 
-// Every paired comparison the claims make, in one family.
-ClaimTests claim_tests(const std::vector<const FigureSummary*>& reparam,
-                       const std::vector<const FigureSummary*>& l_train) {
-  ClaimTests tests;
-  for (const FigureSummary* f : reparam) {
-    const FigureLine* id = line_of(*f, "identity");
-    if (!id) continue;
-    const auto base = by_seed(*id, &RunMse::beyond);
-    const FigureLine* best = nullptr;
-    const FigureLine* runner_up = nullptr;
-    for (const FigureLine& l : f->lines) {
-      if (l.runs.empty()) continue;
-      if (!best || line_stats(l).mse_beyond < line_stats(*best).mse_beyond)
-        runner_up = best, best = &l;
-      else if (!runner_up || line_stats(l).mse_beyond < line_stats(*runner_up).mse_beyond)
-        runner_up = &l;
-      if (l.label != "identity")
-        tests.add(f->spec->name + ":" + l.label, by_seed(l, &RunMse::beyond), base);
-    }
-    // The lowest against invsqrt, or invsqrt (the lowest) against the runner-up.
-    const FigureLine* invsqrt = line_of(*f, "invsqrt");
-    const FigureLine* other = best && best->label == "invsqrt" ? runner_up : invsqrt;
-    if (best && other && best != other)
-      tests.add(f->spec->name + ":best", by_seed(*best, &RunMse::beyond),
-                by_seed(*other, &RunMse::beyond));
-  }
-  for (const FigureSummary* f : l_train) {
-    const std::vector<const FigureLine*> rows = by_l_train(*f);
-    for (size_t i = 1; i < rows.size(); ++i)
-      tests.add(step_key(*f, *rows[i - 1], *rows[i]), by_seed(*rows[i], &RunMse::at_l_test),
-                by_seed(*rows[i - 1], &RunMse::at_l_test));
-  }
-  tests.adjust();
-  return tests;
-}
-
 }  // namespace
 
 std::string paper_claims(const std::vector<FigureSummary>& figures) {
@@ -406,7 +275,7 @@ std::string paper_claims(const std::vector<FigureSummary>& figures) {
     if (const FigureSummary* f = get(name)) reparam.push_back(f);
   for (const char* name : {"3b", "3a"})
     if (const FigureSummary* f = get(name)) l_train.push_back(f);
-  const ClaimTests tests = claim_tests(reparam, l_train);
+  const ClaimTests tests = claims::claim_tests(reparam, l_train);
   std::string claims;
   if (const FigureSummary* f = get("1a")) {
     const double l = f->lines.front().spec.l_test;
