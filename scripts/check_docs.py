@@ -8,6 +8,9 @@
                                                          `check_course_answers.py --keep WORK_DIR`
     scripts/check_docs.py --snapshot theory LENLAB       refresh docs/data/theory/ by running
                                                          LENLAB theory (build/release/lenlab)
+    scripts/check_docs.py --snapshot methods RUN_DIR     refresh docs/data/methods/ from a
+                                                         `lenlab run configs/methods.toml --out
+                                                         RUN_DIR` folder
 
 A covered doc (COVERED below) says where its numbers come from with markers, each in force until
 the next one:

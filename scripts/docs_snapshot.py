@@ -66,22 +66,32 @@ def line_means(run_dir: Path, out_csv: Path):
                         f"{min(v):.6g}", f"{max(v):.6g}"])
 
 
-def snapshot_reproduce(run_dir: Path, out: Path):
-    """report.md, config.toml and each line's mean over seeds; not the per-run rows (megabytes)."""
+def copy_experiment(run_dir: Path, out: Path, what: str):
+    """An experiment folder's report.md, config.toml and selection.json into a fresh `out`."""
     for name in ("report.md", "config.toml", "selection.json"):
         if not (run_dir / name).is_file():
-            sys.exit(f"{run_dir} has no {name}: not a finished `lenlab reproduce --out` folder")
+            sys.exit(f"{run_dir} has no {name}: not a finished {what} folder")
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     for name in ("report.md", "config.toml", "selection.json"):
         shutil.copy(run_dir / name, out / name)
-    line_means(run_dir, out / "line_means.csv")
+
+
+def experiment_manifest(run_dir: Path, out: Path, command: str):
+    """SNAPSHOT.json of an experiment folder: its runs and the lenlab revisions that made them."""
     revisions = set()
     for manifest in run_dir.glob("runs/*/manifest.json"):
         revisions.add(json.loads(manifest.read_text()).get("git_revision", "unknown"))
-    write_manifest(out, "build/release/lenlab reproduce --out DIR", run_dir,
+    write_manifest(out, command, run_dir,
                    {"runs": len(list(run_dir.glob("runs/*/manifest.json"))),
                     "lenlab_revision": sorted(revisions)})
+
+
+def snapshot_reproduce(run_dir: Path, out: Path):
+    """report.md, config.toml and each line's mean over seeds; not the per-run rows (megabytes)."""
+    copy_experiment(run_dir, out, "`lenlab reproduce --out`")
+    line_means(run_dir, out / "line_means.csv")
+    experiment_manifest(run_dir, out, "build/release/lenlab reproduce --out DIR")
 
 
 def snapshot_course(work: Path, out: Path):
@@ -145,5 +155,13 @@ def snapshot_theory(lenlab: Path, out: Path):
                    {"lenlab_revision": f"the build of the checkout ({version or 'unknown'})"})
 
 
+def snapshot_methods(run_dir: Path, out: Path):
+    """`lenlab run configs/methods.toml`'s report.md (its method comparison: every line's mean,
+    rank, paired test and verdict per test range), config.toml and selection.json."""
+    copy_experiment(run_dir, out, "`lenlab run configs/methods.toml --out`")
+    experiment_manifest(run_dir, out, "build/release/lenlab run configs/methods.toml --out DIR")
+
+
 # SOURCE -> its maker(DIR, docs/data/SOURCE)
-MAKERS = {"reproduce": snapshot_reproduce, "course": snapshot_course, "theory": snapshot_theory}
+MAKERS = {"reproduce": snapshot_reproduce, "course": snapshot_course, "theory": snapshot_theory,
+          "methods": snapshot_methods}
