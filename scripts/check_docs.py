@@ -58,6 +58,7 @@ COVERED = [
     "README.md",
     "docs/reproduction.md",
     "docs/theory.md",
+    "docs/methods.md",
     "docs/course/README.md",
     "docs/course/01_what_is_length_generalization.md",
     "docs/course/02_positional_encodings.md",
