@@ -43,7 +43,8 @@ void add_experiment_options(CLI::App& cmd, ExperimentOptions& o, std::string& fi
   add_setting(cmd, "--seeds-until-decided", o.seeds_until_decided,
               "After the seeds, add seeds to each comparison (a figure with a baseline) whose "
               "verdict is undecided (a method with no detectable difference, or not judged for "
-              "want of a seed in common with the baseline): the figure's lines only, on the next "
+              "want of a pair: no seed in common with the baseline, or none where both runs fit "
+              "their training range): the figure's lines only, on the next "
               "seeds (first to the fewest that can decide, then 2 a round), judging every "
               "comparison again after each round, until each is decided or runs MAX seeds. "
               "Overrides the config's seeds_until_decided (default: that key, else none); "

@@ -3,7 +3,9 @@
 // close calls get more seeds. After the config's seeds are trained, every method comparison is
 // judged together (report/comparison_verdicts.hpp); a figure with a baseline is *undecided* while a
 // line of its main comparison (every length beyond l_train: report.md's verdicts) has no
-// detectable difference, or is not judged for want of a seed in common with the baseline. Each
+// detectable difference, or is not judged for want of a pair (no seed in common, or none where
+// both runs fit their training range; not when the baseline or the method missed it in most
+// seeds). Each
 // undecided figure below MAX seeds gets more seeds (numbered after its largest), only its own
 // lines are trained on them, and the comparisons are judged again; round after round, until no
 // figure is undecided below MAX. Decided figures, figures without a baseline and figures that vary
