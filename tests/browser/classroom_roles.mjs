@@ -67,6 +67,11 @@ export async function testClassroomRoles(browser, lenlab, watchErrors) {
 
     // A wrong code is refused beside its field; the right one lets Ada in.
     check(await join(ada.page, 'WRONG9', 'Ada') === 403, 'a wrong code was not refused with 403');
+    // The page writes the error after reading the 403's body: wait for it, not for the status.
+    await ada.page.waitForFunction(() => {
+      const e = document.querySelector('#error-join-code');
+      return e && !e.hidden && e.textContent !== '';
+    }, { timeout: 5000 }).catch(() => {});
     const codeError = await ada.page.$eval('#error-join-code', (e) => (e.hidden ? '' : e.textContent));
     check(/not this class's code/.test(codeError), `the wrong code's error reads "${codeError}"`);
     ada.errors.length = 0;   // the 403 is the answer asked for: Chrome logs it as a failed load
@@ -112,6 +117,8 @@ export async function testClassroomRoles(browser, lenlab, watchErrors) {
     await fill(bob.page, { '#steps': '20' });
     const refused = await submit(bob.page);
     check(refused.status === 503, `Bob's run with the queue closed: HTTP ${refused.status}`);
+    await bob.page.waitForFunction(() => document.querySelector('#form-error').textContent !== '',
+      { timeout: 5000 }).catch(() => {});
     const formError = await bob.page.$eval('#form-error', (e) => e.textContent);
     check(/closed the queue/.test(formError), `Bob's page says "${formError}"`);
     bob.errors.length = 0;   // the 503 asked for
