@@ -8,15 +8,20 @@
                                                          `check_course_answers.py --keep WORK_DIR`
     scripts/check_docs.py --snapshot theory LENLAB       refresh docs/data/theory/ by running
                                                          LENLAB theory (build/release/lenlab)
-    scripts/check_docs.py --snapshot methods RUN_DIR     refresh docs/data/methods/ from a
-                                                         `lenlab run configs/methods.toml --out
-                                                         RUN_DIR` folder
+    scripts/check_docs.py --snapshot NAME RUN_DIR        refresh docs/data/NAME/ from a
+                                                         `lenlab run configs/NAME.toml --out
+                                                         RUN_DIR` folder (NAME: methods,
+                                                         positions, … : EXPERIMENTS in
+                                                         docs_snapshot.py); --log FILE adds
+                                                         the command's output's end (its time)
 
 A covered doc (COVERED below) says where its numbers come from with markers, each in force until
 the next one:
 
     <!-- numbers: from reproduce/report.md reproduce/line_means.csv -->
-        every number below must be in one of these files or folders of docs/data/
+        every number below must be in one of these files or folders of docs/data/; a name
+        FILE#FRAGMENT (`positions/report.md#method-comparison`) reads only the sections of a
+        markdown FILE under the headings whose anchor starts with FRAGMENT
     <!-- numbers: not checked: REASON -->
         not checked against results, for the reason given (timings that vary with the machine,
         settings, closed forms computed by `lenlab theory`, another snapshot not taken yet)
@@ -59,6 +64,8 @@ COVERED = [
     "docs/reproduction.md",
     "docs/theory.md",
     "docs/methods.md",
+    "docs/tasks.md",
+    "docs/run_times.md",
     "docs/course/README.md",
     "docs/course/01_what_is_length_generalization.md",
     "docs/course/02_positional_encodings.md",
@@ -144,19 +151,50 @@ def evaluate(expression: str) -> tuple:
     return value(tree), operands
 
 
+def heading_slug(heading: str) -> str:
+    """A markdown heading's anchor, as GitHub writes it: "### Figure a_b: C d" -> "figure-a_b-c-d"."""
+    text = heading.lstrip("#").strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def sections(text: str, fragment: str) -> str:
+    """The parts of a markdown file under each heading whose anchor starts with `fragment`, each
+    to the next heading of the same or a higher level."""
+    lines, out, level = text.splitlines(), [], 0
+    for line in lines:
+        m = re.match(r"(#{1,6})\s", line)
+        if m and level and len(m.group(1)) <= level:
+            level = 0
+        if m and not level and heading_slug(line).startswith(fragment):
+            level = len(m.group(1))
+        if level:
+            out.append(line)
+    return "\n".join(out)
+
+
 class Snapshot:
-    """Every number of a set of snapshot files, sorted by magnitude."""
+    """Every number of a set of snapshot files, sorted by magnitude. A name FILE#FRAGMENT reads only
+    the sections of FILE (markdown) under the headings whose anchor starts with FRAGMENT
+    (`positions/report.md#method-comparison`): the narrower the text, the fewer the chance
+    matches."""
 
     def __init__(self, data: Path, names):
         self.names = names
         values = []
         for name in names:
+            name, _, fragment = name.partition("#")
             path = data / name
             files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
             if not path.exists():
                 raise FileNotFoundError(f"the snapshot {path} named by a marker does not exist")
             for f in files:
-                for token in SNAPSHOT_VALUE.findall(f.read_text(errors="replace")):
+                text = f.read_text(errors="replace")
+                if fragment:
+                    text = sections(text, fragment)
+                    if not text:
+                        raise FileNotFoundError(f"the snapshot {path} has no heading "
+                                                f"'#{fragment}' named by a marker")
+                for token in SNAPSHOT_VALUE.findall(text):
                     v = abs(float(token))
                     if math.isfinite(v):
                         values.append(v)
@@ -278,8 +316,11 @@ def main() -> int:
     parser.add_argument("--root", type=Path, default=ROOT,
                         help="the repository (or a copy of its docs) to check")
     parser.add_argument("--snapshot", nargs=2, metavar=("SOURCE", "DIR"),
-                        help="refresh docs/data/SOURCE/ from DIR; SOURCE: reproduce, course "
-                             "or theory")
+                        help="refresh docs/data/SOURCE/ from DIR; SOURCE: "
+                             + ", ".join(docs_snapshot.MAKERS))
+    parser.add_argument("--log", type=Path,
+                        help="with --snapshot of a `lenlab run` folder: the command's output "
+                             "(its last line says the runs and seconds; `time` after it)")
     args = parser.parse_args()
     if args.snapshot:
         source, folder = args.snapshot
@@ -288,7 +329,15 @@ def main() -> int:
             print(f"check_docs: unknown snapshot '{source}'; valid choices: "
                   f"{', '.join(makers)}", file=sys.stderr)
             return 2
-        makers[source](Path(folder).resolve(), args.root / "docs" / "data" / source)
+        out = args.root / "docs" / "data" / source
+        if args.log:
+            if source not in docs_snapshot.EXPERIMENTS:
+                print(f"check_docs: --log is for `lenlab run` folders "
+                      f"({', '.join(docs_snapshot.EXPERIMENTS)}), not '{source}'", file=sys.stderr)
+                return 2
+            makers[source](Path(folder).resolve(), out, log=args.log.resolve())
+        else:
+            makers[source](Path(folder).resolve(), out)
         print(f"wrote {args.root / 'docs' / 'data' / source}; now run scripts/check_docs.py")
         return 0
     return check(args.root)

@@ -79,12 +79,23 @@ def copy_experiment(run_dir: Path, out: Path, what: str):
 
 def experiment_manifest(run_dir: Path, out: Path, command: str):
     """SNAPSHOT.json of an experiment folder: its runs and the lenlab revisions that made them."""
-    revisions = set()
-    for manifest in run_dir.glob("runs/*/manifest.json"):
-        revisions.add(json.loads(manifest.read_text()).get("git_revision", "unknown"))
-    write_manifest(out, command, run_dir,
-                   {"runs": len(list(run_dir.glob("runs/*/manifest.json"))),
-                    "lenlab_revision": sorted(revisions)})
+    manifests = [json.loads(p.read_text()) for p in run_dir.glob("runs/*/manifest.json")]
+    revisions = sorted({m.get("git_revision", "unknown") for m in manifests})
+    write_manifest(out, command, run_dir, {"runs": len(manifests), "lenlab_revision": revisions})
+
+
+def copy_run_log(log: Path, out: Path):
+    """What `lenlab run` printed from its first finished round of runs on (each round's runs and
+    seconds; with --seeds-until-decided every round) and the shell's `time` after it, as run.log:
+    the measured time docs/run_times.md quotes."""
+    lines = log.read_text(errors="replace").splitlines()
+    if not any(re.match(r"\d+ runs: ", line) for line in lines):
+        sys.exit(f"{log} has no line 'N runs: M trained in S s': not the output of a finished "
+                 "`lenlab run`")
+    first = next(i for i, line in enumerate(lines)
+                 if re.match(r"\d+ runs: |runs \d+% in ", line))  # "runs 99% in 23m44s …"
+    kept = [line for line in lines[first:] if not re.match(r"runs \d+% ETA ", line)]  # progress
+    (out / "run.log").write_text("\n".join(kept) + "\n")
 
 
 def snapshot_reproduce(run_dir: Path, out: Path):
@@ -155,13 +166,37 @@ def snapshot_theory(lenlab: Path, out: Path):
                    {"lenlab_revision": f"the build of the checkout ({version or 'unknown'})"})
 
 
-def snapshot_methods(run_dir: Path, out: Path):
-    """`lenlab run configs/methods.toml`'s report.md (its method comparison: every line's mean,
-    rank, paired test and verdict per test range), config.toml and selection.json."""
-    copy_experiment(run_dir, out, "`lenlab run configs/methods.toml --out`")
-    experiment_manifest(run_dir, out, "build/release/lenlab run configs/methods.toml --out DIR")
+def experiment_maker(config: str, flags: str = ""):
+    """The maker for `lenlab run CONFIG FLAGS --out DIR` folders: report.md (every figure's table
+    and the method comparison: each line's mean, rank, paired test and verdict per test range),
+    config.toml, selection.json, chomsky_scores.csv where the config has the Chomsky suite, and
+    with `log` (the command's output, `time` after it) its end as run.log."""
+    command = f"build/release/lenlab run {config}{' ' + flags if flags else ''} --out DIR"
+
+    def make(run_dir: Path, out: Path, log: Path = None):
+        copy_experiment(run_dir, out, f"`{command}`")
+        if (run_dir / "chomsky_scores.csv").is_file():  # the Chomsky suite's per-run scores
+            shutil.copy(run_dir / "chomsky_scores.csv", out / "chomsky_scores.csv")
+        if log:
+            copy_run_log(log, out)
+        experiment_manifest(run_dir, out, command)
+    return make
 
 
-# SOURCE -> its maker(DIR, docs/data/SOURCE)
+# The `lenlab run` folders the docs quote: docs/data/NAME -> (config, extra flags).
+EXPERIMENTS = {
+    "methods": ("configs/methods.toml", ""),
+    "positions": ("configs/positions.toml", ""),
+    "positions-alignment": ("configs/positions.toml",
+                            "--figures alignment_passkey --seeds-until-decided 12"),
+    "dependence": ("configs/dependence.toml", ""),
+    "tokens": ("configs/tokens.toml", ""),
+    "chomsky-quick": ("configs/chomsky-quick.toml", ""),
+    "chomsky-steps": ("configs/chomsky-steps.toml", ""),
+    "text-methods-quick": ("configs/text-methods-quick.toml", "--seeds 3"),
+    "text-quick": ("configs/text-quick.toml", "--seeds 3"),
+}
+
+# SOURCE -> its maker(DIR, docs/data/SOURCE); the experiments' also take log=FILE.
 MAKERS = {"reproduce": snapshot_reproduce, "course": snapshot_course, "theory": snapshot_theory,
-          "methods": snapshot_methods}
+          **{name: experiment_maker(*how) for name, how in EXPERIMENTS.items()}}

@@ -122,6 +122,19 @@ def test_markers_are_required_and_must_name_what_exists(docs_copy: Path):
     assert "course/99/x.md named by a marker does not exist" in run(docs_copy).stdout
 
 
+def test_a_marker_may_name_a_section_of_a_file(tmp_path: Path):
+    (tmp_path / "r.md").write_text("# Report\n\n## Token tasks\n\n| nope | 0.497 |\n\n"
+                                   "### Figure a_b: x\n\n0.25\n\n## Method comparison\n\n"
+                                   "| nope | 0.774 |\n")
+    section = check_docs.Snapshot(tmp_path, ("r.md#method-comparison",)).values
+    assert section == [0.774]
+    assert check_docs.Snapshot(tmp_path, ("r.md#token-tasks",)).values == [0.25, 0.497]
+    assert check_docs.Snapshot(tmp_path, ("r.md#figure-a_b",)).values == [0.25]
+    assert check_docs.Snapshot(tmp_path, ("r.md",)).values == [0.25, 0.497, 0.774]
+    with pytest.raises(FileNotFoundError, match="no heading '#figures'"):
+        check_docs.Snapshot(tmp_path, ("r.md#figures",))
+
+
 def numbers(line: str) -> list:
     return [q.text for _, _, q in check_docs.quoted_numbers(line)]
 
@@ -170,4 +183,4 @@ def test_snapshot_of_a_reproduce_folder(tmp_path: Path):
     r = subprocess.run([sys.executable, str(SCRIPT), "--root", str(repo),
                         "--snapshot", "results", str(run_dir)], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown snapshot 'results'; valid choices: reproduce, course, " \
-        "theory" in r.stderr
+        "theory, methods, positions" in r.stderr
