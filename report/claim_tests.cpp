@@ -81,8 +81,7 @@ void ClaimTests::adjust() {
 VerdictWord ClaimTests::word_of(const std::string& key) const {
   const int i = index(key);
   if (i < 0) return VerdictWord::kNotJudged;
-  if (adjusted_[i] >= kVerdictAlpha) return VerdictWord::kNoDetectableDifference;
-  return tests_[i].mean_difference < 0 ? VerdictWord::kHelps : VerdictWord::kHurts;
+  return verdict_word(&tests_[i], /*lower_is_better=*/true, adjusted_[i]);
 }
 
 std::string ClaimTests::numbers(const std::string& key) const {

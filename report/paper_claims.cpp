@@ -48,22 +48,15 @@ std::string word(bool ok) {
 // "(figure 1b; length, 2 layers × d_model 64, 2000 steps, l_train 20; lengths 21..80 = (1×, 4×]
 // l_train; 3 seeds per line)" — the setup every claim names.
 std::string setup_of(const FigureSummary& f) {
-  const FigureLine& first = f.lines.front();
-  std::vector<const RunRecord*> runs;
-  size_t fewest = first.runs.size(), most = 0;
-  for (const FigureLine& l : f.lines) {
-    runs.insert(runs.end(), l.runs.begin(), l.runs.end());
-    fewest = std::min(fewest, l.runs.size());
-    most = std::max(most, l.runs.size());
-  }
+  const FigureRuns r = figure_runs(f);
   const bool varies_pe = f.spec->vary == "pe";
   const bool varies_l_train = f.spec->vary == "l_train";
+  const TrainSpec& first = f.lines.front().runs.front()->spec;
   return fmt::format("(paper 000, figure {}; {}; {}; {} per line)", f.spec->name,
-                     setup_text(first.runs.front()->spec, !varies_pe, !varies_l_train),
+                     setup_text(first, !varies_pe, !varies_l_train),
                      varies_l_train ? "lengths past each line's l_train"
-                                    : beyond_range_text(first.spec.l_train, longest_length(runs)),
-                     fewest == most ? fmt::format("{} seed{}", most, most == 1 ? "" : "s")
-                                    : fmt::format("{}–{} seeds", fewest, most));
+                                    : beyond_range_text(first.l_train, longest_length(r.runs)),
+                     seeds_per_line_text(r));
 }
 
 // The in-range gate, as every claim states it: which lines have runs that did not fit their own

@@ -13,6 +13,22 @@ std::string setup_text(const TrainSpec& s, bool with_pe, bool with_l_train) {
                      with_l_train ? fmt::format(", l_train {}", s.l_train) : "");
 }
 
+FigureRuns figure_runs(const FigureSummary& f) {
+  FigureRuns r;
+  r.fewest = f.lines.empty() ? 0 : f.lines.front().runs.size();
+  for (const FigureLine& l : f.lines) {
+    r.runs.insert(r.runs.end(), l.runs.begin(), l.runs.end());
+    r.fewest = std::min(r.fewest, l.runs.size());
+    r.most = std::max(r.most, l.runs.size());
+  }
+  return r;
+}
+
+std::string seeds_per_line_text(const FigureRuns& r) {
+  if (r.fewest == r.most) return fmt::format("{} seed{}", r.most, r.most == 1 ? "" : "s");
+  return fmt::format("{}–{} seeds", r.fewest, r.most);
+}
+
 int longest_length(const std::vector<const RunRecord*>& runs) {
   int longest = 0;
   for (const RunRecord* r : runs)

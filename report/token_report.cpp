@@ -69,19 +69,14 @@ std::string findings(const FigureSummary& f, const std::string& x_name) {
 // What the figure's numbers were measured on: the setup (the first run's), the longest test length
 // in multiples of l_train, the seeds per line.
 std::string setup_line(const FigureSummary& f) {
-  std::vector<const RunRecord*> runs;
-  size_t most = 0;
-  for (const FigureLine& l : f.lines) {
-    runs.insert(runs.end(), l.runs.begin(), l.runs.end());
-    most = std::max(most, l.runs.size());
-  }
-  if (runs.empty()) return "";
-  const TrainSpec& s = runs.front()->spec;
-  const int longest = longest_length(runs);
+  const FigureRuns r = figure_runs(f);
+  if (r.runs.empty()) return "";
+  const TrainSpec& s = r.runs.front()->spec;
+  const int longest = longest_length(r.runs);
   return fmt::format(
       "Setup: {}; tested up to length {} ({:.3g}× l_train); up to {} seed{} per line.\n\n",
-      setup_text(s, f.spec->vary != "pe"), longest, static_cast<double>(longest) / s.l_train, most,
-      most == 1 ? "" : "s");
+      setup_text(s, f.spec->vary != "pe"), longest, static_cast<double>(longest) / s.l_train,
+      r.most, r.most == 1 ? "" : "s");
 }
 
 // The sentence that names the line that generalizes furthest.

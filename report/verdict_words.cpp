@@ -4,12 +4,15 @@
 
 namespace lenlab {
 
-VerdictWord verdict_word(const ComparedLine& line, double adjusted_p) {
-  if (!line.paired) return VerdictWord::kNotJudged;
+VerdictWord verdict_word(const PairedComparison* test, bool lower_is_better, double adjusted_p) {
+  if (!test) return VerdictWord::kNotJudged;
   if (adjusted_p >= kVerdictAlpha) return VerdictWord::kNoDetectableDifference;
-  const double d = line.paired->mean_difference;
-  const bool better = line.lower_is_better ? d < 0 : d > 0;
+  const bool better = lower_is_better ? test->mean_difference < 0 : test->mean_difference > 0;
   return better ? VerdictWord::kHelps : VerdictWord::kHurts;
+}
+
+VerdictWord verdict_word(const ComparedLine& line, double adjusted_p) {
+  return verdict_word(line.paired ? &*line.paired : nullptr, line.lower_is_better, adjusted_p);
 }
 
 std::string verdict_name(VerdictWord word) {

@@ -18,6 +18,10 @@ inline constexpr double kVerdictAlpha = 0.05;
 
 enum class VerdictWord { kHelps, kHurts, kNoDetectableDifference, kNotJudged };
 
+// The rule itself: `test` (method − baseline; null when there is none) and its p_wilcoxon after
+// holm_adjust; `lower_is_better` names the metric's better direction.
+VerdictWord verdict_word(const PairedComparison* test, bool lower_is_better, double adjusted_p);
+
 // `adjusted_p`: the line's p_wilcoxon after holm_adjust (ignored when the line has no test).
 VerdictWord verdict_word(const ComparedLine& line, double adjusted_p);
 

@@ -8,6 +8,15 @@ import lenlab
 
 LENLAB = os.environ.get("LENLAB_BINARY", "lenlab")
 
+# The tiny model of the experiment tests' configs, as TOML lines of their [defaults].
+TINY_MODEL_TOML = """warmup_steps = 5
+d_model = 16
+n_head = 2
+d_ff = 32
+n_layer = 1
+eval_samples = 16
+"""
+
 TINY = dict(task="length", pe="rope", l_train=4, l_test=8, steps=60, batch_size=16, d_model=16,
             n_head=2, d_ff=32, n_layer=1, eval_samples=32, warmup_steps=5, seed=3)
 

@@ -11,6 +11,8 @@ import pytest
 
 import lenlab
 
+from support import TINY_MODEL_TOML
+
 
 def compared_config(path: Path) -> Path:
     """One compared figure (baseline NoPE) of three tiny lines, tested to 4x l_train and past it:
@@ -23,13 +25,7 @@ task = "mean"
 l_train = 3
 l_test = 14
 steps = 150
-warmup_steps = 5
-d_model = 16
-n_head = 2
-d_ff = 32
-n_layer = 1
-eval_samples = 16
-[figures.p]
+""" + TINY_MODEL_TOML + """[figures.p]
 vary = "pe"
 values = ["nope", "alibi", "rope"]
 baseline = "nope"

@@ -12,7 +12,7 @@ import pytest
 
 import lenlab
 
-from support import LENLAB, TINY
+from support import LENLAB, TINY, TINY_MODEL_TOML
 
 
 def tiny_config(path: Path, steps: int) -> Path:
@@ -24,13 +24,7 @@ task = "length"
 l_train = 3
 l_test = 5
 steps = {steps}
-warmup_steps = 5
-d_model = 16
-n_head = 2
-d_ff = 32
-n_layer = 1
-eval_samples = 16
-[figures.p]
+{TINY_MODEL_TOML}[figures.p]
 title = "pe"
 vary = "pe"
 values = ["nope", "alibi"]

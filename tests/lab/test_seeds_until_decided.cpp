@@ -24,20 +24,14 @@ namespace {
 // every seed. In `same` the two lines differ in their label only, so they share each seed's run:
 // every difference is 0, never decided. The NoPE runs are the same runs in both figures (trained
 // once).
-const char* kComparedConfig = R"(
+const std::string kComparedConfig = R"(
 seeds = [1, 2]
 [defaults]
 task = "mean"
 l_train = 3
 l_test = 6
 steps = 150
-warmup_steps = 5
-d_model = 16
-n_head = 2
-d_ff = 32
-n_layer = 1
-eval_samples = 16
-[figures.differ]
+)" + lenlab::test::kTinyModelToml + R"([figures.differ]
 vary = "pe"
 values = ["learned", "nope"]
 baseline = "learned"

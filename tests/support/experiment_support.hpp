@@ -15,21 +15,25 @@ inline std::filesystem::path experiment_dir(const std::string& name) {
   return fresh_dir("experiment", name);
 }
 
+// The tiny model every experiment test trains (TOML lines of a config's [defaults]): one layer,
+// d_model 16, so that a run takes a second or less.
+inline const std::string kTinyModelToml = R"(warmup_steps = 5
+d_model = 16
+n_head = 2
+d_ff = 32
+n_layer = 1
+eval_samples = 16
+)";
+
 // Two tiny figures that share one line (length / nope / identity): 3 distinct runs per seed.
-inline const char* kTinyConfig = R"(
+inline const std::string kTinyConfig = R"(
 seeds = [1, 2]
 [defaults]
 task = "length"
 l_train = 3
 l_test = 6
 steps = 150
-warmup_steps = 5
-d_model = 16
-n_head = 2
-d_ff = 32
-n_layer = 1
-eval_samples = 16
-[figures.p]
+)" + kTinyModelToml + R"([figures.p]
 title = "length × pe"
 vary = "pe"
 values = ["nope", "alibi"]
