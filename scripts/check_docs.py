@@ -152,7 +152,8 @@ def evaluate(expression: str) -> tuple:
 
 
 def heading_slug(heading: str) -> str:
-    """A markdown heading's anchor, as GitHub writes it: "### Figure a_b: C d" -> "figure-a_b-c-d"."""
+    """A markdown heading's anchor, as GitHub writes it: "### Figure a_b: C d" ->
+    "figure-a_b-c-d"."""
     text = heading.lstrip("#").strip().lower()
     return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
 
