@@ -66,6 +66,36 @@ def line_means(run_dir: Path, out_csv: Path):
                         f"{min(v):.6g}", f"{max(v):.6g}"])
 
 
+# The attention statistics' plots beside a figure (figNAME-bias.dat, -distance, -layers): large,
+# and no doc quotes them from a snapshot.
+ATTENTION_PLOTS = re.compile(r"-(bias|distance|layers)\.dat$")
+
+
+def figure_data(run_dir: Path, out_dir: Path):
+    """Each figure's data as lenlab drew it (figNAME.dat: per line and length, or position, the
+    mean, min and max over seeds of a run's value, a passkey run's the mean over its depths): the
+    per-length numbers the docs quote beside report.md's test ranges."""
+    out_dir.mkdir()
+    for dat in sorted(run_dir.glob("fig*.dat")):
+        if not ATTENTION_PLOTS.search(dat.name):
+            shutil.copy(dat, out_dir / dat.name)
+
+
+def seed_odds(run_dir: Path, out_txt: Path):
+    """scripts/seed_odds.py's printout for the folder: per figure, line and length the median,
+    the mean with its bootstrap interval, the range and the seeds reaching 0.5 exact match."""
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "seed_odds.py"), str(run_dir)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"scripts/seed_odds.py {run_dir} failed ({r.returncode}): {r.stderr}")
+    out_txt.write_text(f"scripts/seed_odds.py DIR\n\n{r.stdout}")
+
+
+# What an experiment's snapshot may keep beside report.md, for docs that quote more than
+# report.md's test ranges: file or folder name -> its maker(run_dir, out_path).
+EXTRAS = {"figures": figure_data, "seed_odds.txt": seed_odds}
+
+
 def copy_experiment(run_dir: Path, out: Path, what: str):
     """An experiment folder's report.md, config.toml and selection.json into a fresh `out`."""
     for name in ("report.md", "config.toml", "selection.json"):
@@ -166,10 +196,10 @@ def snapshot_theory(lenlab: Path, out: Path):
                    {"lenlab_revision": f"the build of the checkout ({version or 'unknown'})"})
 
 
-def experiment_maker(config: str, flags: str = ""):
+def experiment_maker(config: str, flags: str = "", extras: tuple = ()):
     """The maker for `lenlab run CONFIG FLAGS --out DIR` folders: report.md (every figure's table
     and the method comparison: each line's mean, rank, paired test and verdict per test range),
-    config.toml, selection.json, chomsky_scores.csv where the config has the Chomsky suite, and
+    config.toml, selection.json, chomsky_scores.csv where the config has the Chomsky suite, the `extras` named (EXTRAS), and
     with `log` (the command's output, `time` after it) its end as run.log."""
     command = f"build/release/lenlab run {config}{' ' + flags if flags else ''} --out DIR"
 
@@ -177,24 +207,28 @@ def experiment_maker(config: str, flags: str = ""):
         copy_experiment(run_dir, out, f"`{command}`")
         if (run_dir / "chomsky_scores.csv").is_file():  # the Chomsky suite's per-run scores
             shutil.copy(run_dir / "chomsky_scores.csv", out / "chomsky_scores.csv")
+        for name in extras:
+            EXTRAS[name](run_dir, out / name)
         if log:
             copy_run_log(log, out)
         experiment_manifest(run_dir, out, command)
     return make
 
 
-# The `lenlab run` folders the docs quote: docs/data/NAME -> (config, extra flags).
+# The `lenlab run` folders the docs quote: docs/data/NAME -> (config, extra flags[, EXTRAS kept]).
 EXPERIMENTS = {
-    "methods": ("configs/methods.toml", ""),
+    "methods": ("configs/methods.toml", "", ("figures",)),
     "positions": ("configs/positions.toml", ""),
     "positions-alignment": ("configs/positions.toml",
                             "--figures alignment_passkey --seeds-until-decided 12"),
-    "dependence": ("configs/dependence.toml", ""),
+    "dependence": ("configs/dependence.toml", "", ("figures",)),
     "tokens": ("configs/tokens.toml", ""),
     "chomsky-quick": ("configs/chomsky-quick.toml", ""),
     "chomsky-steps": ("configs/chomsky-steps.toml", ""),
     "text-methods-quick": ("configs/text-methods-quick.toml", "--seeds 3"),
     "text-quick": ("configs/text-quick.toml", "--seeds 3"),
+    "passkey-odds": ("configs/passkey_odds.toml", "", ("figures", "seed_odds.txt")),
+    "vcl": ("configs/vcl.toml", "", ("figures",)),
 }
 
 # SOURCE -> its maker(DIR, docs/data/SOURCE); the experiments' also take log=FILE.

@@ -184,3 +184,36 @@ def test_snapshot_of_a_reproduce_folder(tmp_path: Path):
                         "--snapshot", "results", str(run_dir)], capture_output=True, text=True)
     assert r.returncode == 2 and "unknown snapshot 'results'; valid choices: reproduce, course, " \
         "theory, methods, positions" in r.stderr
+
+
+def test_snapshot_of_an_experiment_folder_keeps_its_extras(tmp_path: Path):
+    """passkey-odds keeps each figure's data (not the attention plots) and seed_odds.py's
+    printout beside report.md, and run.log from --log."""
+    run_dir = tmp_path / "odds"
+    (run_dir / "runs" / "a").mkdir(parents=True)
+    for name in ("report.md", "config.toml", "selection.json"):
+        (run_dir / name).write_text("x\n")
+    (run_dir / "runs" / "a" / "manifest.json").write_text('{"git_revision": "abc1234"}')
+    (run_dir / "figpe.dat").write_text("# pe\n64 0.625 0.25 1\n")
+    (run_dir / "figpe-bias.dat").write_text("# attention biases\n")
+    (run_dir / "results.csv").write_text(
+        "figure,line,seed,length,exact_match\n"
+        "pe,rope,1,64,0.25\npe,rope,1,64,0.75\npe,rope,2,64,1\n")
+    log = tmp_path / "run.out"
+    log.write_text("160 runs to train\nruns 10% ETA 42m39s  18/160 runs\n"
+                   "160 runs: 100 trained in 2401.3 s\nreal\t41m02.5s\n")
+    repo = tmp_path / "repo"
+    r = subprocess.run([sys.executable, str(SCRIPT), "--root", str(repo), "--snapshot",
+                        "passkey-odds", str(run_dir), "--log", str(log)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = repo / "docs" / "data" / "passkey-odds"
+    assert sorted(p.name for p in (out / "figures").iterdir()) == ["figpe.dat"]
+    odds = (out / "seed_odds.txt").read_text().splitlines()
+    # seed 1's value is its mean over depths (0.5), seed 2's 1: median and mean 0.75, 2/2 >= 0.5
+    assert odds[0] == "scripts/seed_odds.py DIR"
+    row = next(line for line in odds if line.startswith("pe "))
+    assert row.split()[:6] == ["pe", "rope", "64", "2", "0.75", "0.75"] and "2/2" in row
+    assert (out / "run.log").read_text() == "160 runs: 100 trained in 2401.3 s\nreal\t41m02.5s\n"
+    files = json.loads((out / "SNAPSHOT.json").read_text())["files"]
+    assert "figures/figpe.dat" in files and "seed_odds.txt" in files
