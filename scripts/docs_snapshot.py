@@ -66,18 +66,17 @@ def line_means(run_dir: Path, out_csv: Path):
                         f"{min(v):.6g}", f"{max(v):.6g}"])
 
 
-# The attention statistics' plots beside a figure (figNAME-bias.dat, -distance, -layers): large,
-# and no doc quotes them from a snapshot.
-ATTENTION_PLOTS = re.compile(r"-(bias|distance|layers)\.dat$")
-
-
 def figure_data(run_dir: Path, out_dir: Path):
     """Each figure's data as lenlab drew it (figNAME.dat: per line and length, or position, the
     mean, min and max over seeds of a run's value, a passkey run's the mean over its depths): the
-    per-length numbers the docs quote beside report.md's test ranges."""
+    per-length numbers the docs quote beside report.md's test ranges. Only the figures of the
+    folder's config.toml (a folder another config also ran into holds that one's figures too),
+    and not the attention plots beside them (figNAME-bias.dat, …: large, and quoted nowhere)."""
+    config = (run_dir / "config.toml").read_text()
     out_dir.mkdir()
-    for dat in sorted(run_dir.glob("fig*.dat")):
-        if not ATTENTION_PLOTS.search(dat.name):
+    for name in re.findall(r"^\[figures\.([^\]]+)\]", config, flags=re.M):
+        dat = run_dir / f"fig{name.strip(chr(34))}.dat"
+        if dat.is_file():
             shutil.copy(dat, out_dir / dat.name)
 
 
@@ -226,7 +225,7 @@ EXPERIMENTS = {
     "chomsky-quick": ("configs/chomsky-quick.toml", ""),
     "chomsky-steps": ("configs/chomsky-steps.toml", ""),
     "text-methods-quick": ("configs/text-methods-quick.toml", "--seeds 3"),
-    "text-quick": ("configs/text-quick.toml", "--seeds 3"),
+    "text-quick": ("configs/text-quick.toml", "--seeds 3", ("figures",)),
     "passkey-odds": ("configs/passkey_odds.toml", "", ("figures", "seed_odds.txt")),
     "vcl": ("configs/vcl.toml", "", ("figures",)),
 }

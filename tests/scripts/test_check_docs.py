@@ -187,15 +187,17 @@ def test_snapshot_of_a_reproduce_folder(tmp_path: Path):
 
 
 def test_snapshot_of_an_experiment_folder_keeps_its_extras(tmp_path: Path):
-    """passkey-odds keeps each figure's data (not the attention plots) and seed_odds.py's
-    printout beside report.md, and run.log from --log."""
+    """passkey-odds keeps its figures' data (not the attention plots, nor another config's
+    figures) and seed_odds.py's printout beside report.md, and run.log from --log."""
     run_dir = tmp_path / "odds"
     (run_dir / "runs" / "a").mkdir(parents=True)
-    for name in ("report.md", "config.toml", "selection.json"):
+    for name in ("report.md", "selection.json"):
         (run_dir / name).write_text("x\n")
+    (run_dir / "config.toml").write_text('[figures.pe]\nvary = "pe"\n')
     (run_dir / "runs" / "a" / "manifest.json").write_text('{"git_revision": "abc1234"}')
     (run_dir / "figpe.dat").write_text("# pe\n64 0.625 0.25 1\n")
     (run_dir / "figpe-bias.dat").write_text("# attention biases\n")
+    (run_dir / "figother.dat").write_text("# another config's figure, run into this folder\n")
     (run_dir / "results.csv").write_text(
         "figure,line,seed,length,exact_match\n"
         "pe,rope,1,64,0.25\npe,rope,1,64,0.75\npe,rope,2,64,1\n")
