@@ -226,7 +226,8 @@ EXPERIMENTS = {
     "chomsky-steps": ("configs/chomsky-steps.toml", ""),
     "text-methods-quick": ("configs/text-methods-quick.toml", "--seeds 3"),
     "text-quick": ("configs/text-quick.toml", "--seeds 3", ("figures",)),
-    "passkey-odds": ("configs/passkey_odds.toml", "", ("figures", "seed_odds.txt")),
+    "passkey-odds": ("configs/passkey_odds.toml", "--seeds-until-decided 12",
+                     ("figures", "seed_odds.txt")),
     "vcl": ("configs/vcl.toml", "", ("figures",)),
 }
 
