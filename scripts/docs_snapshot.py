@@ -75,7 +75,8 @@ def figure_data(run_dir: Path, out_dir: Path):
     config = (run_dir / "config.toml").read_text()
     out_dir.mkdir()
     for name in re.findall(r"^\[figures\.([^\]]+)\]", config, flags=re.M):
-        dat = run_dir / f"fig{name.strip(chr(34))}.dat"
+        name = name.strip('"')  # [figures."NAME"] is TOML too
+        dat = run_dir / f"fig{name}.dat"
         if dat.is_file():
             shutil.copy(dat, out_dir / dat.name)
 
@@ -198,8 +199,9 @@ def snapshot_theory(lenlab: Path, out: Path):
 def experiment_maker(config: str, flags: str = "", extras: tuple = ()):
     """The maker for `lenlab run CONFIG FLAGS --out DIR` folders: report.md (every figure's table
     and the method comparison: each line's mean, rank, paired test and verdict per test range),
-    config.toml, selection.json, chomsky_scores.csv where the config has the Chomsky suite, the `extras` named (EXTRAS), and
-    with `log` (the command's output, `time` after it) its end as run.log."""
+    config.toml, selection.json, chomsky_scores.csv where the config has the Chomsky suite, the
+    `extras` named (EXTRAS), and with `log` (the command's output, `time` after it) its end as
+    run.log."""
     command = f"build/release/lenlab run {config}{' ' + flags if flags else ''} --out DIR"
 
     def make(run_dir: Path, out: Path, log: Path = None):
