@@ -47,14 +47,20 @@ std::string cell(const Comparison& c, const std::string& label) {
       l->seeds_not_fit.empty() ? "" : fmt::format(" ({} unfit)", l->seeds_not_fit.size()));
 }
 
+// The figure's baseline line, when it has runs; nullptr otherwise.
+const FigureLine* baseline_with_runs(const FigureSummary& f) {
+  const auto base = std::find_if(f.lines.begin(), f.lines.end(), [&](const FigureLine& l) {
+    return l.label == f.spec->baseline && !l.runs.empty();
+  });
+  return base == f.lines.end() ? nullptr : &*base;
+}
+
 // One verdict line per method of a figure's main table, in the grammar of every verdict: the
 // setup, the test range, n, the effect with its interval, the adjusted p, and the word.
 std::string verdict_lines(const Comparison& c, size_t family) {
   const FigureSummary& f = *c.fig;
-  const auto base = std::find_if(f.lines.begin(), f.lines.end(), [&](const FigureLine& l) {
-    return l.label == f.spec->baseline && !l.runs.empty();
-  });
-  if (base == f.lines.end())
+  const FigureLine* base = baseline_with_runs(f);
+  if (!base)
     return fmt::format("- **{}**: not judged (the baseline {} has no completed run).\n",
                        f.spec->name, f.spec->baseline);
   // The setup as the baseline's runs were trained (the first seed's settings).
@@ -194,7 +200,12 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
   for (const Comparison& c : all)
     if (c.main) {
       const FigureSummary& f = *c.fig;
-      const TrainSpec& s = f.lines.empty() ? f.spec->base : f.lines.front().spec;
+      // The column's task and encoding are the baseline's (a `vary = "pe"` figure's lines differ
+      // in it): as its runs were trained, as in the verdict lines.
+      const FigureLine* base = baseline_with_runs(f);
+      const TrainSpec& s = base              ? base->runs.front()->spec
+                           : f.lines.empty() ? f.spec->base
+                                             : f.lines.front().spec;
       out += fmt::format(" {} ({}, {}; {}) |", f.spec->name, s.task, s.pe,
                          metric_label(f.spec->metric));
       rule += "---|";

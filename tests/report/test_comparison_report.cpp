@@ -274,6 +274,17 @@ TEST_CASE("two lines of the same runs are no detectable difference, 10 wide wins
   CHECK(comparison_section({acc.summary}).find("  - L2: **hurts**") != std::string::npos);
 }
 
+TEST_CASE("the table's column names the baseline's task and encoding, not the first line's") {
+  // A `vary = "pe"` figure: nope first, rope the baseline (configs/passkey_odds.toml's `pe`).
+  Fixture f("token_accuracy", {{0.9, 0.8, 0.7}, {0.5, 0.4, 0.3}});
+  f.spec.baseline = "L1";
+  for (size_t i = 0; i < f.runs.size(); ++i) f.runs[i].spec.pe = i < 3 ? "nope" : "rope";
+  const std::string section = comparison_section({f.summary});
+  CHECK(section.find("| method | compare (copy, rope; ") != std::string::npos);
+  CHECK(section.find("compare (copy, nope; ") == std::string::npos);
+  CHECK(section.find("- **compare**: copy with rope") != std::string::npos);
+}
+
 TEST_CASE("a line without a seed in common, or with an infinite average, is not judged") {
   Fixture f("mse", {{10, 12, 14}, {1, 2, 3}, {1, 2, 3}});
   f.runs[3].spec.seed = 7;  // L1's runs are seeds 7, 2, 3 … move them all away from L0's
