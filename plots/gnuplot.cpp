@@ -230,8 +230,11 @@ std::string plot_command(const FigureSummary& fig, const std::vector<TheoryCurve
         data, layout.theory_block[j], 2 + j % 3, kTheoryColours[j % std::size(kTheoryColours)],
         gnuplot_quote(theory[j].label)));
   }
+  // gnuplot needs one element that plots something: key entries alone (every line without a
+  // completed run, as in a folder whose runs are still training) fail its axis setup.
+  if (parts.empty() || parts.front().rfind("keyentry", 0) == 0)
+    parts.insert(parts.begin(), "NaN notitle");
   parts.insert(parts.end(), key.begin(), key.end());
-  if (parts.empty()) parts.push_back("NaN notitle");
   std::string out = "plot ";
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", \\\n     " : "") + parts[i];
   return out + "\n";

@@ -171,6 +171,17 @@ TEST_CASE("plots: with gnuplot the figure is drawn as PNG and SVG") {
   TestFigure none = make_figure("e", {}, {}, 10);
   none.summary.spec = &none.spec;
   CHECK(render_figure(none.summary, dir, {}));
+
+  // So does one whose lines have no completed run yet (a folder still training): each line in
+  // the key as "(no data)", and the figure drawn, not gnuplot's axis error.
+  TestFigure waiting = make_figure("w", {"baseline", "method"}, {16, 32}, 64);
+  for (FigureLine& l : waiting.summary.lines)
+    l.x.clear(), l.value_mean.clear(), l.value_min.clear(), l.value_max.clear();
+  waiting.summary.spec = &waiting.spec;
+  CHECK(render_figure(waiting.summary, dir, {}));
+  CHECK(starts_with_png_signature(read_text(dir / "figw.png")));
+  CHECK(read_text(dir / "figw.gp").find("plot NaN notitle, \\\n     keyentry") !=
+        std::string::npos);
 }
 
 TEST_CASE("plots: without gnuplot only the .dat and .gp are written") {
