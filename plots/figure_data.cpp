@@ -315,10 +315,10 @@ std::string figure_csv(const FigureSummary& fig) {
         const std::string length =
             r->results.empty() ? "" : fmt::format("{}", r->results.back().length);
         for (const PositionResult& p : r->positions)
-          out += fmt::format("{},{},,,,,{:.9g},,{},{:.9g},,{:.9g},{:.9g},{:.9g},{},\n",
-                             row_head(fig, line, *r, true), length, r->final_train_loss, p.position,
-                             p.token_accuracy, p.cross_entropy, p.cross_entropy - p.entropy,
-                             p.entropy, misalignment);
+          out +=
+              fmt::format("{},{},,,,,{:.9g},,{},{:.9g},,{:.9g},{:.9g},{:.9g},{},\n",
+                          row_head(fig, line, *r, true), length, r->final_train_loss, p.position,
+                          p.token_accuracy, p.cross_entropy, p.excess(), p.entropy, misalignment);
         continue;
       }
       if (fig.spec->plot == "temperature") {

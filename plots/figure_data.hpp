@@ -43,7 +43,7 @@ struct FigureLine {
   // The curve. x: the test lengths (plot "length" and "depth"), or the positions 1..L at the
   // run's longest test length L (plot "position"), ascending: every x any seed's run has.
   // A run's value at a length is its metric there; for passkey, the mean over its depth cells.
-  // Position plots: the excess cross-entropy, cross_entropy − entropy (RunRecord::positions).
+  // Position plots: the excess cross-entropy over the chain's own loss (PositionResult::excess).
   std::vector<int> x;
   std::vector<double> value_mean;  // [x] mean over the seeds that have x
   std::vector<double> value_min;   // [x]

@@ -178,7 +178,7 @@ std::string training_range(const FigureSummary& fig, const Layout& layout,
 
 // The y axis of the figure's metric: MSE on a log axis of whole decades; accuracy and exact match
 // on [0, 1]; cross-entropies linear over the data (from 0, or below it for an excess that dips
-// under the chain's entropy).
+// under the chain's own loss).
 std::string y_axis(const FigureSpec& spec, const Layout& layout) {
   std::string out = fmt::format("set ylabel {}\n", gnuplot_quote(metric_label(spec.metric)));
   if (layout.log_y) {
@@ -271,7 +271,9 @@ std::string figure_dat(const FigureSummary& fig, const std::vector<TheoryCurve>&
         "# Lines: position t at the run's longest test length, mean {} over seeds, min and max\n"
         "# over seeds (the band){}.\n",
         metric,
-        spec.metric == "excess_ce" ? "; excess = cross-entropy - the chain's entropy H_t" : "");
+        spec.metric == "excess_ce"
+            ? "; excess = cross-entropy - the chain's own loss on the same tokens"
+            : "");
   else
     out += fmt::format("# Lines: length, mean {} over seeds, min and max over seeds (the band).\n",
                        metric);

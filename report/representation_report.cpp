@@ -299,8 +299,9 @@ int run_representation_report(const RepresentationReportOptions& o) {
       "is the mean over layers, the excess loss {}. The 95% intervals are percentile bootstraps "
       "over runs: a run's points are drawn together, as they are not independent.\n\n",
       evals.size(), evals[0].task, fmt::join(encodings, ", "), T, points.size(),
-      evals[0].task == "markov" ? "the cross-entropy above the chain's entropy (excess_ce)"
-                                : "the loss minus its value at l_train");
+      evals[0].task == "markov"
+          ? "the cross-entropy above the chain's own loss on the same tokens (excess_ce)"
+          : "the loss minus its value at l_train");
   if (dropped > 0)
     md += fmt::format(
         "{} point{} left out: the excess loss is not finite there (an infinite mse; see each "

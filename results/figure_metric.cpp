@@ -88,7 +88,7 @@ double metric_value(const LengthResult& row, const std::string& metric) {
 double position_metric_value(const PositionResult& p, const std::string& metric) {
   if (metric == "token_accuracy") return p.token_accuracy;
   if (metric == "cross_entropy") return p.cross_entropy;
-  if (metric == "excess_ce") return p.cross_entropy - p.entropy;
+  if (metric == "excess_ce") return p.excess();
   if (metric == "perplexity") return std::exp(p.cross_entropy);
   if (metric == "bits_per_char") return p.cross_entropy / std::log(2.0);
   throw std::invalid_argument("position_metric_value: no metric '" + metric + "' per position");

@@ -20,9 +20,33 @@ namespace {
 constexpr const char* kResultsHeader =
     "length,mse,mean_prediction,mean_target,mse_reparam,n_sequences,exact,n_clamped,n_nonfinite";
 constexpr const char* kTokenResultsHeader =
-    "length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens";
+    "length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens,"
+    "chain_cross_entropy";
 constexpr const char* kPositionsHeader =
+    "length,position,cross_entropy,entropy,excess_ce,token_accuracy,chain_cross_entropy";
+// The files of runs evaluated by an earlier lenlab (up to 96a8ecd), whose markov excess_ce was the
+// cross-entropy minus the mean of H_t (the chain's expected loss) rather than minus the chain's
+// own loss on the same tokens. Their other tasks' rows read as before (no excess); a markov row is
+// refused, so that no figure or verdict mixes the two definitions.
+constexpr const char* kTokenResultsHeaderBefore =
+    "length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens";
+constexpr const char* kPositionsHeaderBefore =
     "length,position,cross_entropy,entropy,excess_ce,token_accuracy";
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+UsageError excess_before_pairing(const std::string& where) {
+  return UsageError(fmt::format(
+      "{} holds a markov excess_ce measured by an earlier lenlab, against the chain's expected "
+      "entropy H_t (a file without the chain_cross_entropy column): today's excess_ce subtracts "
+      "the chain's own loss on the same test tokens "
+      "(docs/tasks.md, \"Results\"), and the two are not to be mixed. Evaluate the run again "
+      "(lenlab eval RUN --out NEW_FOLDER), or train it again (remove its folder, or choose another "
+      "--out)",
+      where));
+}
 
 std::string depth_cell(double depth) {
   return depth == kNoDepth ? "" : fmt::format("{:.9g}", depth);
@@ -40,7 +64,9 @@ LengthResult& result_of_row(const CsvRows& csv, std::vector<LengthResult>& resul
 }
 
 std::vector<LengthResult> parse_token_results(const std::string& text, const std::string& where) {
-  CsvRows csv(text, where, kTokenResultsHeader, "results");
+  const bool before_pairing = first_line(text) == kTokenResultsHeaderBefore;
+  CsvRows csv(text, where, before_pairing ? kTokenResultsHeaderBefore : kTokenResultsHeader,
+              "results");
   std::vector<LengthResult> rows;
   while (csv.next()) {
     LengthResult r;
@@ -57,6 +83,14 @@ std::vector<LengthResult> parse_token_results(const std::string& text, const std
       throw csv.not_finite(5, " (nan marks a task without an excess, never inf)");
     r.n_sequences = csv.integer(6);
     r.n_answer_tokens = csv.integer(7);
+    if (before_pairing) {
+      if (!std::isnan(r.excess_ce)) throw excess_before_pairing(where);
+    } else {
+      r.chain_cross_entropy = csv.number(8);  // nan unless markov, as excess_ce
+      if (std::isinf(r.chain_cross_entropy) ||
+          std::isnan(r.chain_cross_entropy) != std::isnan(r.excess_ce))
+        throw csv.not_finite(8, " (nan exactly where excess_ce is nan: a task without a chain)");
+    }
     if (!rows.empty() &&
         std::make_pair(r.length, r.depth) <= std::make_pair(rows.back().length, rows.back().depth))
       throw UsageError(fmt::format(
@@ -103,9 +137,9 @@ std::string results_csv_text(const std::vector<LengthResult>& rows) {
     if (r.token != token)
       throw std::logic_error("results_csv_text: scalar and token results in one file");
     if (token)
-      out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", r.length, depth_cell(r.depth),
-                         r.token_accuracy, r.exact_match, r.cross_entropy, r.excess_ce,
-                         r.n_sequences, r.n_answer_tokens);
+      out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g}\n", r.length,
+                         depth_cell(r.depth), r.token_accuracy, r.exact_match, r.cross_entropy,
+                         r.excess_ce, r.n_sequences, r.n_answer_tokens, r.chain_cross_entropy);
     else
       out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", r.length, r.mse,
                          r.mean_prediction, r.mean_target, r.mse_reparam, r.n_sequences,
@@ -115,7 +149,7 @@ std::string results_csv_text(const std::vector<LengthResult>& rows) {
 }
 
 std::vector<LengthResult> parse_results_csv(const std::string& text, const std::string& where) {
-  if (text.rfind(kTokenResultsHeader, 0) == 0) return parse_token_results(text, where);
+  if (text.rfind(kTokenResultsHeaderBefore, 0) == 0) return parse_token_results(text, where);
   CsvRows csv(text, where, kResultsHeader, "results");
   std::vector<LengthResult> rows;
   while (csv.next()) {
@@ -153,13 +187,16 @@ std::vector<LengthResult> parse_results_csv(const std::string& text, const std::
 std::string positions_csv_text(const LengthResult& r) {
   std::string out = std::string(kPositionsHeader) + "\n";
   for (const PositionResult& p : r.positions)
-    out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g}\n", r.length, p.position, p.cross_entropy,
-                       p.entropy, p.cross_entropy - p.entropy, p.token_accuracy);
+    out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g}\n", r.length, p.position,
+                       p.cross_entropy, p.entropy, p.excess(), p.token_accuracy,
+                       p.chain_cross_entropy);
   return out;
 }
 
 std::vector<PositionResult> parse_positions_csv(const std::string& text, const std::string& where) {
-  CsvRows csv(text, where, kPositionsHeader, "positions");
+  // Only markov and text runs write positions.csv; text's entropy and chain columns are nan.
+  const bool before_pairing = first_line(text) == kPositionsHeaderBefore;
+  CsvRows csv(text, where, before_pairing ? kPositionsHeaderBefore : kPositionsHeader, "positions");
   std::vector<PositionResult> rows;
   while (csv.next()) {
     PositionResult p;
@@ -168,7 +205,14 @@ std::vector<PositionResult> parse_positions_csv(const std::string& text, const s
     p.entropy = csv.number(3);  // nan unless markov; never infinite
     if (std::isinf(p.entropy))
       throw csv.not_finite(3, " (nan marks a task without an entropy, never inf)");
+    if (before_pairing && !std::isnan(p.entropy)) throw excess_before_pairing(where);
     p.token_accuracy = csv.finite(5);
+    if (!before_pairing) {
+      p.chain_cross_entropy = csv.number(6);  // nan exactly where the entropy is
+      if (std::isinf(p.chain_cross_entropy) ||
+          std::isnan(p.chain_cross_entropy) != std::isnan(p.entropy))
+        throw csv.not_finite(6, " (nan exactly where entropy is nan: a task without a chain)");
+    }
     if (p.position != static_cast<int>(rows.size()) + 1)
       throw UsageError(fmt::format("{}: position {} where {} was expected", csv.line_ref(),
                                    p.position, rows.size() + 1));

@@ -31,13 +31,20 @@ std::vector<std::string> in_listing_order(std::vector<std::string> files,
 // (UsageError naming `where` on any malformed row). The two directions live together so the
 // format cannot drift. A scalar task's columns:
 //   length,mse,mean_prediction,mean_target,mse_reparam,n_sequences,exact,n_clamped,n_nonfinite
-// a token task's (depth empty unless a passkey cell at a fixed depth; excess_ce nan unless markov):
-//   length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens
+// a token task's (depth empty unless a passkey cell at a fixed depth; excess_ce and
+// chain_cross_entropy nan unless markov):
+//   length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens,
+//   chain_cross_entropy
+// A token file written by an earlier lenlab (without chain_cross_entropy) still reads, unless it
+// holds a markov excess: that one was measured against H_t and is refused (UsageError saying how
+// to measure it again).
 std::string results_csv_text(const std::vector<LengthResult>& rows);
 std::vector<LengthResult> parse_results_csv(const std::string& text, const std::string& where);
 
-// positions.csv (markov): one row per position of one length's result:
-//   length,position,cross_entropy,entropy,excess_ce,token_accuracy
+// positions.csv (markov and text): one row per position of one length's result:
+//   length,position,cross_entropy,entropy,excess_ce,token_accuracy,chain_cross_entropy
+// (excess_ce = cross_entropy − chain_cross_entropy; entropy, excess_ce and chain_cross_entropy
+// nan for text). A file written by an earlier lenlab reads as results.csv's does.
 std::string positions_csv_text(const LengthResult& result);
 std::vector<PositionResult> parse_positions_csv(const std::string& text, const std::string& where);
 

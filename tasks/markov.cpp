@@ -139,6 +139,15 @@ int MarkovChain::sample_next(const int32_t* context, Rng& rng) const {
   return n_symbols_ - 1;  // also catches u past a cumulative sum rounded below 1
 }
 
+double MarkovChain::log_prob(const int32_t* symbols, int t) const {
+  for (int i = std::max(t - order_, 0); i <= t; ++i)
+    if (symbols[i] < 0 || symbols[i] >= n_symbols_)
+      throw std::out_of_range(fmt::format("MarkovChain::log_prob: symbol {} is not in 0..{}",
+                                          symbols[i], n_symbols_ - 1));
+  if (t < order_) return -std::log(static_cast<double>(n_symbols_));
+  return std::log(probs(context_index(symbols + t - order_))[symbols[t]]);
+}
+
 void MarkovChain::append_sample(std::vector<int32_t>& tokens, int length, Rng& rng) const {
   for (int i = 1; i <= length; ++i) {
     tokens.push_back(i <= order_ ? static_cast<int32_t>(rng.uniform_int(0, n_symbols_ - 1))

@@ -48,6 +48,10 @@ class MarkovChain {
   // A draw of the next symbol after `context` (the last `order` tokens, oldest first); one
   // rng.uniform() per call.
   int sample_next(const int32_t* context, Rng& rng) const;
+  // log P(x_t | x_1..x_{t−1}) of symbol t (0-based) of a sequence `symbols` drawn as
+  // append_sample draws it: −log(n_symbols) for t < order, else the log transition probability
+  // from the `order` symbols before it. std::out_of_range on a symbol outside 0..n_symbols − 1.
+  double log_prob(const int32_t* symbols, int t) const;
   // Appends a sequence of `length` symbols to `tokens`: the first `order` iid uniform (one
   // rng.uniform_int each), every later one by sample_next on the `order` before it.
   void append_sample(std::vector<int32_t>& tokens, int length, Rng& rng) const;

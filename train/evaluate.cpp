@@ -76,11 +76,14 @@ LengthResult LengthScorer::finish() const {
   return r;
 }
 
-TokenScorer::TokenScorer(const Batch& batch, const double* entropy, int length, double depth,
-                         bool per_position)
+TokenScorer::TokenScorer(const Batch& batch, const MarkovChain* chain, const double* entropy,
+                         int length, double depth, bool per_position)
     : batch_(batch),
       offsets_(token_readout_offsets(batch)),
-      per_position_(per_position || entropy) {
+      chain_(chain),
+      per_position_(per_position || chain) {
+  if ((chain == nullptr) != (entropy == nullptr))
+    throw std::logic_error("TokenScorer: a Markov chain needs its entropies, and only it");
   const size_t R = batch.token.rows.size();
   log_p_.assign(R, 0.0);
   correct_.assign(R, 0);
@@ -112,21 +115,28 @@ LengthResult TokenScorer::finish() const {
   if (std::find(seen_.begin(), seen_.end(), 0) != seen_.end())
     throw std::logic_error("TokenScorer: an answer row was not scored");
   if (S == 0 || r.n_answer_tokens == 0) return r;
-  const bool markov = !entropy_.empty();
+  const bool markov = chain_ != nullptr;
   const int A = offsets_[1] - offsets_[0];  // per position: every sequence's rows
   if (per_position_) r.positions.resize(A);
-  double ce = 0, right = 0, whole = 0;
+  if (markov)
+    for (PositionResult& p : r.positions) p.chain_cross_entropy = 0;
+  double ce = 0, chain_ce = 0, right = 0, whole = 0;
   for (int s = 0; s < S; ++s) {
     bool all = true;
+    // Markov's answer row a predicts x_{a+1}: the sequence's labels are its symbols x_1..x_L.
+    const int32_t* symbols = batch_.token.labels.data() + offsets_[s];
     for (int a = 0; a < offsets_[s + 1] - offsets_[s]; ++a) {
       const int i = offsets_[s] + a;
       if (std::isnan(log_p_[i])) throw non_finite_output(r.length, log_p_[i]);
       ce -= log_p_[i];
       right += correct_[i];
       all = all && correct_[i];
+      const double chain_log_p = markov ? chain_->log_prob(symbols, a) : 0.0;
+      chain_ce -= chain_log_p;
       if (per_position_) {
         r.positions[a].cross_entropy -= log_p_[i] / S;
         r.positions[a].token_accuracy += correct_[i] / static_cast<double>(S);
+        if (markov) r.positions[a].chain_cross_entropy -= chain_log_p / S;
       }
     }
     whole += all;
@@ -138,14 +148,16 @@ LengthResult TokenScorer::finish() const {
   r.token_accuracy = right / n;
   r.exact_match = whole / S;
   if (per_position_) {
-    // Answer a predicts x_{a+1}: position t = a + 1, whose perfect cross-entropy is H_t.
-    double h = 0;
+    // Answer a predicts x_{a+1}: position t = a + 1, whose expected perfect cross-entropy is H_t.
     for (int a = 0; a < A; ++a) {
       r.positions[a].position = a + 1;
       r.positions[a].entropy = markov ? entropy_[a] : std::numeric_limits<double>::quiet_NaN();
-      h += r.positions[a].entropy;
     }
-    if (markov) r.excess_ce = r.cross_entropy - h / A;
+  }
+  if (markov) {
+    // Paired on the same tokens: the chain's own loss, not its expectation, is subtracted.
+    r.chain_cross_entropy = chain_ce / n;
+    r.excess_ce = r.cross_entropy - r.chain_cross_entropy;
   }
   return r;
 }

@@ -232,7 +232,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       full[k] = &it->second;
       if (j.attention_stats) stats[k].emplace(config.n_layer, config.n_head);
       if (token)
-        token_scorers[k].emplace(it->second,
+        token_scorers[k].emplace(it->second, task_needs_chain(j.task) ? j.chain : nullptr,
                                  task_needs_chain(j.task) ? entropies.at(j.chain).data() : nullptr,
                                  l, depth, task_reads_corpus(j.task));
       else

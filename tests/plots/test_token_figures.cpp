@@ -183,8 +183,8 @@ TEST_CASE("token figures: one CSV header for every figure, token cells filled, o
   REQUIRE(pos.rfind(header, 0) == 0);
   CHECK(std::count(pos.begin(), pos.end(), '\n') == 1 + 2 * 3);  // positions only
   const std::string mid = run_id(m.runs.fig->line_spec(0, 1));
-  CHECK(has(pos,
-            "\nx,nope," + mid + ",markov,nope,,,2,3,2000,1,3,,,,,0.25,,2,0.5,,1.5,0.3,1.2,,,,,\n"));
+  CHECK(has(
+      pos, "\nx,nope," + mid + ",markov,nope,,,2,3,2000,1,3,,,,,0.25,,2,0.5,,1.5,0.3,1.25,,,,,\n"));
 
   // A scalar figure: today's columns and numbers, the token cells empty.
   ExperimentConfig sc = config_of("task = \"length\"\nvary = \"pe\"\nvalues = [\"nope\"]\n");

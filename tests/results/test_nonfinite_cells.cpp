@@ -36,8 +36,9 @@ const std::string kScalarResults =
     "length,mse,mean_prediction,mean_target,mse_reparam,n_sequences,exact,n_clamped,n_nonfinite\n"
     "1,0.5,1,1,0.5,4,0,0,0\n";
 const std::string kTokenResults =
-    "length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens\n"
-    "1,,0.5,0.5,0.7,nan,4,4\n";
+    "length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens,"
+    "chain_cross_entropy\n"
+    "1,,0.5,0.5,0.7,nan,4,4,nan\n";
 
 std::vector<LengthResult> token_results() {
   return parse_results_csv(kTokenResults, "results.csv");
@@ -62,21 +63,24 @@ std::vector<FileKind> file_kinds() {
        {std::pair{2, "token_accuracy"}, {3, "exact_match"}, {4, "cross_entropy"}})
     kinds.push_back({"results.csv", name,
                      [column](const std::string& cell) {
-                       std::vector<std::string> cells = {"1",   "",    "0.5", "0.5",
-                                                         "0.7", "nan", "4",   "4"};
+                       std::vector<std::string> cells = {"1",   "",  "0.5", "0.5", "0.7",
+                                                         "nan", "4", "4",   "nan"};
                        cells[column] = cell;
                        std::string row;
                        for (size_t i = 0; i < cells.size(); ++i) row += (i ? "," : "") + cells[i];
                        return kTokenResults.substr(0, kTokenResults.find('\n') + 1) + row + "\n";
                      },
                      read_results});
-  const std::string positions = "length,position,cross_entropy,entropy,excess_ce,token_accuracy\n";
-  kinds.push_back({"positions.csv", "cross_entropy",
-                   [=](const std::string& c) { return positions + "1,1," + c + ",nan,nan,1\n"; },
-                   [](const std::string& t) { parse_positions_csv(t, "positions.csv"); }});
-  kinds.push_back({"positions.csv", "token_accuracy",
-                   [=](const std::string& c) { return positions + "1,1,0.5,nan,nan," + c + "\n"; },
-                   [](const std::string& t) { parse_positions_csv(t, "positions.csv"); }});
+  const std::string positions =
+      "length,position,cross_entropy,entropy,excess_ce,token_accuracy,chain_cross_entropy\n";
+  kinds.push_back(
+      {"positions.csv", "cross_entropy",
+       [=](const std::string& c) { return positions + "1,1," + c + ",nan,nan,1,nan\n"; },
+       [](const std::string& t) { parse_positions_csv(t, "positions.csv"); }});
+  kinds.push_back(
+      {"positions.csv", "token_accuracy",
+       [=](const std::string& c) { return positions + "1,1,0.5,nan,nan," + c + ",nan\n"; },
+       [](const std::string& t) { parse_positions_csv(t, "positions.csv"); }});
   const std::string attention = "length,depth,layer,head,entropy,max_prob,logit_std\n";
   kinds.push_back({"attention.csv", "entropy",
                    [=](const std::string& c) { return attention + "1,,0,0," + c + ",0.5,\n"; },
@@ -163,8 +167,9 @@ TEST_CASE("the non-finite values lenlab itself writes still read") {
   // A token task without an excess: nan; never inf.
   CHECK(std::isnan(token_results()[0].excess_ce));
   const std::string token_header = kTokenResults.substr(0, kTokenResults.find('\n') + 1);
-  CHECK_THROWS_WITH_AS(parse_results_csv(token_header + "1,,0.5,0.5,0.7,inf,4,4\n", "results.csv"),
-                       doctest::Contains("column excess_ce is 'inf'"), UsageError);
+  CHECK_THROWS_WITH_AS(
+      parse_results_csv(token_header + "1,,0.5,0.5,0.7,inf,4,4,nan\n", "results.csv"),
+      doctest::Contains("column excess_ce is 'inf'"), UsageError);
   // A diverged run's last step.
   const auto log =
       parse_loss_csv("step,lr,loss,grad_norm\n1,0.001,0.5,1\n2,0.001,nan,inf\n", "loss.csv");

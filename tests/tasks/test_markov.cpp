@@ -195,10 +195,16 @@ TEST_CASE("Markov position_entropy agrees with a Monte-Carlo estimate over sampl
       const int32_t* x = b.tokens.data() + b.offsets[sq];  // x[t] = x_t
       const double p = t <= 2 ? 0.25 : chain.probs(chain.context_index(x + t - 2))[x[t]];
       nll.push_back(-std::log(p));
+      // log_prob reads the same symbol from the sequence x_1.. (0-based t − 1).
+      if (sq < 50) CHECK(chain.log_prob(x + 1, t - 1) == std::log(p));
     }
     const Moments m = moments(nll);
     CHECK(std::fabs(m.mean - h[t - 1]) <= 5 * m.se_mean + 1e-12);
   }
+  // A symbol outside the chain's alphabet is a bug in the caller, said so.
+  const int32_t bad[3] = {0, 4, 1};
+  CHECK_THROWS_AS(chain.log_prob(bad, 2), std::out_of_range);
+  CHECK(chain.log_prob(bad, 0) == std::log(0.25));  // uniform: nothing before it is read
 }
 
 TEST_CASE("Markov entropy_rate is the limit of position_entropy") {

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -84,15 +85,19 @@ TEST_CASE("token evaluation: every metric equals brute force over the logits, in
         CHECK(r.cross_entropy == doctest::Approx(want.cross_entropy).epsilon(1e-4));
         if (c.task == TaskKind::kMarkov) {
           CHECK(r.excess_ce == doctest::Approx(want.excess_ce).epsilon(1e-4));
+          CHECK(r.chain_cross_entropy == doctest::Approx(want.chain_cross_entropy).epsilon(1e-12));
           REQUIRE(r.positions.size() == static_cast<size_t>(l));
           for (int t = 0; t < l; ++t) {
             CHECK(r.positions[t].position == t + 1);
             CHECK(r.positions[t].entropy == want.positions[t].entropy);
             CHECK(r.positions[t].cross_entropy ==
                   doctest::Approx(want.positions[t].cross_entropy).epsilon(1e-4));
+            CHECK(r.positions[t].chain_cross_entropy ==
+                  doctest::Approx(want.positions[t].chain_cross_entropy).epsilon(1e-12));
           }
         } else {
           CHECK(std::isnan(r.excess_ce));
+          CHECK(std::isnan(r.chain_cross_entropy));
           CHECK(r.positions.empty());
         }
       }
@@ -171,10 +176,11 @@ TEST_CASE("token results.csv and positions.csv read back what was written") {
   LengthResult m = a;
   m.length = 7;
   m.excess_ce = 0.125;
-  m.positions = {{1, 2.0, 1.5, 0.25}, {2, 1.0, 0.75, 0.5}};
+  m.chain_cross_entropy = 0.5;
+  m.positions = {{1, 2.0, 1.5, 0.25, 1.25}, {2, 1.0, 0.75, 0.5, 0.875}};
   const std::string text = results_csv_text({a, b, m});
   CHECK(text.rfind("length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,"
-                   "n_answer_tokens\n5,,0.75,0.5,0.625,nan,8,4\n5,0.25,",
+                   "n_answer_tokens,chain_cross_entropy\n5,,0.75,0.5,0.625,nan,8,4,nan\n5,0.25,",
                    0) == 0);
   const std::vector<LengthResult> back = parse_results_csv(text, "r.csv");
   REQUIRE(back.size() == 3);
@@ -183,12 +189,18 @@ TEST_CASE("token results.csv and positions.csv read back what was written") {
   CHECK(back[1].depth == 0.25);
   CHECK(std::isnan(back[0].excess_ce));
   CHECK(back[2].excess_ce == 0.125);
+  CHECK(back[2].chain_cross_entropy == 0.5);
   CHECK(back[2].n_answer_tokens == 4);
-  const std::vector<PositionResult> p = parse_positions_csv(positions_csv_text(m), "p.csv");
+  const std::string positions = positions_csv_text(m);
+  // The excess column subtracts the chain's loss on the tokens (0.875), not H_t (0.75).
+  CHECK(positions.find("\n7,2,1,0.75,0.125,0.5,0.875\n") != std::string::npos);
+  const std::vector<PositionResult> p = parse_positions_csv(positions, "p.csv");
   REQUIRE(p.size() == 2);
   CHECK(p[1].cross_entropy == 1.0);
   CHECK(p[1].entropy == 0.75);
   CHECK(p[1].token_accuracy == 0.5);
+  CHECK(p[1].chain_cross_entropy == 0.875);
+  CHECK(p[1].excess() == 0.125);
   // (length, depth) must ascend; depths lie in [0, 1].
   CHECK_THROWS_WITH_AS(parse_results_csv(results_csv_text({b, a}), "r.csv"),
                        doctest::Contains("must ascend"), UsageError);
@@ -196,6 +208,77 @@ TEST_CASE("token results.csv and positions.csv read back what was written") {
   CHECK_THROWS_WITH_AS(parse_results_csv(results_csv_text({b}), "r.csv"),
                        doctest::Contains("not in [0, 1]"), UsageError);
   CHECK_THROWS_AS(results_csv_text({LengthResult{}, a}), std::logic_error);
+}
+
+TEST_CASE("results of an earlier lenlab: a markov excess against H_t is refused, others read") {
+  const std::string before =
+      "length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,"
+      "n_answer_tokens\n";
+  // A passkey or Chomsky run's file has no excess: it reads as it always did.
+  const std::vector<LengthResult> old =
+      parse_results_csv(before + "5,,0.75,0.5,0.625,nan,8,4\n", "old/results.csv");
+  REQUIRE(old.size() == 1);
+  CHECK(old[0].token_accuracy == 0.75);
+  CHECK(std::isnan(old[0].chain_cross_entropy));
+  // A markov file's excess_ce meant cross-entropy − mean H_t: refused, saying what to do.
+  const auto refused = [](const std::function<void()>& read) {
+    try {
+      read();
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string said =
+      refused([&] { parse_results_csv(before + "5,,0.75,0.5,0.625,0.02,8,4\n", "m/results.csv"); });
+  CHECK(said.find("m/results.csv holds a markov excess_ce measured by an earlier lenlab") == 0);
+  CHECK(said.find("lenlab eval RUN --out NEW_FOLDER") != std::string::npos);
+  const std::string positions_before =
+      "length,position,cross_entropy,entropy,excess_ce,token_accuracy\n";
+  CHECK(refused([&] {
+          parse_positions_csv(positions_before + "3,1,1.5,1.38,0.12,0.25\n", "m/positions.csv");
+        }).find("m/positions.csv holds a markov excess_ce") == 0);
+  // A text run's positions (no entropy) read.
+  CHECK(
+      parse_positions_csv(positions_before + "3,1,1.5,nan,nan,0.25\n", "t/positions.csv").size() ==
+      1);
+  // Today's files: the chain's loss is nan exactly where the excess is.
+  const std::string now = before.substr(0, before.size() - 1) + ",chain_cross_entropy\n";
+  CHECK(refused([&] {
+          parse_results_csv(now + "5,,0.75,0.5,0.625,0.02,8,4,nan\n", "r.csv");
+        }).find("column chain_cross_entropy is 'nan'") != std::string::npos);
+  CHECK(refused([&] {
+          parse_results_csv(now + "5,,0.75,0.5,0.625,nan,8,4,0.6\n", "r.csv");
+        }).find("column chain_cross_entropy is '0.6'") != std::string::npos);
+}
+
+TEST_CASE("a model that is the chain has an excess of exactly 0 on any test set") {
+  // Scored with the chain's own log-probabilities, the excess over the chain's loss on the same
+  // tokens is 0 at every length; the old excess (over the mean H_t) would carry the test set's
+  // sampling noise instead.
+  TokenTaskSettings s;
+  s.n_symbols = 4;
+  s.markov_order = 2;
+  const MarkovChain chain(4, 2, 1.0, 7);
+  for (const int length : {3, 16, 32}) {
+    CAPTURE(length);
+    const Batch set = token_eval_batch(TaskKind::kMarkov, s, &chain, length, 50, 11);
+    const std::vector<double> h = chain.position_entropy(length);
+    TokenScorer scorer(set, &chain, h.data(), length, kNoDepth);
+    const std::vector<int32_t> offsets = token_readout_offsets(set);
+    double mean_h = 0;
+    for (int sq = 0; sq < set.n_seq(); ++sq)
+      for (int a = 0; a < offsets[sq + 1] - offsets[sq]; ++a) {
+        scorer.add(offsets[sq] + a, chain.log_prob(&set.token.labels[offsets[sq]], a), true);
+        mean_h += h[a] / (set.n_seq() * (offsets[sq + 1] - offsets[sq]));
+      }
+    const LengthResult r = scorer.finish();
+    CHECK(r.excess_ce == 0.0);
+    CHECK(r.chain_cross_entropy == r.cross_entropy);
+    for (const PositionResult& p : r.positions) CHECK(p.excess() == 0.0);
+    // 50 sequences: the chain's own loss is not its expectation (what the old excess assumed).
+    if (length > 2) CHECK(std::fabs(r.cross_entropy - mean_h) > 1e-4);
+  }
 }
 
 TEST_CASE(

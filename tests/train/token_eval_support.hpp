@@ -48,8 +48,8 @@ inline LengthResult brute_force(Transformer<float>& model, const Batch& set,
   const std::vector<int32_t> offsets = token_readout_offsets(set);
   const int S = set.n_seq(), A = offsets[1];  // markov: every sequence's rows
   LengthResult r;
-  std::vector<double> ce_at(A, 0.0);
-  double ce = 0, right = 0, whole = 0;
+  std::vector<double> ce_at(A, 0.0), chain_at(A, 0.0);
+  double ce = 0, chain_ce = 0, right = 0, whole = 0;
   for (int s = 0; s < S; ++s) {
     bool all = true;
     for (int a = 0; a < offsets[s + 1] - offsets[s]; ++a) {  // stack, binary: rows up to END
@@ -62,7 +62,17 @@ inline LengthResult brute_force(Transformer<float>& model, const Batch& set,
       }
       const double nll = std::log(norm) - z[i * V + set.token.labels[i]];
       ce += nll;
-      if (chain) ce_at[a] += nll / S;
+      if (chain) {
+        ce_at[a] += nll / S;
+        // The chain's own loss on this token: uniform for the first `order`, else its transition
+        // probability from the `order` labels before it (markov's labels are x_1..x_L).
+        const int k = chain->order();
+        const double chain_nll = a < k ? std::log(static_cast<double>(chain->n_symbols()))
+                                       : -std::log(chain->probs(chain->context_index(
+                                             &set.token.labels[i - k]))[set.token.labels[i]]);
+        chain_at[a] += chain_nll / S;
+        chain_ce += chain_nll;
+      }
       right += best == set.token.labels[i];
       all = all && best == set.token.labels[i];
     }
@@ -74,12 +84,9 @@ inline LengthResult brute_force(Transformer<float>& model, const Batch& set,
   r.exact_match = whole / S;
   if (chain) {
     const std::vector<double> h = chain->position_entropy(length);
-    double mean_h = 0;
-    for (int a = 0; a < A; ++a) {
-      mean_h += h[a] / A;
-      r.positions.push_back({a + 1, ce_at[a], h[a], 0.0});
-    }
-    r.excess_ce = r.cross_entropy - mean_h;
+    for (int a = 0; a < A; ++a) r.positions.push_back({a + 1, ce_at[a], h[a], 0.0, chain_at[a]});
+    r.chain_cross_entropy = chain_ce / R;
+    r.excess_ce = r.cross_entropy - r.chain_cross_entropy;
   }
   return r;
 }
