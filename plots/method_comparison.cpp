@@ -16,17 +16,30 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-bool in_range(const LengthResult& row, const RunRecord& r, const TestRange& range) {
-  return row.length > range.lo * r.spec.l_train && row.length <= range.hi * r.spec.l_train;
+// The l_train a figure's test range counts in: its baseline's (every line is then averaged over
+// the same test lengths, so that a seed's pair compares like with like where lines train at other
+// lengths: paper 004's baseline at T against its oracle at 2T); 0 without a baseline run: each
+// run's own.
+int reference_l_train(const FigureSummary& fig) {
+  for (const FigureLine& line : fig.lines)
+    if (line.label == fig.spec->baseline && !line.runs.empty())
+      return line.runs.front()->spec.l_train;
+  return 0;
+}
+
+bool in_range(const LengthResult& row, const RunRecord& r, int reference, const TestRange& range) {
+  const int l = reference > 0 ? reference : r.spec.l_train;
+  return row.length > range.lo * l && row.length <= range.hi * l;
 }
 
 // A run's metric averaged over its result rows in `range` (passkey: every (length, depth) cell,
 // the same depths at every length); NaN when it has none.
-double range_mean(const RunRecord& r, const std::string& metric, const TestRange& range) {
+double range_mean(const RunRecord& r, int reference, const std::string& metric,
+                  const TestRange& range) {
   double sum = 0;
   int n = 0;
   for (const LengthResult& row : r.results)
-    if (in_range(row, r, range)) {
+    if (in_range(row, r, reference, range)) {
       sum += metric_value(row, metric);
       ++n;
     }
@@ -46,16 +59,18 @@ std::vector<TestRange> comparison_ranges() {
 }
 
 bool has_lengths_in(const FigureSummary& fig, const TestRange& range) {
+  const int reference = reference_l_train(fig);
   for (const FigureLine& line : fig.lines)
     for (const RunRecord* r : line.runs)
       for (const LengthResult& row : r->results)
-        if (in_range(row, *r, range)) return true;
+        if (in_range(row, *r, reference, range)) return true;
   return false;
 }
 
 std::vector<ComparedLine> compare_lines(const FigureSummary& fig, const TestRange& range) {
   const std::string& metric = fig.spec->metric;
   const bool higher_better = metric_is_fraction(metric);
+  const int reference = reference_l_train(fig);
   std::vector<ComparedLine> out;
   std::vector<std::map<uint64_t, double>> by_seed;  // per line: seed → its run's beyond mean
   std::vector<std::map<uint64_t, bool>> fits;       // per line: seed → it enters a test
@@ -68,7 +83,7 @@ std::vector<ComparedLine> compare_lines(const FigureSummary& fig, const TestRang
     by_seed.emplace_back();
     fits.emplace_back();
     for (const RunRecord* r : line.runs)
-      if (const double x = range_mean(*r, metric, range); !std::isnan(x)) {
+      if (const double x = range_mean(*r, reference, metric, range); !std::isnan(x)) {
         v.push_back(x);
         by_seed.back()[r->spec.seed] = x;
         const InRangeFit fit = in_range_fit(*r);

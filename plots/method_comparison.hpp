@@ -1,7 +1,8 @@
 #pragma once
 // A method comparison (figures with a `baseline` line; configs/methods.toml's compare_*): each
-// line ranked by its figure's metric averaged over the test lengths beyond l_train (or over a
-// range of them: TestRange), and compared with the baseline seed by seed: runs of one seed share
+// line ranked by its figure's metric averaged over the test lengths beyond the baseline's l_train
+// (or over a range of them: TestRange; the same lengths for every line, whatever length it trained
+// at), and compared with the baseline seed by seed: runs of one seed share
 // their initial weights and batches, so each seed both have is a pair, and the pairs' differences
 // are tested (stats/paired_test.hpp), where both runs of the pair fit their training range
 // (results/in_range_fit.hpp). report.md's table and verdicts
@@ -20,7 +21,7 @@ namespace lenlab {
 struct ComparedLine {
   std::string label;
   int n_seeds = 0;
-  double mean = 0, min = 0, max = 0;  // of each run's metric averaged beyond l_train
+  double mean = 0, min = 0, max = 0;  // of each run's metric averaged over the figure's range
   int rank = 0;                       // 1 = best by the mean; 0 without runs
   // Seed by seed against the baseline's run with the same seed (the same initial weights and
   // data): in how many of the seeds both have (seeds_paired) this line did better (seeds_better;
@@ -40,8 +41,9 @@ struct ComparedLine {
   bool lower_is_better = true;  // the figure's metric: an error (mse, cross-entropy) or a fraction
 };
 
-// Which test lengths a comparison averages over, in multiples of l_train: lo·l_train < length ≤
-// hi·l_train. The default, every length beyond l_train.
+// Which test lengths a comparison averages over, in multiples of the baseline's l_train (each
+// run's own in a figure without a baseline run): lo·l_train < length ≤ hi·l_train. The default,
+// every length beyond l_train.
 struct TestRange {
   double lo = 1, hi = std::numeric_limits<double>::infinity();
   std::string label() const;  // "beyond l_train", "(1×, 4×] l_train", …

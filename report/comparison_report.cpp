@@ -177,7 +177,8 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
           labels.push_back(l.label);
   std::string out = fmt::format(
       "\n## Method comparison\n\nEach column is a figure that compares methods on one task: each "
-      "line's metric averaged over the test lengths beyond l_train, the mean over seeds, and its "
+      "line's metric averaged over the test lengths beyond the baseline's l_train (the same "
+      "lengths for every line, whatever length it trained at), the mean over seeds, and its "
       "rank in the column (1 = best). k/n: seed by seed, the method beat the baseline trained with "
       "the same seed (the same initial weights and batches) in k of n seeds where both runs fit "
       "their training range (the in-range gate: MSE ≤ 1 % of the target's variance, token "

@@ -285,6 +285,25 @@ TEST_CASE("the table's column names the baseline's task and encoding, not the fi
   CHECK(section.find("- **compare**: copy with rope") != std::string::npos);
 }
 
+TEST_CASE("lines trained at other lengths are averaged over the baseline's test lengths") {
+  // Paper 004's C1: the baseline trains at l_train 2, L1 (the oracle) at 3. Each seed's pair must
+  // compare the same lengths: 3..4, beyond the baseline's l_train, not L1's own 4 alone.
+  Fixture f("mse", {{1, 1, 1}, {1, 1, 1}});
+  for (size_t i = 3; i < 6; ++i) {
+    f.runs[i].spec.l_train = 3;
+    for (LengthResult& row : f.runs[i].results) row.mse = row.length <= 3 ? 0 : 2;
+  }
+  const std::vector<ComparedLine> c = compare_lines(f.summary);
+  CHECK(c[1].mean == 1);  // (0 at 3 + 2 at 4) / 2, equal to the baseline's: a tie in every seed
+  CHECK(c[1].seeds_not_fit.empty());  // its own range, 1..3, is what the gate reads
+  REQUIRE(c[1].paired);
+  CHECK(c[1].paired->ties == 3);
+  CHECK(compare_lines(f.summary, {1, 1.5})[1].mean == 0);  // (2, 3]: length 3 only
+  // Without a baseline run, each run counts in its own l_train.
+  f.spec.baseline = "none";
+  CHECK(compare_lines(f.summary)[1].mean == 2);
+}
+
 TEST_CASE("a line without a seed in common, or with an infinite average, is not judged") {
   Fixture f("mse", {{10, 12, 14}, {1, 2, 3}, {1, 2, 3}});
   f.runs[3].spec.seed = 7;  // L1's runs are seeds 7, 2, 3 … move them all away from L0's
