@@ -21,10 +21,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // lengths: paper 004's baseline at T against its oracle at 2T); 0 without a baseline run: each
 // run's own.
 int reference_l_train(const FigureSummary& fig) {
-  for (const FigureLine& line : fig.lines)
-    if (line.label == fig.spec->baseline && !line.runs.empty())
-      return line.runs.front()->spec.l_train;
-  return 0;
+  const FigureLine* base = baseline_with_runs(fig);
+  return base ? base->runs.front()->spec.l_train : 0;
 }
 
 bool in_range(const LengthResult& row, const RunRecord& r, int reference, const TestRange& range) {
@@ -47,6 +45,13 @@ double range_mean(const RunRecord& r, int reference, const std::string& metric,
 }
 
 }  // namespace
+
+const FigureLine* baseline_with_runs(const FigureSummary& fig) {
+  const auto base = std::find_if(fig.lines.begin(), fig.lines.end(), [&](const FigureLine& l) {
+    return l.label == fig.spec->baseline && !l.runs.empty();
+  });
+  return base == fig.lines.end() ? nullptr : &*base;
+}
 
 std::string TestRange::label() const {
   if (lo == 1 && std::isinf(hi)) return "beyond l_train";

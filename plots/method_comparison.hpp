@@ -57,6 +57,9 @@ std::vector<TestRange> comparison_ranges();
 // higher for accuracy and exact match) by their metric averaged over `range`. Exposed for tests.
 std::vector<ComparedLine> compare_lines(const FigureSummary& fig, const TestRange& range = {});
 
+// The figure's baseline line, when it has runs; nullptr otherwise.
+const FigureLine* baseline_with_runs(const FigureSummary& fig);
+
 // Whether any run of the figure has a result row in `range`.
 bool has_lengths_in(const FigureSummary& fig, const TestRange& range);
 

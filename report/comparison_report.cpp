@@ -47,14 +47,6 @@ std::string cell(const Comparison& c, const std::string& label) {
       l->seeds_not_fit.empty() ? "" : fmt::format(" ({} unfit)", l->seeds_not_fit.size()));
 }
 
-// The figure's baseline line, when it has runs; nullptr otherwise.
-const FigureLine* baseline_with_runs(const FigureSummary& f) {
-  const auto base = std::find_if(f.lines.begin(), f.lines.end(), [&](const FigureLine& l) {
-    return l.label == f.spec->baseline && !l.runs.empty();
-  });
-  return base == f.lines.end() ? nullptr : &*base;
-}
-
 // One verdict line per method of a figure's main table, in the grammar of every verdict: the
 // setup, the test range, n, the effect with its interval, the adjusted p, and the word.
 std::string verdict_lines(const Comparison& c, size_t family) {
