@@ -164,54 +164,79 @@ struct Curve {
   std::map<int, int> counts;
 };
 
+// The figure: per encoding a row of two panels (excess loss, sliced W1) against length, and below
+// them one key for all rows, as wide as the figure (a line keeps its colour in every panel; a key
+// inside a half-width panel hid curves, and gnuplot drops one wider than its panel). Panels are
+// placed by origin and size, not `layout`, so that the key's row can span both columns and be as
+// tall as its lines need. Every setting is made inside the body, which is drawn twice (PNG, SVG).
 std::string figure_script(const std::vector<std::string>& encodings,
                           const std::vector<Curve>& curves, const std::set<int>& references,
                           const std::string& task) {
   const std::string loss = task == "markov" ? "excess cross-entropy (nats)" : "excess loss";
   const int rows = static_cast<int>(encodings.size());
   std::set<std::string> distinct;
-  for (const Curve& c : curves) distinct.insert(c.line);
+  for (const Curve& c : curves) distinct.insert(c.line.empty() ? c.pe : c.line);
   const std::vector<std::string> labels(distinct.begin(), distinct.end());
-  const gnuplot_style::Canvas canvas = gnuplot_style::canvas(1100, 300 * rows + 60);
-  std::string body = fmt::format(
-      "set multiplot layout {},2 title {} noenhanced {}\n", rows,
+  // Design px: 60 for the title, 300 per row, the key 30 per line and a margin.
+  const int title_px = 60, row_px = 300, key_px = 30 * static_cast<int>(labels.size()) + 40;
+  const int total_px = title_px + row_px * rows + key_px;
+  const gnuplot_style::Canvas canvas = gnuplot_style::canvas(1100, total_px);
+  const auto fraction = [&](int px) { return static_cast<double>(px) / total_px; };
+  const auto colour_of = [&](const Curve& c) {
+    const std::string& label = c.line.empty() ? c.pe : c.line;
+    return gnuplot_parts::line_colour(std::find(labels.begin(), labels.end(), label) -
+                                      labels.begin());
+  };
+
+  std::string body = "set encoding utf8\nset logscale x 2\nset xlabel 'test length'\n";
+  for (const int reference : references)
+    body += fmt::format(
+        "set arrow from {0}, graph 0 to {0}, graph 1 nohead dashtype 2 lc rgb '#808080'\n",
+        reference);
+  body += "unset key\nset grid lc rgb '#d8d8d8'\n";
+  body += fmt::format(
+      "set multiplot title {} noenhanced {}\n",
       gnuplot_quote(fmt::format("Attention-output distance from l_train ({}) and excess loss "
                                 "(paper 004's Figure 8; mean over seeds)",
                                 fmt::join(references, ", "))),
       canvas.title_font());
-  for (const std::string& pe : encodings)
+  for (int row = 0; row < rows; ++row) {
+    const std::string& pe = encodings[row];
     for (int panel = 0; panel < 2; ++panel) {
+      body += fmt::format("set origin {:.4f},{:.4f}\nset size 0.5,{:.4f}\n", 0.5 * panel,
+                          fraction(key_px + row_px * (rows - 1 - row)), fraction(row_px));
       body += fmt::format("set title {} noenhanced\n",
                           gnuplot_quote(pe + ": " + (panel == 0 ? loss : "sliced W1")));
       std::string plot = "plot ";
       bool first = true;
       for (size_t i = 0; i < curves.size(); ++i) {
         if (curves[i].pe != pe) continue;
-        // A line keeps its colour in every panel; the key is on the loss panels only.
-        const size_t colour =
-            std::find(labels.begin(), labels.end(), curves[i].line) - labels.begin();
         plot += fmt::format(
             "{}'representation.dat' index {} using 1:{} with linespoints pointtype 7 pointsize 0.6 "
-            "linewidth 1.5 linecolor rgb '{}' {}",
-            first ? "" : ", \\\n     ", i, panel == 0 ? 2 : 3, gnuplot_parts::line_colour(colour),
-            panel == 0 ? "title " + gnuplot_quote(curves[i].line.empty() ? pe : curves[i].line)
-                       : std::string("notitle"));
+            "linewidth 1.5 linecolor rgb '{}' notitle",
+            first ? "" : ", \\\n     ", i, panel == 0 ? 2 : 3, colour_of(curves[i]));
         first = false;
       }
       body += plot + "\n";
     }
-  body += "unset multiplot\n";
+  }
+  // The key's row: an empty plot whose only content is one sample per line.
+  body += fmt::format(
+      "set origin 0,0\nset size 1,{:.4f}\nunset title\nunset border\nunset tics\nunset xlabel\n"
+      "unset grid\nunset arrow\nunset logscale x\nset xrange [0:1]\nset yrange [0:1]\n"
+      "set key center center vertical Left reverse noenhanced\nplot ",
+      fraction(key_px));
+  for (size_t i = 0; i < labels.size(); ++i)
+    body += fmt::format(
+        "{}NaN with linespoints pointtype 7 pointsize 0.6 linewidth 1.5 linecolor rgb '{}' "
+        "title {}",
+        i == 0 ? "" : ", \\\n     ", gnuplot_parts::line_colour(i), gnuplot_quote(labels[i]));
+  body += "\nunset multiplot\nreset\n";  // the SVG's body starts from gnuplot's defaults again
+
   std::string s =
       "# lenlab representation: the attention outputs' distance from the reference length and "
       "the excess loss.\n# Redraw with `gnuplot representation.gp`: reads representation.dat, "
       "writes representation.png and .svg.\n";
-  s += "set encoding utf8\nset logscale x 2\nset xlabel 'test length'\n";
-  for (const int reference : references)
-    s += fmt::format(
-        "set arrow from {0}, graph 0 to {0}, graph 1 nohead dashtype 2 lc rgb '#808080'\n",
-        reference);
-  // Top left: the loss grows with length, so the corner is mostly free; opaque where it is not.
-  s += "set key top left Left reverse opaque noenhanced\nset grid lc rgb '#d8d8d8'\n";
   s += gnuplot_style::png_terminal(canvas);
   s += "set output 'representation.png'\n" + body;
   s += gnuplot_style::svg_terminal(canvas);

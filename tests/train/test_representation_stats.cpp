@@ -309,7 +309,15 @@ TEST_CASE("lenlab representation: points, coefficients and a figure from several
         std::string::npos);
   CHECK(md.find("| nope | 14 |") != std::string::npos);
   CHECK(md.find("| length 8 | 4 |") != std::string::npos);
-  CHECK(fs::exists(base / "report" / "representation.gp"));
+  // One key for the figure, in its own row below the panels: each line named once per drawing
+  // (PNG, then SVG), no panel titled (a key inside a half-width panel hid curves).
+  const std::string gp = read_text(base / "report" / "representation.gp");
+  for (const char* key : {"title 'nope'", "title 'rope'"}) {
+    size_t count = 0;
+    for (size_t at = gp.find(key); at != std::string::npos; at = gp.find(key, at + 1)) ++count;
+    CHECK_MESSAGE(count == 2, key);
+    CHECK_MESSAGE(gp.find(key) > gp.find("set key center center"), key);  // in the key's row
+  }
   // A folder evaluated without the measurement, and a run folder, are refused by name.
   REQUIRE(run_cli({"eval", (base / "runs" / "nope-1").string(), "--out", (base / "plain").string()})
               .rc == 0);
