@@ -8,6 +8,10 @@
                                                          `check_course_answers.py --keep WORK_DIR`
     scripts/check_docs.py --snapshot theory LENLAB       refresh docs/data/theory/ by running
                                                          LENLAB theory (build/release/lenlab)
+    scripts/check_docs.py --snapshot vcl-representation DIR
+                                                         refresh docs/data/vcl-representation/
+                                                         from `lenlab representation`'s
+                                                         DIR/rep-markov, DIR/rep-passkey
     scripts/check_docs.py --snapshot NAME RUN_DIR        refresh docs/data/NAME/ from a
                                                          `lenlab run configs/NAME.toml --out
                                                          RUN_DIR` folder (NAME: methods,

@@ -216,6 +216,33 @@ def experiment_maker(config: str, flags: str = "", extras: tuple = ()):
     return make
 
 
+def snapshot_vcl_representation(rep_dir: Path, out: Path):
+    """Paper 004's measurement on configs/vcl.toml's runs: for the Markov and the passkey runs,
+    `lenlab representation`'s report.md (the correlations with their intervals) and
+    representation.dat (per encoding, line and length the mean excess loss and sliced W1 over
+    seeds). DIR holds rep-markov/ and rep-passkey/ (each `lenlab representation reps/TASK-*
+    --out DIR/rep-TASK`) and reps/, the evaluations they read (for their count and revision)."""
+    tasks = ("markov", "passkey")
+    for task in tasks:
+        for name in ("report.md", "representation.dat"):
+            if not (rep_dir / f"rep-{task}" / name).is_file():
+                sys.exit(f"{rep_dir / f'rep-{task}'} has no {name}: not a finished "
+                         "`lenlab representation` folder")
+    evals = [json.loads(p.read_text()) for p in rep_dir.glob("reps/*/eval.json")]
+    if not evals:
+        sys.exit(f"{rep_dir / 'reps'} holds no evaluations (*/eval.json)")
+    shutil.rmtree(out, ignore_errors=True)
+    for task in tasks:
+        (out / task).mkdir(parents=True)
+        for name in ("report.md", "representation.dat"):
+            shutil.copy(rep_dir / f"rep-{task}" / name, out / task / name)
+    write_manifest(out, "for r in vcl/runs/*/; do lenlab eval $r --representation-stats --out "
+                   "DIR/reps/$(basename $r); done; lenlab representation DIR/reps/TASK-* --out "
+                   "DIR/rep-TASK", rep_dir,
+                   {"evaluations": len(evals),
+                    "lenlab_revision": sorted({e.get("git_revision", "unknown") for e in evals})})
+
+
 # The `lenlab run` folders the docs quote: docs/data/NAME -> (config, extra flags[, EXTRAS kept]).
 EXPERIMENTS = {
     "methods": ("configs/methods.toml", "", ("figures",)),
@@ -238,4 +265,5 @@ EXPERIMENTS = {
 
 # SOURCE -> its maker(DIR, docs/data/SOURCE); the experiments' also take log=FILE.
 MAKERS = {"reproduce": snapshot_reproduce, "course": snapshot_course, "theory": snapshot_theory,
-          **{name: experiment_maker(*how) for name, how in EXPERIMENTS.items()}}
+          **{name: experiment_maker(*how) for name, how in EXPERIMENTS.items()},
+          "vcl-representation": snapshot_vcl_representation}

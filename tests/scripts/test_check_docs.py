@@ -186,6 +186,34 @@ def test_snapshot_of_a_reproduce_folder(tmp_path: Path):
         "theory, methods, positions" in r.stderr
 
 
+def test_snapshot_of_the_representation_reports(tmp_path: Path):
+    """vcl-representation keeps each task's report.md and representation.dat (not points.csv, a
+    row per point), counts the evaluations read, and refuses a folder missing a task's report."""
+    rep = tmp_path / "rep"
+    for task in ("markov", "passkey"):
+        (rep / f"rep-{task}").mkdir(parents=True)
+        (rep / f"rep-{task}" / "report.md").write_text(f"| all | 4 | +0.25 | {task}\n")
+        (rep / f"rep-{task}" / "representation.dat").write_text("# rope\n16 0 0\n")
+        (rep / f"rep-{task}" / "points.csv").write_text("run,length\n")
+        (rep / "reps" / f"{task}-1").mkdir(parents=True)
+        (rep / "reps" / f"{task}-1" / "eval.json").write_text('{"git_revision": "abc1234"}')
+    repo = tmp_path / "repo"
+    argv = [sys.executable, str(SCRIPT), "--root", str(repo), "--snapshot", "vcl-representation",
+            str(rep)]
+    r = subprocess.run(argv, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = repo / "docs" / "data" / "vcl-representation"
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()) == [
+        "SNAPSHOT.json", "markov/report.md", "markov/representation.dat", "passkey/report.md",
+        "passkey/representation.dat"]
+    assert "passkey" in (out / "passkey" / "report.md").read_text()
+    manifest = json.loads((out / "SNAPSHOT.json").read_text())
+    assert manifest["evaluations"] == 2 and manifest["lenlab_revision"] == ["abc1234"]
+    (rep / "rep-passkey" / "report.md").unlink()
+    r = subprocess.run(argv, capture_output=True, text=True)
+    assert r.returncode != 0 and "rep-passkey has no report.md" in r.stderr, r.stderr
+
+
 def test_snapshot_of_an_experiment_folder_keeps_its_extras(tmp_path: Path):
     """passkey-odds keeps its figures' data (not the attention plots, nor another config's
     figures) and seed_odds.py's printout beside report.md, and run.log from --log."""
