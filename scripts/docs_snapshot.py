@@ -258,9 +258,11 @@ EXPERIMENTS = {
     "passkey-odds": ("configs/passkey_odds.toml", "--seeds-until-decided 12",
                      ("figures", "seed_odds.txt")),
     "vcl": ("configs/vcl.toml", "", ("figures",)),
-    # 004-C1 on RoPE alone, 12 seeds (the whole config is 420 runs).
-    "vcl-c1-rope": ("configs/vcl.toml", "--figures c1_rope,c1_rope_vs_oracle --seeds 12",
-                    ("figures",)),
+    # 004-C1 on all six encodings, 12 seeds (the whole config is 420 runs at 5).
+    "vcl-c1": ("configs/vcl.toml",
+               "--figures c1_nope,c1_rope,c1_alibi,c1_t5,c1_kerple,c1_fire,c1_nope_vs_oracle,"
+               "c1_rope_vs_oracle,c1_alibi_vs_oracle,c1_t5_vs_oracle,c1_kerple_vs_oracle,"
+               "c1_fire_vs_oracle --seeds 12", ("figures",)),
 }
 
 # SOURCE -> its maker(DIR, docs/data/SOURCE); the experiments' also take log=FILE.
