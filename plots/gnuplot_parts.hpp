@@ -31,10 +31,11 @@ inline const FigureSpec& spec_of(const FigureSummary& fig) {
 }
 
 // Distinct and colour-blind friendly (matplotlib's tab10 without its grey, which the theory
-// curves use); repeats after 9 lines.
-inline constexpr const char* kLinePalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c",
-                                               "#d62728", "#9467bd", "#8c564b",
-                                               "#e377c2", "#bcbd22", "#17becf"};
+// curves use), then five dark tones of tab20b for figures of more lines (004-C2 against its oracle
+// has 10: with 9 colours its tenth line took the oracle's); repeats after 14 lines.
+inline constexpr const char* kLinePalette[] = {
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+    "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173"};
 inline const char* line_colour(size_t i) {
   return kLinePalette[i % std::size(kLinePalette)];
 }
