@@ -263,6 +263,8 @@ EXPERIMENTS = {
                "--figures c1_nope,c1_rope,c1_alibi,c1_t5,c1_kerple,c1_fire,c1_nope_vs_oracle,"
                "c1_rope_vs_oracle,c1_alibi_vs_oracle,c1_t5_vs_oracle,c1_kerple_vs_oracle,"
                "c1_fire_vs_oracle --seeds 12", ("figures",)),
+    # 004-C2 on RoPE against the oracle, 12 seeds, into a copy of vcl-c1's folder.
+    "vcl-c2": ("configs/vcl.toml", "--figures c2_rope_vs_oracle --seeds 12", ("figures",)),
 }
 
 # SOURCE -> its maker(DIR, docs/data/SOURCE); the experiments' also take log=FILE.
