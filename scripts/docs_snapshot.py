@@ -263,8 +263,9 @@ EXPERIMENTS = {
                "--figures c1_nope,c1_rope,c1_alibi,c1_t5,c1_kerple,c1_fire,c1_nope_vs_oracle,"
                "c1_rope_vs_oracle,c1_alibi_vs_oracle,c1_t5_vs_oracle,c1_kerple_vs_oracle,"
                "c1_fire_vs_oracle --seeds 12", ("figures",)),
-    # 004-C2 on RoPE against the oracle, 12 seeds, into a copy of vcl-c1's folder.
+    # 004-C2 and C3 on RoPE, 12 seeds, each into a copy of the folder before it.
     "vcl-c2": ("configs/vcl.toml", "--figures c2_rope_vs_oracle --seeds 12", ("figures",)),
+    "vcl-c3": ("configs/vcl.toml", "--figures c3_pretrained,c3_tuned --seeds 12", ("figures",)),
 }
 
 # SOURCE -> its maker(DIR, docs/data/SOURCE); the experiments' also take log=FILE.
