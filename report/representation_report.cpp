@@ -174,8 +174,10 @@ std::string figure_script(const std::vector<std::string>& encodings,
                           const std::string& task) {
   const std::string loss = task == "markov" ? "excess cross-entropy (nats)" : "excess loss";
   const int rows = static_cast<int>(encodings.size());
+  // A curve's key label: its line, or its encoding where the runs differ in nothing else.
+  const auto label_of = [](const Curve& c) { return c.line.empty() ? c.pe : c.line; };
   std::set<std::string> distinct;
-  for (const Curve& c : curves) distinct.insert(c.line.empty() ? c.pe : c.line);
+  for (const Curve& c : curves) distinct.insert(label_of(c));
   const std::vector<std::string> labels(distinct.begin(), distinct.end());
   // Design px: 60 for the title, 300 per row, the key 30 per line and a margin.
   const int title_px = 60, row_px = 300, key_px = 30 * static_cast<int>(labels.size()) + 40;
@@ -183,8 +185,7 @@ std::string figure_script(const std::vector<std::string>& encodings,
   const gnuplot_style::Canvas canvas = gnuplot_style::canvas(1100, total_px);
   const auto fraction = [&](int px) { return static_cast<double>(px) / total_px; };
   const auto colour_of = [&](const Curve& c) {
-    const std::string& label = c.line.empty() ? c.pe : c.line;
-    return gnuplot_parts::line_colour(std::find(labels.begin(), labels.end(), label) -
+    return gnuplot_parts::line_colour(std::find(labels.begin(), labels.end(), label_of(c)) -
                                       labels.begin());
   };
 
