@@ -9,7 +9,7 @@ namespace lenlab {
 
 // Each encoding's math, in its file of models/encodings/.
 namespace encodings {
-extern const EncodingMath kLearned, kRope, kAlibi, kT5, kKerple, kFire, kUserBias;
+extern const EncodingMath kLearned, kSinusoidal, kRope, kAlibi, kT5, kKerple, kFire, kUserBias;
 // NoPE: no hook at all.
 const EncodingMath kNope{};
 }  // namespace encodings
@@ -25,6 +25,11 @@ const std::vector<PositionalEncodingInfo>& positional_encodings() {
        .name = "learned",
        .help = "a learned vector per absolute position, added to the embedding",
        .math = &encodings::kLearned},
+      {.pe = PE::kSinusoidal,
+       .name = "sinusoidal",
+       .help = "Vaswani et al.: a fixed sin/cos vector per absolute position, added to the "
+               "embedding (any length, no parameters)",
+       .math = &encodings::kSinusoidal},
       {.pe = PE::kAlibi,
        .name = "alibi",
        .help = "Press et al.: a fixed per-head slope, -m_h·δ on the logits",
@@ -106,7 +111,7 @@ std::string positional_encoding_name(PositionalEncoding pe) {
 std::string positional_encoding_help() {
   std::string out;
   for (const PositionalEncodingInfo& info : positional_encodings())
-    out += fmt::format("\n  {:8} {}{}", info.name, info.help,
+    out += fmt::format("\n  {:10} {}{}", info.name, info.help,
                        *info.settings ? fmt::format(" [{}]", info.settings) : std::string());
   return out;
 }

@@ -12,14 +12,15 @@ namespace lenlab {
 struct EncodingMath;  // models/encodings/encoding_math.hpp
 
 enum class PositionalEncoding {
-  kNope,     // no positional signal: the causal mask alone breaks permutation symmetry
-  kLearned,  // GPT-2 style absolute table, one row per position (BOS is position 0)
-  kAlibi,    // Press et al.: a per-head linear penalty -m_h·(i - j) on the attention logits
-  kRope,     // Su et al.: q and k rotated by position-dependent angles, base 10000
-  kT5,       // Raffel et al.: a learned scalar per head and log-spaced distance bucket
-  kKerple,   // Chi et al. 2022, the log variant: -r1_h·log(1 + r2_h·δ), r1, r2 > 0 learned
-  kBias,     // a user's fixed bias b(d, h), an expression (--pe-bias)
-  kFire,     // Li et al. 2023: a learned MLP of log distance over log query position
+  kNope,        // no positional signal: the causal mask alone breaks permutation symmetry
+  kLearned,     // GPT-2 style absolute table, one row per position (BOS is position 0)
+  kAlibi,       // Press et al.: a per-head linear penalty -m_h·(i - j) on the attention logits
+  kRope,        // Su et al.: q and k rotated by position-dependent angles, base 10000
+  kT5,          // Raffel et al.: a learned scalar per head and log-spaced distance bucket
+  kKerple,      // Chi et al. 2022, the log variant: -r1_h·log(1 + r2_h·δ), r1, r2 > 0 learned
+  kBias,        // a user's fixed bias b(d, h), an expression (--pe-bias)
+  kFire,        // Li et al. 2023: a learned MLP of log distance over log query position
+  kSinusoidal,  // Vaswani et al. 2017: a fixed sin/cos vector per absolute position
 };
 
 struct PositionalEncodingInfo {

@@ -91,11 +91,9 @@ TEST_CASE(
          a.logit_scale_by_length = {1.0, 1.1, 1.2, 1.3};
        }},
   };
-  for (PositionalEncoding pe :
-       {PositionalEncoding::kNope, PositionalEncoding::kLearned, PositionalEncoding::kAlibi,
-        PositionalEncoding::kRope, PositionalEncoding::kT5, PositionalEncoding::kKerple,
-        PositionalEncoding::kFire, PositionalEncoding::kBias})
+  for (const PositionalEncodingInfo& info : positional_encodings())  // every row of the table
     for (const Option& o : options) {
+      const PositionalEncoding pe = info.pe;
       const std::string what = positional_encoding_name(pe) + ", " + o.name;
       CAPTURE(what);
       std::vector<const Batch*> ptrs;

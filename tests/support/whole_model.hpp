@@ -8,6 +8,7 @@
 #include "core/rng.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/model.hpp"
+#include "models/positional_encodings.hpp"
 #include "tasks/batch.hpp"
 
 namespace lenlab::test {
@@ -39,14 +40,20 @@ inline Batch with_token_readout(Batch b) {
   return b;
 }
 
-inline const std::vector<PositionalEncoding> kAllPe = {
-    PositionalEncoding::kNope, PositionalEncoding::kLearned, PositionalEncoding::kAlibi,
-    PositionalEncoding::kRope, PositionalEncoding::kT5,      PositionalEncoding::kKerple,
-    PositionalEncoding::kFire, PositionalEncoding::kBias};
+// Every row of the table of encodings (models/positional_encodings.hpp), so that a new encoding
+// enters every whole-model test by its row alone.
+inline std::vector<PositionalEncoding> encodings_where(
+    bool (*keep)(const PositionalEncodingInfo&)) {
+  std::vector<PositionalEncoding> out;
+  for (const PositionalEncodingInfo& info : positional_encodings())
+    if (keep(info)) out.push_back(info.pe);
+  return out;
+}
+inline const std::vector<PositionalEncoding> kAllPe =
+    encodings_where([](const PositionalEncodingInfo&) { return true; });
 // The encodings of relative distance (a cap applies; outputs do not move with a shift).
-inline const std::vector<PositionalEncoding> kRelativePe = {
-    PositionalEncoding::kAlibi,  PositionalEncoding::kRope, PositionalEncoding::kT5,
-    PositionalEncoding::kKerple, PositionalEncoding::kFire, PositionalEncoding::kBias};
+inline const std::vector<PositionalEncoding> kRelativePe =
+    encodings_where([](const PositionalEncodingInfo& info) { return info.relative(); });
 
 // A batch and how the model attends over it (models/attention_spec.hpp): one step's input. A
 // Batch converts to one that attends plainly.

@@ -6,6 +6,8 @@ Conventions (models/parameters.hpp, models/cpu/*.hpp):
 - pre-LN blocks: x + attn(LN1(x)), then + MLP(LN2(.)); layer norm eps 1e-5, biased variance;
 - GELU is the tanh approximation; attention scale 1/sqrt(head_dim); causal by row;
 - [q | k | v] columns, head h owning columns h*hd .. (h+1)*hd of each third;
+- sinusoidal adds Vaswani et al.'s fixed table to the token embedding, sin(pos / 10000^(2i/d))
+  in column 2i and its cos in column 2i + 1, in float64 then rounded to the model's dtype;
 - RoPE rotates the pairs (2i, 2i+1) of q and k by pos * base^(-2i/hd), angles in float64 then
   rounded to the model's dtype; ALiBi adds -slope_h * (pos_i - pos_j) (Press et al.'s slopes);
 - t5 adds a learned scalar per head and distance bucket (Hugging Face's
@@ -39,7 +41,7 @@ class ModelConfig:
     d_model: int
     n_head: int
     d_ff: int
-    pe: str  # nope, learned, alibi, rope, t5, kerple
+    pe: str  # nope, learned, sinusoidal, alibi, rope, t5, kerple, fire
     vocab_size: int
     rope_base: float = 10000.0
     t5_buckets: int = 32
@@ -58,6 +60,18 @@ class ModelConfig:
                            rope_base=float(config.get("rope_base", 10000.0)),
                            t5_buckets=int(config.get("t5_buckets", 32)),
                            t5_max_distance=int(config.get("t5_max_distance", 128)))
+
+
+def sinusoidal_table(positions: torch.Tensor, d_model: int) -> torch.Tensor:
+    """Vaswani et al. (2017) §3.5, [..., d_model] float64 for integer positions [...]:
+    PE(pos, 2i) = sin(pos / 10000^(2i/d_model)), PE(pos, 2i+1) = cos(the same)."""
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
+    # p · 10000^(−2i/d), formed as lenlab forms it (models/encodings/sinusoidal.cpp)
+    angle = positions.to(torch.float64)[..., None] * torch.pow(10000.0, -two_i / d_model)
+    table = torch.empty(*positions.shape, d_model, dtype=torch.float64)
+    table[..., 0::2] = torch.sin(angle)
+    table[..., 1::2] = torch.cos(angle[..., : d_model // 2])
+    return table
 
 
 def alibi_slopes(n_head: int) -> list[float]:
@@ -201,6 +215,8 @@ class Transformer:
         x = p["wte"][batch.tokens]
         if c.pe == "learned":
             x = x + p["wpe"][batch.positions]
+        elif c.pe == "sinusoidal":
+            x = x + sinusoidal_table(batch.positions, d).to(self.dtype)
         for l in range(c.n_layer):
             n = f"h.{l}."
             a = F.layer_norm(x, (d,), p[n + "ln_1.weight"], p[n + "ln_1.bias"], LAYER_NORM_EPS)

@@ -66,6 +66,10 @@ CASES = [
     ("markov fire randomized positions", ["--task", "markov", "--pe", "fire", "--n-symbols", "4",
                                           "--l-train", "8", "--l-test", "8",
                                           "--random-positions", "24"]),
+    # Sinusoidal positions, randomized so that rows far past the sequence's length are used.
+    ("copy sinusoidal randomized positions", ["--task", "copy", "--pe", "sinusoidal",
+                                              "--n-symbols", "6", "--l-train", "6", "--l-test",
+                                              "6", "--random-positions", "40"]),
 ]
 
 
