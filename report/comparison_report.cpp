@@ -180,8 +180,9 @@ std::string comparison_section(const std::vector<FigureSummary>& figures) {
       "paired test of those seeds' differences (Wilcoxon signed-rank, exact), its p adjusted "
       "(Holm) over all {} comparisons of this report: **helps** / **hurts** when the adjusted p "
       "is below {}, no mark when there is no detectable difference, *not judged* when there is no "
-      "test. With 3 seeds no difference is detectable (the smallest exact p is 0.25); each verdict "
-      "below says what its seeds could have detected. — : the method does not apply to the task, "
+      "test. The smallest exact two-sided p of n paired seeds is 2/2ⁿ before the adjustment (3 "
+      "seeds: 0.25, 5: 0.0625, 12: 0.00049); each verdict below says what its seeds could have "
+      "detected. — : the method does not apply to the task, "
       "or has no completed run. {}\n\n| method |",
       family, kVerdictAlpha,
       has_compare_bars(compared)

@@ -96,7 +96,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("sinusoidal positions move the output with position; NoPE's does not move") {
+TEST_CASE("sinusoidal positions move the output with position, and NoPE's does not move") {
   // The same weights (sinusoidal has NoPE's parameters); one sequence at positions 0.. and 5..
   const ModelConfig c = small_config(parse_positional_encoding("sinusoidal"));
   DModel model(c);
