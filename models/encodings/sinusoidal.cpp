@@ -12,8 +12,9 @@ namespace lenlab::encodings {
 
 namespace {
 
-// out [count, d_model]: rows first..first+count−1. The frequency 10000^(−2i/d) is computed as
-// RoPE's θ_m is (models/rope_scaling.hpp), and its product with p is exact below 2^53.
+// out [count, d_model]: rows first..first+count−1, in double. The angle p·10000^(−2i/d) is a
+// product of two doubles (p exact below 2^53), a few ulps from the true angle at any position; the
+// float model rounds the rows once (Model::prepare).
 void sinusoidal_rows(int first, int count, int d_model, double* out) {
   for (int r = 0; r < count; ++r) {
     const double p = static_cast<double>(first + r);
