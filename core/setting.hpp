@@ -39,6 +39,14 @@ struct Setting {
   const char* encoding = nullptr;  // a setting of this positional encoding only ("t5")
   std::string (*choices)() = nullptr;
   const char* label = nullptr;  // the live page's words for it; null: the key in words
+  // In every run's id and manifest that meets one of these conditions, even at its default:
+  // "KEY" (that setting is off its default) or "KEY=VALUE" (that setting is VALUE),
+  // comma-separated. For a setting added after runs whose absence meant another value
+  // (temperature_scope: those runs' temperatures divided q·k alone; yarn's bounds: those runs' yarn
+  // was the paper's ramp), so that no new run shares an earlier run's id
+  // (train/run_settings_json.cpp); reading such a manifest back gives the value it ran
+  // (results/run_record.cpp).
+  const char* in_id_when = nullptr;
 
   bool has(unsigned t) const { return (traits & t) != 0; }
   // "--l-train" for l_train.

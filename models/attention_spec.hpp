@@ -18,6 +18,11 @@ struct AttentionSpec {
   // LM-Infinite's Λ-shaped mask (n_global, n_local) and the relative-distance cap (max_distance).
   ops::AttentionWindow window;
   double logit_scale = 1.0;  // multiplies every logit: 1/temperature
+  // The scales multiply the positional bias too: paper 002's temperature (§3.2: T5's bias is added
+  // to q·k and "the summation becomes the input to the temperature-scaled Softmax"). false: they
+  // multiply q·k alone, the bias added unscaled (lenlab's temperature before 2026-11-29, kept as
+  // the content-only variant). No bias (NoPE, RoPE, absolute positions): the two are one.
+  bool scale_covers_bias = true;
   // Optional extra multiplier by sequence length in tokens: entry L for a sequence of L tokens
   // (the last entry for longer ones). Empty: none.
   std::vector<double> logit_scale_by_length;

@@ -257,6 +257,7 @@ ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const PackedBatc
     a.bias_stride = bias_->learned() ? per : 0;
   }
   a.seq_scale = in.scaled ? in.seq_scale.data() : nullptr;
+  a.seq_scale_bias = in.attention.scale_covers_bias;
   a.window = in.attention.window;
   if (rope_in_attention_) {
     a.rope_cos = rope_cos_.data();

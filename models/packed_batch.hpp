@@ -88,9 +88,11 @@ struct PackedBatch {
       const ops::AttentionWindow &w = a.window, &w0 = attention.window;
       if (w.n_global != w0.n_global || w.n_local != w0.n_local ||
           w.max_distance != w0.max_distance || a.rope.kind != attention.rope.kind ||
-          a.rope.factor != attention.rope.factor || a.rope_auto != attention.rope_auto)
+          a.rope.factor != attention.rope.factor || a.rope_auto != attention.rope_auto ||
+          a.scale_covers_bias != attention.scale_covers_bias)
         throw std::invalid_argument(
-            "models packed together need the same attention windows and rope scaling");
+            "models packed together need the same attention windows, rope scaling and "
+            "temperature scope");
       rows = std::max(rows, b.n_tokens());
       n_seq = std::max(n_seq, b.n_seq());
       for (int p : b.positions) max_position = std::max(max_position, p);

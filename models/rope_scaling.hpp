@@ -12,14 +12,21 @@
 //     scale recomputed from the sequence's own length, plain up to the training length.
 //   - YaRN (Peng et al. 2023, "YaRN: Efficient Context Window Extension of Large Language
 //     Models"): "NTK-by-parts" interpolation, pairs that turn many times over the training context
-//     kept, pairs that turn less than once interpolated like PI, a linear ramp in between (the
-//     paper's γ(r), linear in r; Hugging Face's version ramps linearly in the pair index instead),
-//     plus the attention scale √(1/t) = 0.1 ln s + 1 on q and k, so logits × (0.1 ln s + 1)².
+//     kept, pairs that turn less than once interpolated like PI, a linear ramp in between, plus the
+//     attention scale √(1/t) = 0.1 ln s + 1 on q and k, so logits × (0.1 ln s + 1)². Two ramps:
+//     `yarn` is the one the field runs (the YaRN authors' code and Hugging Face transformers'
+//     _compute_yarn_parameters): linear in the pair index m between the indices where a pair turns
+//     β and α times over the training context, those rounded outwards (floor, ceil) and clamped to
+//     [0, hd − 1]; `yarn-paper` is the paper's ramp γ(r) of "NTK-by-parts" interpolation, linear in
+//     the rotations r themselves. They differ most on short contexts: below 2π·β ≈ 201 training
+//     tokens the fastest pair turns fewer than β times, so the paper's ramp interpolates it while
+//     the field's keeps it.
 // With factor 1 every kind gives the plain table θ_m = base^(−2m/hd) bit for bit (dynamic NTK: for
 // sequences up to original_length). A factor < 1 is allowed (it compresses instead of stretching:
 // PI then spreads positions out, NTK lowers the base); a factor must be finite and > 0.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -29,7 +36,7 @@
 
 namespace lenlab {
 
-enum class RopeScalingKind { kNone, kPi, kNtk, kYarn, kDynamicNtk };
+enum class RopeScalingKind { kNone, kPi, kNtk, kYarn, kDynamicNtk, kYarnPaper };
 
 struct RopeScaling {
   RopeScalingKind kind = RopeScalingKind::kNone;
@@ -61,6 +68,7 @@ inline constexpr Row kRows[] = {{RopeScalingKind::kNone, "none"},
                                 {RopeScalingKind::kPi, "pi"},
                                 {RopeScalingKind::kNtk, "ntk"},
                                 {RopeScalingKind::kYarn, "yarn"},
+                                {RopeScalingKind::kYarnPaper, "yarn-paper"},
                                 {RopeScalingKind::kDynamicNtk, "dynamic-ntk"}};
 
 // θ_m = base^(−2m/hd), computed exactly as models/cpu/rope.hpp computes it.
@@ -78,7 +86,19 @@ inline double ntk_base(double base, double s, int head_dim) {
   return base * std::pow(s, static_cast<double>(head_dim) / (head_dim - 2));
 }
 
+// The YaRN references' pair index at which a pair turns `rotations` times over L0 tokens:
+// θ_m·L0 / 2π = rotations solved for m (continuous), m = hd·ln(L0 / (2π·rotations)) / (2 ln base).
+inline double yarn_correction_index(double rotations, int head_dim, double base, int L0) {
+  const double two_pi = 2.0 * 3.14159265358979323846264338327950288;
+  return head_dim * std::log(L0 / (rotations * two_pi)) / (2.0 * std::log(base));
+}
+
 }  // namespace rope_scaling_detail
+
+// Either YaRN: the field's ramp or the paper's.
+inline bool is_yarn(RopeScalingKind kind) {
+  return kind == RopeScalingKind::kYarn || kind == RopeScalingKind::kYarnPaper;
+}
 
 inline std::vector<std::string> rope_scaling_names() {
   std::vector<std::string> names;
@@ -109,7 +129,7 @@ inline std::string rope_scaling_name(RopeScalingKind kind) {
 
 // YaRN's logit multiplier (0.1 ln s + 1)² for factor s > 1; 1 otherwise and for every other kind.
 inline double rope_logit_scale(const RopeScaling& s) {
-  if (s.kind != RopeScalingKind::kYarn || !(s.factor > 1.0)) return 1.0;
+  if (!is_yarn(s.kind) || !(s.factor > 1.0)) return 1.0;
   const double t = 0.1 * std::log(s.factor) + 1.0;
   return t * t;
 }
@@ -129,14 +149,13 @@ inline RopeAngles rope_angles(const RopeScaling& s, int head_dim, double base, i
   if (!(std::isfinite(s.factor) && s.factor > 0))
     throw UsageError(fmt::format("the {} rope scaling factor must be a finite number > 0, got {}",
                                  name, s.factor));
-  if ((s.kind == RopeScalingKind::kYarn || s.kind == RopeScalingKind::kDynamicNtk) &&
-      s.original_length <= 0)
+  if ((is_yarn(s.kind) || s.kind == RopeScalingKind::kDynamicNtk) && s.original_length <= 0)
     throw UsageError(
         fmt::format("{} rope scaling needs the training length (original length) > 0, got {}", name,
                     s.original_length));
-  if (s.kind == RopeScalingKind::kYarn &&
+  if (is_yarn(s.kind) &&
       !(std::isfinite(s.yarn_beta) && s.yarn_alpha > 0 && s.yarn_alpha < s.yarn_beta))
-    throw UsageError(fmt::format("yarn's ramp needs 0 < alpha < beta, got alpha {} and beta {}",
+    throw UsageError(fmt::format("{}'s ramp needs 0 < alpha < beta, got alpha {} and beta {}", name,
                                  s.yarn_alpha, s.yarn_beta));
 
   RopeAngles out;
@@ -163,6 +182,25 @@ inline RopeAngles rope_angles(const RopeScaling& s, int head_dim, double base, i
       }
       break;
     case RopeScalingKind::kYarn: {
+      if (f == 1.0) break;  // θ/1·ramp + θ·(1 − ramp) need not round back to θ
+      // The references' correction range in pair indices, rounded outwards and clamped; a ramp of
+      // width 0 widened by 0.001 (their guard against dividing by 0).
+      using rope_scaling_detail::yarn_correction_index;
+      const int L0 = s.original_length;
+      const double low =
+          std::max(std::floor(yarn_correction_index(s.yarn_beta, head_dim, base, L0)), 0.0);
+      double high = std::min(std::ceil(yarn_correction_index(s.yarn_alpha, head_dim, base, L0)),
+                             static_cast<double>(head_dim - 1));
+      if (low == high) high += 0.001;
+      for (size_t m = 0; m < out.theta.size(); ++m) {
+        // ramp 0: the pair is kept (extrapolated); 1: interpolated like PI
+        const double ramp = std::clamp((static_cast<double>(m) - low) / (high - low), 0.0, 1.0);
+        out.theta[m] = out.theta[m] / f * ramp + out.theta[m] * (1.0 - ramp);
+      }
+      out.logit_scale = rope_logit_scale(s);
+      break;
+    }
+    case RopeScalingKind::kYarnPaper: {
       if (f == 1.0) break;  // (1 − γ)·θ + γ·θ need not round back to θ
       const double two_pi = 2.0 * 3.14159265358979323846264338327950288;
       for (double& theta : out.theta) {

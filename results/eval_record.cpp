@@ -26,9 +26,13 @@ std::string eval_json_text(const EvalRecord& r) {
     // What attention was applied (the window resolved to tokens), then every other test-time
     // setting given (its row's key and value), measurements and the window's settings left out.
     nlohmann::ordered_json& a = info["attention"];
-    a = {{"n_global", r.applied.window.n_global},         {"n_local", r.applied.window.n_local},
-         {"max_distance", r.applied.window.max_distance}, {"temperature", r.attention.temperature},
-         {"rope_scaling", r.attention.rope_scaling},      {"rope_factor", r.attention.rope_factor}};
+    a = {{"n_global", r.applied.window.n_global},
+         {"n_local", r.applied.window.n_local},
+         {"max_distance", r.applied.window.max_distance},
+         {"temperature", r.attention.temperature},
+         {"temperature_scope", r.attention.temperature_scope},
+         {"rope_scaling", r.attention.rope_scaling},
+         {"rope_factor", r.attention.rope_factor}};
     const TestTimeAttention defaults;
     nlohmann::ordered_json given;
     visit_test_time_settings(

@@ -124,6 +124,17 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
   RunRecord r;
   r.id = dir.filename().string();
   r.spec = spec_from_json(m["config"], TrainSpec{}, where);
+  // Manifests from before 2026-11-29 read back as what they ran (Setting::in_id_when: since then
+  // every manifest with a temperature names its scope, and every yarn its ramp's bounds): a
+  // temperature divided q·k alone, and yarn was the paper's ramp.
+  const nlohmann::ordered_json& config = m["config"];
+  TestTimeAttention& t = r.spec.test_attention;
+  if (t.temperature != TestTimeAttention{}.temperature && !config.contains("temperature_scope"))
+    t.temperature_scope = "content";
+  if (!config.contains("yarn_alpha")) {
+    if (t.rope_scaling == "yarn") t.rope_scaling = "yarn-paper";
+    if (r.spec.train_rope_scaling == "yarn") r.spec.train_rope_scaling = "yarn-paper";
+  }
   r.status = m.value("status", "");
   r.final_train_loss = m.value("final_train_loss", 0.0);
   r.wall_seconds = m.value("wall_seconds", 0.0);

@@ -165,6 +165,17 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
         t.attention_stats));
   if (!temperature_alignment(t)) a.logit_scale = 1.0 / fixed_temperature(t.temperature);
   search_grid(t);
+  if (t.temperature_scope != "logit" && t.temperature_scope != "content")
+    throw UsageError(fmt::format(
+        "--temperature-scope must be logit (the temperature divides q.k/sqrt(d) + the positional "
+        "bias, paper 002's) or content (q.k/sqrt(d) alone), got '{}'",
+        t.temperature_scope));
+  if (t.temperature_scope != TestTimeAttention{}.temperature_scope && t.temperature == "1")
+    throw UsageError(fmt::format(
+        "--temperature-scope {} has no effect at temperature 1: give --temperature (a number or "
+        "auto-pmax / auto-entropy), or leave --temperature-scope out",
+        t.temperature_scope));
+  a.scale_covers_bias = t.temperature_scope == "logit";
   return a;
 }
 

@@ -11,7 +11,9 @@
 //    distances are below n_local, so with D ≥ n_local − 1 the cap bends the global branch only, as
 //    the paper has it.
 //  * A softmax temperature τ (paper 002): every attention logit divided by τ; or, per test length
-//    past training, the τ that paper 002's Algorithm 1 finds (train/temperature_search.hpp).
+//    past training, the τ that paper 002's Algorithm 1 finds (train/temperature_search.hpp). The
+//    logit is q·k/√d plus the encoding's bias, as §3.2 has it (temperature_scope "logit"); the
+//    variant "content" divides q·k/√d alone and adds the bias unscaled.
 // All three are AttentionSpec data for the one engine (models/attention_spec.hpp).
 #include <optional>
 #include <string>
@@ -49,7 +51,9 @@ std::vector<double> search_grid(const TestTimeAttention& t);
 // or > 0 without n_local (without a window every key is seen anyway); a distance cap that is not
 // "train" or an integer >= 1, or one on NoPE (no distances) or learned positions (absolute ids:
 // nothing relative to cap); a temperature that is neither a finite number > 0 nor auto-pmax or
-// auto-entropy. An auto temperature leaves logit_scale at 1 (the search sets it per length).
+// auto-entropy; a temperature_scope other than logit or content, or content at temperature 1 (it
+// would change nothing). An auto temperature leaves logit_scale at 1 (the search sets it per
+// length).
 AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& trained,
                                   PositionalEncoding pe);
 

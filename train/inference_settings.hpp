@@ -22,7 +22,11 @@ struct TestTimeAttention {
   // temperature_step (train/temperature_search.hpp; Algorithm 1's 0.5 and 0.05 by default).
   double temperature_min = 0.5;
   double temperature_step = 0.05;
-  // RoPE's context extension (models/rope_scaling.hpp): "" (none), pi, ntk, yarn or dynamic-ntk;
+  // What the temperature divides: "logit", the whole logit q·k/√d + b (paper 002, §3.2), or
+  // "content", q·k/√d alone with the positional bias b unscaled (lenlab's before 2026-11-29).
+  std::string temperature_scope = "logit";
+  // RoPE's context extension (models/rope_scaling.hpp): "" (none), pi, ntk, yarn, dynamic-ntk or
+  // yarn-paper;
   // its factor s, a number > 0 or "auto" (per test length: its tokens / the training window's,
   // at least 1); YaRN's ramp bounds in rotations over the training window.
   std::string rope_scaling;
@@ -74,6 +78,16 @@ void visit_test_time_settings(Attention& t, Visit&& visit) {
           .help = "With an auto temperature: the search grid's spacing (Algorithm 1's 0.05)",
           .traits = S::kTestTime},
         t.temperature_step);
+  visit(S{.key = "temperature_scope",
+          .help = "What the temperature divides: logit = the whole logit q.k/sqrt(d) + b, the "
+                  "positional bias included (paper 002, section 3.2); content = q.k/sqrt(d) alone, "
+                  "the bias added unscaled (a variant; the same as logit for encodings without a "
+                  "bias). Choices: {}",
+          .traits = S::kTestTime,
+          .choices = [] { return std::string("logit, content"); },
+          .label = "Temperature divides",
+          .in_id_when = "temperature"},
+        t.temperature_scope);
   visit(S{.key = "attention_stats",
           .help = "Also write attention.csv: per length, layer and head the mean attention entropy "
                   "and largest attention probability",
@@ -81,7 +95,8 @@ void visit_test_time_settings(Attention& t, Visit&& visit) {
         t.attention_stats);
   visit(S{.key = "rope_scaling",
           .help = "rope at test time: a context extension, {} (position interpolation, NTK-aware "
-                  "base, YaRN's ramp and logit scale, NTK by each length)",
+                  "base, YaRN's ramp and logit scale, NTK by each length, YaRN with the paper's "
+                  "ramp in rotations instead of the field's in pair index)",
           .traits = S::kTestTime,
           .choices = [] { return join_choices(rope_extension_names()); }},
         t.rope_scaling);
@@ -91,13 +106,15 @@ void visit_test_time_settings(Attention& t, Visit&& visit) {
           .traits = S::kTestTime},
         t.rope_factor);
   visit(S{.key = "yarn_alpha",
-          .help = "yarn: pairs turning fewer times than this over the training window are "
-                  "interpolated (the paper's 1)",
-          .traits = S::kTestTime},
+          .help = "yarn, yarn-paper: pairs turning fewer times than this over the training window "
+                  "are interpolated (the paper's 1)",
+          .traits = S::kTestTime,
+          .in_id_when = "rope_scaling=yarn,train_rope_scaling=yarn"},
         t.yarn_alpha);
   visit(S{.key = "yarn_beta",
-          .help = "yarn: pairs turning more times than this are kept (the paper's 32)",
-          .traits = S::kTestTime},
+          .help = "yarn, yarn-paper: pairs turning more times than this are kept (the paper's 32)",
+          .traits = S::kTestTime,
+          .in_id_when = "rope_scaling=yarn,train_rope_scaling=yarn"},
         t.yarn_beta);
 }
 

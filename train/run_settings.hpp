@@ -136,7 +136,8 @@ std::vector<int> test_lengths(const TrainSpec& spec);
 
 // Flat {key: value} in visit_spec_fields order (train/setting_rows.hpp), init_from (a path) left
 // out. Settings added after the first results were published (every row without kInEveryId) are
-// left out while at their defaults, so that earlier runs keep their ids and manifests.
+// left out while at their defaults, so that earlier runs keep their ids and manifests; unless one
+// of the row's conditions holds (Setting::in_id_when).
 nlohmann::ordered_json to_json(const TrainSpec& spec);
 // The inverse of to_json; every key must be known and of the right type (UsageError naming it,
 // prefixed with `where`, e.g. a file name). Missing keys keep `base`'s values.

@@ -2,6 +2,7 @@
 // settings read back, and the canonical text that run ids and resumed sweeps compare.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -20,10 +21,28 @@ nlohmann::ordered_json to_json(const TrainSpec& spec) {
     visit_spec_fields(base, [&](const Setting& row, const auto& value) { d[row.key] = value; });
     return d;
   }();
+  nlohmann::ordered_json all;  // every row's value, for Setting::in_id_when
+  visit_spec_fields(spec, [&](const Setting& row, const auto& value) { all[row.key] = value; });
+  const auto off_default = [&](const std::string& key) { return all.at(key) != defaults.at(key); };
+  // One of the row's conditions holds ("KEY" off its default, or "KEY=VALUE").
+  const auto in_id_when = [&](const Setting& row) {
+    if (!row.in_id_when) return false;
+    const std::string conditions = row.in_id_when;
+    for (size_t at = 0; at <= conditions.size();) {
+      const size_t end = std::min(conditions.find(',', at), conditions.size());
+      const std::string condition = conditions.substr(at, end - at);
+      const size_t eq = condition.find('=');
+      if (eq == std::string::npos ? off_default(condition)
+                                  : all.at(condition.substr(0, eq)) == condition.substr(eq + 1))
+        return true;
+      at = end + 1;
+    }
+    return false;
+  };
   nlohmann::ordered_json j;
   visit_spec_fields(spec, [&](const Setting& row, const auto& value) {
     if (std::string_view(row.key) == "init_from") return;  // the parent by id: init_parent
-    if (!row.has(Setting::kInEveryId) && defaults.at(row.key) == nlohmann::ordered_json(value))
+    if (!row.has(Setting::kInEveryId) && !off_default(row.key) && !in_id_when(row))
       return;  // see the header
     j[row.key] = value;
   });

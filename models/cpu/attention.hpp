@@ -25,9 +25,13 @@ struct SeqHead {
   const T* qkv = nullptr;    // [L, 3d] the sequence's first row
   const int* pos = nullptr;  // [L] its positions
   int L = 0, d = 0, hd = 0, h = 0;
-  T scale = 1;  // scale_s / √hd
+  T scale = 1;       // scale_s / √hd
+  T bias_scale = 1;  // c_s: scale_s when the scale covers the bias too (AttentionArgs), else 1
   const T* bias =
       nullptr;  // head h's bias table of this model (AttentionArgs::bias_table), or null
+  // c_s·b[δ] of a bias table b, for a logit whose scale·q·k is already rounded (the inference
+  // tiles): there b·1 + logit and b + logit round alike, however a compiler fuses them.
+  T scaled_bias(const T* b, int delta) const { return bias_scale * b[delta]; }
   const T* q(int i) const { return qkv + static_cast<size_t>(i) * 3 * d + h * hd; }
   const T* k(int j) const { return qkv + static_cast<size_t>(j) * 3 * d + d + h * hd; }
   const T* v(int j) const { return qkv + static_cast<size_t>(j) * 3 * d + 2 * d + h * hd; }
@@ -47,6 +51,7 @@ SeqHead<T> seq_head(const T* qkv, const ops::Seqs& q, const ops::AttentionArgs<T
   sh.h = h;
   const T seq_scale = a.seq_scale ? a.seq_scale[static_cast<size_t>(k) * q.n_seq + s] : T(1);
   sh.scale = seq_scale / std::sqrt(static_cast<T>(sh.hd));
+  if (a.seq_scale_bias) sh.bias_scale = seq_scale;
   sh.bias = a.bias_table(k, h);
   return sh;
 }
@@ -117,6 +122,37 @@ void weighted_values(T* o, const T* p, const SeqHead<T>& sh, int i) {
   }
 }
 
+// Query i's logits in place: p[j] = q_i·k_j (in) → scale·q_i·k_j + c_s·b[δ_ij] (out; −∞ for keys
+// the window hides), with c_s·b[δ] = bias_at(b, δ); returns the largest. b null: no bias.
+template <class T, class BiasAt>
+T scale_logits(T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a, int i, const T* b,
+               BiasAt bias_at) {
+  T max_logit = -INFINITY;
+  if (a.window.plain()) {  // plain causal attention: no per-key branches
+    if (b) {
+      for (int j = 0; j <= i; ++j) {
+        p[j] = p[j] * sh.scale + bias_at(b, sh.pos[i] - sh.pos[j]);
+        max_logit = std::max(max_logit, p[j]);
+      }
+    } else {
+      for (int j = 0; j <= i; ++j) {
+        p[j] = p[j] * sh.scale;
+        max_logit = std::max(max_logit, p[j]);
+      }
+    }
+    return max_logit;
+  }
+  for (int j = 0; j <= i; ++j) {
+    if (!a.admits(i, j)) {
+      p[j] = -INFINITY;  // exp(−∞) = 0 below: the key gets no weight
+      continue;
+    }
+    p[j] = p[j] * sh.scale + (b ? bias_at(b, distance(sh, a, i, j)) : T(0));
+    max_logit = std::max(max_logit, p[j]);
+  }
+  return max_logit;
+}
+
 // Query i of one head: probabilities over keys 0..i into p[0..i] (masked keys 0) and the output
 // o [hd] = Σ_j p_j v_j.
 template <class T>
@@ -131,30 +167,15 @@ void attend_row(T* o, T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a
   } else {
     plain_dots(p, sh, i);
   }
-  T max_logit = -INFINITY;
   const T* b = sh.bias ? sh.bias + a.bias_row(sh.pos[i]) : nullptr;  // b[δ]: query i's bias
-  if (a.window.plain()) {  // plain causal attention: no per-key branches
-    if (b) {
-      for (int j = 0; j <= i; ++j) {
-        p[j] = p[j] * sh.scale + b[sh.pos[i] - sh.pos[j]];
-        max_logit = std::max(max_logit, p[j]);
-      }
-    } else {
-      for (int j = 0; j <= i; ++j) {
-        p[j] = p[j] * sh.scale;
-        max_logit = std::max(max_logit, p[j]);
-      }
-    }
-  } else {
-    for (int j = 0; j <= i; ++j) {
-      if (!a.admits(i, j)) {
-        p[j] = -INFINITY;  // exp(−∞) = 0 below: the key gets no weight
-        continue;
-      }
-      p[j] = p[j] * sh.scale + (b ? b[distance(sh, a, i, j)] : T(0));
-      max_logit = std::max(max_logit, p[j]);
-    }
-  }
+  // c_s = 1 keeps the loops that add b[δ] itself: x·1 is x, but a compiler may then fuse the other
+  // product into the addition, which rounds q·k·scale + b differently (measured: temperature runs'
+  // cross-entropies moved in the 8th digit).
+  const T max_logit =
+      sh.bias_scale == T(1)
+          ? scale_logits(p, sh, a, i, b, [](const T* bias, int delta) { return bias[delta]; })
+          : scale_logits(p, sh, a, i, b,
+                         [&](const T* bias, int delta) { return sh.bias_scale * bias[delta]; });
   T sum = 0;
   for (int j = 0; j <= i; ++j) {
     p[j] = std::exp(p[j] - max_logit);
@@ -193,7 +214,8 @@ void attention_forward(T* out, T* att, const T* qkv, int d, int n_head,
   }
 }
 
-// dLoss/db from the logits' gradients ds (before the scale; laid out as the probabilities): for
+// dLoss/db from ds = dLoss/ds_ij · c_s (the logits' gradients times the bias's scale; laid out as
+// the probabilities): for
 // each (model, head), Σ over sequences, queries and admitted keys in that order, into dbias. A
 // thread per (model, head), each owning its entries; K models that share one table (bias_stride 0)
 // add into the same entries, so there a thread takes a head and its models in order. Either way
@@ -233,7 +255,7 @@ void bias_backward(const T* ds, const ops::AttentionArgs<T>& a, ops::ProbLayout 
 }
 
 // Adds into dqkv [K, N, 3d] (and into a.dbias when set). Needs the forward's qkv and att.
-// scratch [K·prob.stride]: with a.dbias, the logits' gradients before the scale, for
+// scratch [K·prob.stride]: with a.dbias, the logits' gradients times the bias's scale c_s, for
 // bias_backward; otherwise unused on the CPU (the CUDA backend's workspace) and may be null.
 template <class T>
 void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const T* att, int d,
@@ -279,12 +301,12 @@ void attention_backward(T* dqkv, T* scratch, const T* dout, const T* qkv, const 
           dot_pdp += p[j] * acc;
         }
         // p_i = softmax(s_i)  =>  ds_ij = p_ij (dp_ij − Σ_k p_ik dp_ik)   (0 for masked keys)
-        // s_ij = scale·q_i·k_j + b_ij  =>  dq_i += scale·ds_ij k_j,  dk_j += scale·ds_ij q_i,
-        // db_ij += ds_ij (bias_backward, from DS)
+        // s_ij = scale·q_i·k_j + c_s·b_ij  =>  dq_i += scale·ds_ij k_j,  dk_j += scale·ds_ij q_i,
+        // db_ij += c_s·ds_ij (bias_backward, from DS)
         const T* qi = sh.q(i);
         for (int j = 0; j <= i; ++j) {
           const T ds_logit = p[j] * (dp[j] - dot_pdp);
-          if (DS) DS[static_cast<size_t>(i) * L + j] = ds_logit;
+          if (DS) DS[static_cast<size_t>(i) * L + j] = ds_logit * sh.bias_scale;
           const T ds = ds_logit * sh.scale;
           const T* kj = sh.k(j);
           // A detached key's gradient goes nowhere: a scratch row takes it (the same arithmetic

@@ -54,13 +54,13 @@ void softmax_row(T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a, int
   row *= sh.scale;
   if (plain) {
     if (b)
-      for (int j = 0; j < m; ++j) p[j] += b[sh.pos[i] - sh.pos[j]];
+      for (int j = 0; j < m; ++j) p[j] += sh.scaled_bias(b, sh.pos[i] - sh.pos[j]);
   } else {
     for (int j = 0; j < m; ++j)
       if (!a.admits(i, j))
         p[j] = -std::numeric_limits<T>::infinity();
       else if (b)
-        p[j] += b[distance(sh, a, i, j)];
+        p[j] += sh.scaled_bias(b, distance(sh, a, i, j));
   }
   row = (row - row.maxCoeff()).exp();
   if (!plain)

@@ -28,6 +28,7 @@ struct SeqHead {
   size_t row0;       // its first row among all K·N
   int L, d, hd, h;
   float scale;        // scale_s / √hd
+  float bias_scale;   // c_s: scale_s when the scale covers the bias too (AttentionArgs), else 1
   const float* bias;  // head h's bias table of this model (AttentionArgs::bias_table), or null
   __device__ const float* q(int i) const { return qkv + static_cast<size_t>(i) * 3 * d + h * hd; }
   __device__ const float* k(int j) const {
@@ -51,6 +52,7 @@ __device__ SeqHead seq_head(const float* qkv, const Seqs& q, const AttentionArgs
   sh.h = h;
   const float seq_scale = a.seq_scale ? a.seq_scale[static_cast<size_t>(k) * q.n_seq + s] : 1.0f;
   sh.scale = seq_scale / sqrtf(static_cast<float>(sh.hd));
+  sh.bias_scale = a.seq_scale_bias ? seq_scale : 1.0f;
   sh.bias = a.bias_table(k, h);
   return sh;
 }
@@ -61,7 +63,7 @@ __device__ int distance(const SeqHead& sh, const AttentionArgs& a, int i, int j)
 }
 
 // The logit s_ij of an admitted key: q·k (plain, channel order) or the rotated dot by δ_ij
-// (Σ_m cos·(q0k0 + q1k1) + sin·(q0k1 − q1k0), pair order), times the scale, plus the bias b[δ].
+// (Σ_m cos·(q0k0 + q1k1) + sin·(q0k1 − q1k0), pair order), times the scale, plus the bias c_s·b[δ].
 // q may point anywhere (global or shared memory).
 __device__ float logit(const float* q, const SeqHead& sh, const AttentionArgs& a, int i, int j) {
   const float* kj = sh.k(j);
@@ -78,7 +80,11 @@ __device__ float logit(const float* q, const SeqHead& sh, const AttentionArgs& a
   } else {
     for (int c = 0; c < sh.hd; ++c) dot += q[c] * kj[c];
   }
-  return dot * sh.scale + (sh.bias ? sh.bias[a.bias_row(sh.pos[i]) + delta] : 0.0f);
+  // One fused multiply-add, written out: nvcc fused dot·scale + b so before the scale could cover
+  // the bias, and c_s·b is b itself at c_s = 1, so that case keeps its rounding to the bit (a
+  // compiler left to fuse dot·scale + c_s·b may fuse the other product instead).
+  const float b = sh.bias ? sh.bias_scale * sh.bias[a.bias_row(sh.pos[i]) + delta] : 0.0f;
+  return __fmaf_rn(dot, sh.scale, b);
 }
 
 // Block (k, s, h); warp per query row i: logits, softmax and out_i = Σ_j p_ij v_j. The row's
@@ -177,7 +183,7 @@ __global__ void attention_backward_kernel(float* dqkv, float* scratch, const flo
                     : nullptr;
     for (int j = lane; j <= i; j += 32) {
       const float ds_logit = p[j] * (ds[j] - dot);
-      if (db && a.admits(i, j)) atomicAdd(db + distance(sh, a, i, j), ds_logit);
+      if (db && a.admits(i, j)) atomicAdd(db + distance(sh, a, i, j), ds_logit * sh.bias_scale);
       ds[j] = ds_logit * sh.scale;
     }
   }

@@ -75,7 +75,10 @@ struct AttentionWindow {
 };
 
 // What attention may look at, and how (the logit of query i and key j of one head):
-//   s_ij = scale_s · q_i·k_j / √hd + b_h(r_i, δ_ij),   δ_ij = min(pos_i − pos_j, max_distance)
+//   s_ij = scale_s · q_i·k_j / √hd + c_s · b_h(r_i, δ_ij),   δ_ij = min(pos_i − pos_j,
+//   max_distance)
+// with c_s = scale_s when seq_scale_bias (paper 002's temperature, §3.2: τ divides the whole logit,
+// scale_s = 1/τ), else 1 (the scale multiplies q·k alone);
 // for keys j ≤ i (by row) that the window admits. b is the positional encoding's additive bias
 // (ALiBi's −m_h·δ, T5's buckets, KERPLE, a user's expression: models/position_bias.hpp), a table
 // by head, row r_i and distance; r_i = 0 for a bias of the distance alone, pos_i for one that also
@@ -94,6 +97,7 @@ struct AttentionArgs {
   // backward then needs its scratch (ProbLayout-sized) on every backend. Null: not wanted.
   T* dbias = nullptr;
   const T* seq_scale = nullptr;  // [K, S] logit multiplier per sequence (1/temperature); null = 1
+  bool seq_scale_bias = false;   // seq_scale multiplies the bias too (c_s above); false: q·k only
   AttentionWindow window;        // the Λ-mask and the distance cap
   const T* rope_cos = nullptr;  // [distances, hd/2] cos(δ·θ_k) and sin(δ·θ_k), for δ up to the
   const T* rope_sin = nullptr;  //   longest distance (capped) in the batch; null: no RoPE here

@@ -172,7 +172,7 @@ class Run:
              representation_projections: int = 64, **attention) -> "Evaluation":
         """`lenlab eval` of this run: other test lengths, more samples, a test-time method
         (n_local, n_global, distance_cap, temperature, temperature_min, temperature_step,
-        attention_stats, rope_scaling, rope_factor, yarn_alpha, yarn_beta), paper 004's
+        temperature_scope, attention_stats, rope_scaling, rope_factor, yarn_alpha, yarn_beta), paper 004's
         measurement (representation_stats, with representation_projections directions: the
         Evaluation's `representation`). Written to `out` (default: DIR/eval-<n>); returns its
         arrays."""

@@ -100,6 +100,7 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--temperature", "1"},
                                                                   {"--temperature-min", "0.5"},
                                                                   {"--temperature-step", "0.05"},
+                                                                  {"--temperature-scope", "logit"},
                                                                   {"--attention-stats", ""},
                                                                   {"--overwrite", ""},
                                                                   {"--device", "auto"},

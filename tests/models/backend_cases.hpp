@@ -28,8 +28,9 @@
   X(prefix_noise)                                                                          \
   X(gather_rows)                                                                           \
   X(rope)                                                                                  \
-  X(attention) X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(pair_alignment_loss) \
-      X(grad_norm) X(adamw_step)
+  X(attention)                                                                             \
+  X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(pair_alignment_loss) X(grad_norm) \
+      X(adamw_step)
 
 namespace lenlab::test {
 
@@ -157,6 +158,27 @@ inline const std::vector<Case>& backend_cases() {
                     .max_distance = 2,
                     .tol = attn},
 
+      // paper 002's temperature: the sequence's scale multiplies the bias too
+      AttentionCase{
+          .packing = three, .alibi = true, .seq_scale = true, .scale_bias = true, .tol = attn},
+      AttentionCase{.packing = three,
+                    .bias = Bias::kByDistance,
+                    .seq_scale = true,
+                    .scale_bias = true,
+                    .tol = attn},
+      AttentionCase{.packing = three,
+                    .bias = Bias::kByQueryPosition,
+                    .seq_scale = true,
+                    .scale_bias = true,
+                    .n_local = 3,
+                    .max_distance = 2,
+                    .tol = attn},
+      AttentionCase{.packing = three,
+                    .seq_scale = true,
+                    .scale_bias = true,
+                    .rope = Rope::kInAttention,
+                    .tol = attn},
+
       AttentionCase{.packing = one, .infer = true, .tol = attn},
       AttentionCase{.packing = three, .bias = Bias::kByDistance, .infer = true, .tol = attn},
       AttentionCase{.packing = three,
@@ -172,6 +194,28 @@ inline const std::vector<Case>& backend_cases() {
                     .infer = true,
                     .tol = big},
       AttentionCase{.packing = three, .alibi = true, .seq_scale = true, .infer = true, .tol = attn},
+      AttentionCase{.packing = three,
+                    .alibi = true,
+                    .seq_scale = true,
+                    .scale_bias = true,
+                    .infer = true,
+                    .tol = attn},
+      AttentionCase{.packing = three,
+                    .bias = Bias::kByQueryPosition,
+                    .seq_scale = true,
+                    .scale_bias = true,
+                    .max_distance = 2,
+                    .infer = true,
+                    .query_rows = {{7, 0, 2, -1, 4}, {11, 5, -1, 0, 8}, {3, -1, 6, 2, 0}},
+                    .tol = attn},
+      AttentionCase{.packing = longer,
+                    .d = 64,
+                    .n_head = 4,
+                    .bias = Bias::kByDistance,
+                    .seq_scale = true,
+                    .scale_bias = true,
+                    .infer = true,
+                    .tol = big},
       AttentionCase{.packing = three,
                     .alibi = true,
                     .n_global = 1,

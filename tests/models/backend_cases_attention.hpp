@@ -31,6 +31,9 @@ struct AttentionCase {
   enum class Bias { kNone, kByDistance, kByQueryPosition };
   Bias bias = Bias::kNone;
   bool seq_scale = false;  // a logit multiplier per sequence, in [0.5, 1.5)
+  // With seq_scale: it multiplies the bias too (AttentionArgs::seq_scale_bias, paper 002's τ);
+  // else q·k alone.
+  bool scale_bias = false;
   int n_global = 0, n_local = 0, max_distance = 0;
   Rope rope = Rope::kNone;
   bool infer = false;
@@ -50,14 +53,14 @@ struct AttentionCase {
   std::string name() const {
     static const char* const kRope[] = {"", " rope in attention", " rope before"};
     static const char* const kBias[] = {"", " bias table", " bias table by query position"};
-    return cat(op(), " d=", d, " n_head=", n_head, alibi ? " alibi" : "",
-               kBias[static_cast<int>(bias)], seq_scale ? " seq_scale" : "",
-               n_local > 0 ? cat(" window ", n_global, ",", n_local) : std::string(),
-               max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
-               kRope[static_cast<int>(rope)],
-               infer ? (query_rows.empty() ? " every row" : " query rows") : "",
-               mask_rows ? " rows not read" : "", detach ? " detached rows" : "", " ",
-               packing.name());
+    return cat(
+        op(), " d=", d, " n_head=", n_head, alibi ? " alibi" : "", kBias[static_cast<int>(bias)],
+        seq_scale ? " seq_scale" : "", scale_bias ? " scaling the bias" : "",
+        n_local > 0 ? cat(" window ", n_global, ",", n_local) : std::string(),
+        max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
+        kRope[static_cast<int>(rope)],
+        infer ? (query_rows.empty() ? " every row" : " query rows") : "",
+        mask_rows ? " rows not read" : "", detach ? " detached rows" : "", " ", packing.name());
   }
   static bool read(size_t row) { return row % 3 != 1; }
   static bool detached(size_t row) { return row % 4 == 0; }
@@ -161,6 +164,7 @@ struct AttentionCase {
     }
     if (bias != Bias::kNone) a.dbias = dbias.data();
     a.seq_scale = seq_scale ? scale.data() : nullptr;
+    a.seq_scale_bias = scale_bias;
     a.window = {n_global, n_local, max_distance};
     if (mask_rows) a.row_read = row_read.data();
     if (detach) a.row_detached = row_detached.data();
@@ -229,6 +233,7 @@ struct AttentionCase {
                              bias != Bias::kNone ? bias_rows(pk) : 0,
                              pk.max_position + 1,
                              seq_scale,
+                             scale_bias,
                              n_global,
                              n_local,
                              max_distance,
@@ -306,7 +311,8 @@ struct AttentionCase {
                                     const std::vector<double>& probs) const;
 
   // Rows that must give the same outputs on the same inputs, and how close (0: to the bit, the
-  // same arithmetic): a window no sequence reaches past, a cap no distance reaches, and RoPE by
+  // same arithmetic): a window no sequence reaches past, a cap no distance reaches, a scale over a
+  // bias there is not, and RoPE by
   // distance without a cap against rope_forward's rotation (the same angles, other roundings).
   std::vector<std::pair<AttentionCase, double>> equivalents() const {
     const Packed pk = pack(packing);
@@ -319,6 +325,11 @@ struct AttentionCase {
     if (max_distance > 0 && max_distance >= pk.max_delta) {
       AttentionCase e = *this;
       e.max_distance = 0;
+      out.emplace_back(e, 0.0);
+    }
+    if (scale_bias && !alibi && bias == Bias::kNone) {  // no bias for the scale to cover
+      AttentionCase e = *this;
+      e.scale_bias = false;
       out.emplace_back(e, 0.0);
     }
     if (rope == Rope::kInAttention && max_distance == 0) {

@@ -17,6 +17,7 @@ struct AttentionFormula {
   int bias_rows = 0;  // > 0: h.r("bias") [n_head, bias_rows, bias_cols] adds b(h, row, δ)
   int bias_cols = 0;
   bool seq_scale = false;
+  bool scale_bias = false;  // the sequence's scale multiplies the bias too (paper 002's τ)
   int n_global = 0, n_local = 0, max_distance = 0;
   bool rope_by_distance = false;  // AttentionArgs::rope_cos: rotate by the (capped) δ_ij
   bool rope_before = false;       // rope_forward: q_i by pos_i, k_j by pos_j
@@ -66,12 +67,14 @@ struct AttentionFormula {
               }
               double dot = 0;
               for (int c = 0; c < hd; ++c) dot += qr[c] * kr[c];
-              p[j] = scale * dot / std::sqrt(static_cast<double>(hd)) - slope * delta;
+              double b = -slope * delta;
               if (bias_rows > 0)
-                p[j] += h.r(
+                b += h.r(
                     "bias")[(static_cast<size_t>(head) * bias_rows + (bias_rows > 1 ? pos(i) : 0)) *
                                 bias_cols +
                             delta];
+              p[j] =
+                  scale * dot / std::sqrt(static_cast<double>(hd)) + (scale_bias ? scale : 1.0) * b;
               seen[j] = true;
               mx = std::max(mx, p[j]);
             }

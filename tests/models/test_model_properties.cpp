@@ -256,8 +256,8 @@ TEST_CASE("a RoPE model trained with an extension uses it where a batch names no
   const Batch plain = make_batch({{0, 1, 1, 0, 1, 1, 0, 0, 1}, {1, 0, 1}});
   DModel reference(small_config(PositionalEncoding::kRope));
   init_perturbed(reference, 8);
-  for (RopeScalingKind kind :
-       {RopeScalingKind::kPi, RopeScalingKind::kNtk, RopeScalingKind::kYarn}) {
+  for (RopeScalingKind kind : {RopeScalingKind::kPi, RopeScalingKind::kNtk, RopeScalingKind::kYarn,
+                               RopeScalingKind::kYarnPaper}) {
     CAPTURE(rope_scaling_name(kind));
     const RopeScaling scaling{kind, 2.5, 4};
     ModelConfig c = small_config(PositionalEncoding::kRope);
@@ -282,7 +282,7 @@ TEST_CASE("RoPE's context extensions: factor 1 is plain RoPE to the bit, PI halv
   const std::vector<double> want = outputs(model, plain, true);
   const std::vector<double> want_forward = outputs(model, plain, false);
   for (RopeScalingKind kind : {RopeScalingKind::kPi, RopeScalingKind::kNtk, RopeScalingKind::kYarn,
-                               RopeScalingKind::kDynamicNtk}) {
+                               RopeScalingKind::kYarnPaper, RopeScalingKind::kDynamicNtk}) {
     CAPTURE(rope_scaling_name(kind));
     Step b = plain;
     b.attention.rope = {kind, 1.0, 8};  // trained on 8 tokens: every sequence here fits

@@ -1,8 +1,10 @@
 // RoPE scaling tables (models/rope_scaling.hpp): factor 1 is the plain table bit for bit for every
-// kind, and PI, NTK-aware, dynamic NTK and YaRN move the angles as their definitions say, each
-// expected value computed here from the formula rather than read back from the implementation.
+// kind, and PI, NTK-aware, dynamic NTK and both YaRNs (the field's ramp in pair index, the paper's
+// in rotations) move the angles as their definitions say, each expected value computed here from
+// the formula rather than read back from the implementation.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -68,7 +70,7 @@ TEST_CASE("rope scaling with factor 1 is the plain table bit for bit, for every 
 
 TEST_CASE("rope scaling names round-trip") {
   CHECK(rope_scaling_names() ==
-        std::vector<std::string>{"none", "pi", "ntk", "yarn", "dynamic-ntk"});
+        std::vector<std::string>{"none", "pi", "ntk", "yarn", "yarn-paper", "dynamic-ntk"});
   for (const std::string& name : rope_scaling_names())
     CHECK(rope_scaling_name(parse_rope_scaling(name)) == name);
   CHECK(parse_rope_scaling("dynamic-ntk") == RopeScalingKind::kDynamicNtk);
@@ -112,12 +114,12 @@ TEST_CASE("NTK-aware scaling keeps the highest frequency and divides the lowest 
   }
 }
 
-TEST_CASE("YaRN keeps fast pairs, interpolates slow ones and ramps in between") {
+TEST_CASE("the paper's YaRN keeps fast pairs, interpolates slow ones and ramps in r between") {
   // hd 64, base 10000, 1024 training tokens: r_m = 1024·θ_m / 2π is ≈ 163 at m = 0, above β = 32
   // for m ≤ 5, below α = 1 for m ≥ 18, and in between for m = 6 .. 17.
   const int hd = 64, L = 1024;
   const double s = 4.0;
-  const RopeAngles a = rope_angles(scaling(RopeScalingKind::kYarn, s, L), hd, kBase, 4 * L);
+  const RopeAngles a = rope_angles(scaling(RopeScalingKind::kYarnPaper, s, L), hd, kBase, 4 * L);
   const std::vector<double> p = plain(hd);
   REQUIRE(a.theta.size() == p.size());
   CHECK(a.position_scale == 1.0);
@@ -150,16 +152,17 @@ TEST_CASE("YaRN keeps fast pairs, interpolates slow ones and ramps in between") 
     CHECK(a.theta[static_cast<size_t>(m)] < a.theta[static_cast<size_t>(m) - 1]);
 }
 
-TEST_CASE("YaRN's attention scale is (0.1 ln s + 1)^2, and 1 for s <= 1") {
+TEST_CASE("YaRN's attention scale is (0.1 ln s + 1)^2, and 1 for s <= 1, with either ramp") {
   const double t = 0.1 * std::log(4.0) + 1.0;
-  CHECK(close(rope_angles(scaling(RopeScalingKind::kYarn, 4.0, 64), 64, kBase, 0).logit_scale,
-              t * t));
-  CHECK(rope_angles(scaling(RopeScalingKind::kYarn, 0.5, 64), 64, kBase, 0).logit_scale == 1.0);
+  for (RopeScalingKind kind : {RopeScalingKind::kYarn, RopeScalingKind::kYarnPaper}) {
+    CHECK(close(rope_angles(scaling(kind, 4.0, 64), 64, kBase, 0).logit_scale, t * t));
+    CHECK(rope_angles(scaling(kind, 0.5, 64), 64, kBase, 0).logit_scale == 1.0);
+  }
 }
 
-TEST_CASE("YaRN's ramp bounds are read") {
+TEST_CASE("the paper's YaRN reads its ramp bounds") {
   // α = 0.5, β = 2 with 64 training tokens: r_m = 64·θ_m / 2π
-  RopeScaling s = scaling(RopeScalingKind::kYarn, 2.0, 64);
+  RopeScaling s = scaling(RopeScalingKind::kYarnPaper, 2.0, 64);
   s.yarn_alpha = 0.5;
   s.yarn_beta = 2.0;
   const RopeAngles a = rope_angles(s, 16, kBase, 0);
@@ -171,6 +174,78 @@ TEST_CASE("YaRN's ramp bounds are read") {
     const double g = r < 0.5 ? 0.0 : r > 2.0 ? 1.0 : (r - 0.5) / 1.5;
     CHECK(close(a.theta[static_cast<size_t>(m)], (1 - g) * th / 2.0 + g * th));
   }
+}
+
+namespace {
+
+// The YaRN authors' code and Hugging Face transformers' _compute_yarn_parameters, written out for
+// pair i in double: the frequencies as 1 / base^(2i/hd) (extrapolated) and 1 / (s·base^(2i/hd))
+// (interpolated); the correction range in pair indices where a pair turns β and α times over L0,
+// floored / ceiled and clamped to [0, hd − 1]; a linear ramp in i between, clamped to [0, 1].
+double reference_yarn(int i, int hd, double s, int L0, double alpha = 1.0, double beta = 32.0) {
+  const double pos_freq = std::pow(kBase, 2.0 * i / hd);
+  const double extrapolated = 1.0 / pos_freq, interpolated = 1.0 / (s * pos_freq);
+  const auto correction_dim = [&](double rotations) {
+    return hd * std::log(L0 / (rotations * 2.0 * M_PI)) / (2.0 * std::log(kBase));
+  };
+  const double low = std::max(std::floor(correction_dim(beta)), 0.0);
+  double high = std::min(std::ceil(correction_dim(alpha)), hd - 1.0);
+  if (low == high) high += 0.001;
+  const double ramp = std::min(std::max((i - low) / (high - low), 0.0), 1.0);
+  const double extrapolation_factor = 1.0 - ramp;
+  return interpolated * (1.0 - extrapolation_factor) + extrapolated * extrapolation_factor;
+}
+
+}  // namespace
+
+TEST_CASE("yarn is the field's ramp: the references' formula over head sizes, factors, lengths") {
+  double worst = 0;
+  for (const int hd : {16, 32, 64, 128})
+    for (const double s : {1.0, 1.5, 2.0, 4.0, 8.0, 16.0})
+      for (const int L0 : {16, 18, 64, 201, 256, 1024, 4096}) {
+        CAPTURE(hd);
+        CAPTURE(s);
+        CAPTURE(L0);
+        const RopeAngles a = rope_angles(scaling(RopeScalingKind::kYarn, s, L0), hd, kBase, 0);
+        REQUIRE(a.theta.size() == static_cast<size_t>(hd / 2));
+        CHECK(a.position_scale == 1.0);
+        for (int i = 0; i < hd / 2; ++i) {
+          const double want = reference_yarn(i, hd, s, L0);
+          worst = std::max(worst, std::abs(a.theta[static_cast<size_t>(i)] - want) / want);
+        }
+      }
+  CHECK(worst < 1e-12);
+  // Other bounds are read: α = 2, β = 8 at L0 = 1024, s = 4.
+  RopeScaling bounds = scaling(RopeScalingKind::kYarn, 4.0, 1024);
+  bounds.yarn_alpha = 2.0;
+  bounds.yarn_beta = 8.0;
+  const RopeAngles a = rope_angles(bounds, 64, kBase, 0);
+  for (int i = 0; i < 32; ++i)
+    CHECK(close(a.theta[static_cast<size_t>(i)], reference_yarn(i, 64, 4.0, 1024, 2.0, 8.0)));
+}
+
+TEST_CASE(
+    "the two YaRN ramps: the field's keeps the fastest pair of a short context, the paper's "
+    "interpolates it") {
+  // L0 = 16 tokens: the fastest pair turns 16/2π ≈ 2.5 times, below β = 32. The references'
+  // correction range starts at pair 0 (clamped), whose ramp is 0: kept. The paper's γ(2.5) =
+  // 1.5/31 interpolates it almost as PI does.
+  const std::vector<double> p = plain(64);
+  const RopeAngles field = rope_angles(scaling(RopeScalingKind::kYarn, 16.0, 16), 64, kBase, 0);
+  const RopeAngles paper =
+      rope_angles(scaling(RopeScalingKind::kYarnPaper, 16.0, 16), 64, kBase, 0);
+  CHECK(field.theta[0] == p[0]);
+  const double gamma = (16.0 / kTwoPi - 1.0) / 31.0;
+  CHECK(close(paper.theta[0], (1 - gamma) * p[0] / 16.0 + gamma * p[0]));
+  CHECK(field.theta[0] / paper.theta[0] > 9.0);
+  // Long contexts too differ inside the ramp: at L0 = 4096, s = 16, the largest ratio of the two
+  // tables' angles is above 1.5 (the ramps cross the same pairs at different speeds).
+  const RopeAngles f2 = rope_angles(scaling(RopeScalingKind::kYarn, 16.0, 4096), 64, kBase, 0);
+  const RopeAngles p2 = rope_angles(scaling(RopeScalingKind::kYarnPaper, 16.0, 4096), 64, kBase, 0);
+  double largest = 1;
+  for (size_t m = 0; m < 32; ++m)
+    largest = std::max({largest, f2.theta[m] / p2.theta[m], p2.theta[m] / f2.theta[m]});
+  CHECK(largest > 1.5);
 }
 
 TEST_CASE("dynamic NTK is plain up to the training length and NTK with s = L / L_orig beyond") {

@@ -209,6 +209,14 @@ TEST_CASE(
        }},
       {"nope, temperature per length", PositionalEncoding::kNope,
        [](Step& b) { b.attention.logit_scale_by_length = {1.0, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5}; }},
+      {"t5, temperature per length over the whole logit (the bias's gradient scaled)",
+       PositionalEncoding::kT5,
+       [](Step& b) { b.attention.logit_scale_by_length = {1.0, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5}; }},
+      {"fire, temperature per length over q·k alone", PositionalEncoding::kFire,
+       [](Step& b) {
+         b.attention.logit_scale_by_length = {1.0, 1.0, 0.9, 0.8, 0.7, 0.6, 0.5};
+         b.attention.scale_covers_bias = false;
+       }},
       {"learned, randomized positions", PositionalEncoding::kLearned,
        [](Step& b) {
          for (int s = 0; s < b.n_seq(); ++s)

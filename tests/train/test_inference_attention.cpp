@@ -16,6 +16,8 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "results/figure_setup.hpp"
+#include "results/run_record.hpp"
 #include "tests/support/cli_support.hpp"
 #include "train/inference_attention.hpp"
 #include "train/temperature_search.hpp"
@@ -125,6 +127,10 @@ TEST_CASE("test-time attention: the settings become an AttentionSpec, and eval.j
   CHECK(a.window.n_global == 2);
   CHECK(a.window.max_distance == 11);
   CHECK(a.logit_scale == 2.0);
+  CHECK(a.scale_covers_bias);  // paper 002's temperature divides the whole logit
+  TestTimeAttention content = t;
+  content.temperature_scope = "content";
+  CHECK_FALSE(test_time_attention(content, spec, PositionalEncoding::kAlibi).scale_covers_bias);
   t.n_local = "5";
   t.distance_cap = "7";
   CHECK(test_time_attention(t, spec, PositionalEncoding::kRope).window.n_local == 5);
@@ -142,6 +148,7 @@ TEST_CASE("test-time attention: the settings become an AttentionSpec, and eval.j
   CHECK(info.at("attention").at("n_global") == 1);
   CHECK(info.at("attention").at("max_distance") == 5);
   CHECK(info.at("attention").at("temperature") == "1");
+  CHECK(info.at("attention").at("temperature_scope") == "logit");
 }
 
 TEST_CASE(
@@ -156,6 +163,11 @@ TEST_CASE(
       {{"--temperature", "0"}, "--temperature must be a number from 0.001 to 1000"},
       {{"--temperature", "-2"}, "got '-2'"},
       {{"--temperature", "auto-max"}, "auto-pmax or auto-entropy"},
+      {{"--temperature-scope", "content"},
+       "--temperature-scope content has no effect at temperature 1"},
+      {{"--temperature", "2", "--temperature-scope", "bias"},
+       "--temperature-scope must be logit (the temperature divides q.k/sqrt(d) + the positional "
+       "bias"},
   };
   for (const auto& [flags, message] : rows) {
     CAPTURE(message);
@@ -290,4 +302,89 @@ TEST_CASE("lenlab eval --temperature auto-pmax: one grid temperature per length 
     const std::vector<double> plain = mse("rope", {});
     for (int l = 1; l <= kTinyLTrain; ++l) CHECK(got[l - 1] == plain[l - 1]);
   }
+}
+
+TEST_CASE(
+    "temperature scope: the two scopes differ on a bias, and every id with a temperature names its "
+    "scope") {
+  // ALiBi: the scope matters; the content-only variant is another evaluation.
+  const std::vector<double> plain = mse("alibi", {});
+  const std::vector<double> logit = mse("alibi", {"--temperature", "0.5"});
+  const std::vector<double> content =
+      mse("alibi", {"--temperature", "0.5", "--temperature-scope", "content"});
+  CHECK(mse("alibi", {"--temperature", "0.5", "--temperature-scope", "logit"}) == logit);
+  for (int l = 1; l <= kTinyLTest; ++l) {
+    CHECK(differs(logit, plain, l));
+    CHECK(differs(content, logit, l));
+  }
+  // RoPE has no bias: one computation under either name.
+  CHECK(mse("rope", {"--temperature", "0.5", "--temperature-scope", "content"}) ==
+        mse("rope", {"--temperature", "0.5"}));
+
+  // The manifest and the id: the scope is written whenever a temperature is, at either value, so
+  // that no run from before the setting (whose temperature divided q·k alone, and whose id has no
+  // scope) shares an id with a run of either scope.
+  TrainSpec spec;
+  CHECK_FALSE(to_json(spec).contains("temperature_scope"));
+  spec.test_attention.temperature = "auto-pmax";
+  CHECK(to_json(spec).at("temperature_scope") == "logit");
+  TrainSpec variant = spec;
+  variant.test_attention.temperature_scope = "content";
+  CHECK(to_json(variant).at("temperature_scope") == "content");
+  CHECK(run_id(spec) != run_id(variant));
+
+  // A run trained with a temperature records its scope; a manifest without one (written before
+  // the setting existed) reads back as the content-only variant it ran.
+  const fs::path out = run_dir(own("scope-run")) / "run";
+  std::vector<std::string> args = tiny_args(out);
+  args.insert(args.end(), {"--pe", "alibi", "--temperature", "0.5"});
+  const CliResult r = run_cli(args);
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  nlohmann::ordered_json manifest = nlohmann::ordered_json::parse(read_text(out / "manifest.json"));
+  CHECK(manifest.at("config").at("temperature_scope") == "logit");
+  REQUIRE(load_run(out).has_value());
+  CHECK(load_run(out)->spec.test_attention.temperature_scope == "logit");
+  manifest.at("config").erase("temperature_scope");
+  write_raw(out / "manifest.json", manifest.dump(2));
+  CHECK(load_run(out)->spec.test_attention.temperature_scope == "content");
+}
+
+TEST_CASE(
+    "yarn names its ramp's bounds in every id, and a manifest from before reads as yarn-paper") {
+  // Runs recorded as yarn before the field's ramp became yarn ran the paper's ramp, and their ids
+  // hold no bounds: every yarn run's id now names them, test-time or trained with it, so no new
+  // yarn run shares an earlier one's id.
+  TrainSpec spec;
+  spec.pe = "rope";
+  CHECK_FALSE(to_json(spec).contains("yarn_alpha"));
+  for (const char* key : {"rope_scaling", "train_rope_scaling"}) {
+    CAPTURE(key);
+    TrainSpec yarn = spec, paper = spec;
+    (std::string(key) == "rope_scaling" ? yarn.test_attention.rope_scaling
+                                        : yarn.train_rope_scaling) = "yarn";
+    (std::string(key) == "rope_scaling" ? paper.test_attention.rope_scaling
+                                        : paper.train_rope_scaling) = "yarn-paper";
+    CHECK(to_json(yarn).at("yarn_alpha") == 1.0);
+    CHECK(to_json(yarn).at("yarn_beta") == 32.0);
+    CHECK_FALSE(to_json(paper).contains("yarn_alpha"));
+  }
+  CHECK_FALSE(to_json([] {
+                TrainSpec s;
+                s.test_attention.rope_scaling = "pi";
+                return s;
+              }())
+                  .contains("yarn_alpha"));
+
+  const fs::path out = run_dir(own("yarn-run")) / "run";
+  std::vector<std::string> args = tiny_args(out);
+  args.insert(args.end(), {"--pe", "rope", "--rope-scaling", "yarn", "--rope-factor", "2"});
+  const CliResult r = run_cli(args);
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  REQUIRE(load_run(out).has_value());
+  CHECK(load_run(out)->spec.test_attention.rope_scaling == "yarn");
+  nlohmann::ordered_json manifest = nlohmann::ordered_json::parse(read_text(out / "manifest.json"));
+  manifest.at("config").erase("yarn_alpha");
+  manifest.at("config").erase("yarn_beta");
+  write_raw(out / "manifest.json", manifest.dump(2));
+  CHECK(load_run(out)->spec.test_attention.rope_scaling == "yarn-paper");
 }
