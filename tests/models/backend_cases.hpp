@@ -19,18 +19,18 @@
 #include "tests/models/backend_cases_train.hpp"
 
 // The op names of the rows (each row's op()), one test case each per backend.
-#define LENLAB_CASE_OPS(X)                                                                 \
-  X(linear)                                                                                \
-  X(layernorm)                                                                             \
-  X(gelu)                                                                                  \
-  X(add_inplace)                                                                           \
-  X(embedding)                                                                             \
-  X(prefix_noise)                                                                          \
-  X(gather_rows)                                                                           \
-  X(rope)                                                                                  \
-  X(attention)                                                                             \
-  X(attention_infer) X(mse_loss) X(cross_entropy_loss) X(pair_alignment_loss) X(grad_norm) \
-      X(adamw_step)
+#define LENLAB_CASE_OPS(X) \
+  X(linear)                \
+  X(layernorm)             \
+  X(gelu)                  \
+  X(add_inplace)           \
+  X(embedding)             \
+  X(prefix_noise)          \
+  X(gather_rows)           \
+  X(rope)                  \
+  X(attention)             \
+  X(attention_infer)       \
+  X(mse_loss) X(cross_entropy_loss) X(pair_alignment_loss) X(grad_norm) X(adamw_step)
 
 namespace lenlab::test {
 
@@ -51,6 +51,23 @@ inline const std::vector<Case>& backend_cases() {
   const Packing longer{{{70, 5}, {33, 40, 1}, {20}}, true};
   const Packing longest{{{100}, {64, 37}, {1, 2}}};
   const Tolerance attn{2e-5, 1e-5}, big{1e-4, 1e-5};
+
+  // Inference rows that also run with the scale covering the bias.
+  const AttentionCase fire_query_rows{
+      .packing = three,
+      .bias = Bias::kByQueryPosition,
+      .max_distance = 2,
+      .infer = true,
+      .query_rows = {{7, 0, 2, -1, 4}, {11, 5, -1, 0, 8}, {3, -1, 6, 2, 0}},
+      .tol = attn};
+  const AttentionCase bias_tiles{.packing = longer,
+                                 .d = 64,
+                                 .n_head = 4,
+                                 .bias = Bias::kByDistance,
+                                 .infer = true,
+                                 .tol = big};
+  const AttentionCase alibi_scaled_infer{
+      .packing = three, .alibi = true, .seq_scale = true, .infer = true, .tol = attn};
 
   static const std::vector<Case> rows = {
       LinearCase{.K = 1, .N = 5, .C = 4, .OC = 3},
@@ -181,41 +198,12 @@ inline const std::vector<Case>& backend_cases() {
 
       AttentionCase{.packing = one, .infer = true, .tol = attn},
       AttentionCase{.packing = three, .bias = Bias::kByDistance, .infer = true, .tol = attn},
-      AttentionCase{.packing = three,
-                    .bias = Bias::kByQueryPosition,
-                    .max_distance = 2,
-                    .infer = true,
-                    .query_rows = {{7, 0, 2, -1, 4}, {11, 5, -1, 0, 8}, {3, -1, 6, 2, 0}},
-                    .tol = attn},
-      AttentionCase{.packing = longer,
-                    .d = 64,
-                    .n_head = 4,
-                    .bias = Bias::kByDistance,
-                    .infer = true,
-                    .tol = big},
-      AttentionCase{.packing = three, .alibi = true, .seq_scale = true, .infer = true, .tol = attn},
-      AttentionCase{.packing = three,
-                    .alibi = true,
-                    .seq_scale = true,
-                    .scale_bias = true,
-                    .infer = true,
-                    .tol = attn},
-      AttentionCase{.packing = three,
-                    .bias = Bias::kByQueryPosition,
-                    .seq_scale = true,
-                    .scale_bias = true,
-                    .max_distance = 2,
-                    .infer = true,
-                    .query_rows = {{7, 0, 2, -1, 4}, {11, 5, -1, 0, 8}, {3, -1, 6, 2, 0}},
-                    .tol = attn},
-      AttentionCase{.packing = longer,
-                    .d = 64,
-                    .n_head = 4,
-                    .bias = Bias::kByDistance,
-                    .seq_scale = true,
-                    .scale_bias = true,
-                    .infer = true,
-                    .tol = big},
+      fire_query_rows,
+      bias_tiles,
+      alibi_scaled_infer,
+      alibi_scaled_infer.scaling_the_bias(),
+      fire_query_rows.scaling_the_bias(),
+      bias_tiles.scaling_the_bias(),
       AttentionCase{.packing = three,
                     .alibi = true,
                     .n_global = 1,

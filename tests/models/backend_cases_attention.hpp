@@ -49,6 +49,13 @@ struct AttentionCase {
   Tolerance tol{};
   bool fd = true;
 
+  // This row with a scale per sequence that multiplies the bias too (paper 002's temperature).
+  AttentionCase scaling_the_bias() const {
+    AttentionCase c = *this;
+    c.seq_scale = c.scale_bias = true;
+    return c;
+  }
+
   std::string op() const { return infer ? "attention_infer" : "attention"; }
   std::string name() const {
     static const char* const kRope[] = {"", " rope in attention", " rope before"};
