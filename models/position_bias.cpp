@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "models/parameters.hpp"
 
 namespace lenlab {
 
@@ -39,6 +40,30 @@ std::vector<double> PositionBias::initial_parameters() const {
   std::vector<double> p(n_parameters_, 0.0);
   math_->initial_values(p.data());
   return p;
+}
+
+const double* encoding_block(const ModelConfig& c, const std::vector<double>& params) {
+  for (const TensorInfo& t : parameter_layout(c))
+    if (t.name.rfind("pe.", 0) == 0) return params.data() + t.offset;
+  return nullptr;
+}
+
+std::vector<uint8_t> untrained_distances(const ModelConfig& c, const std::vector<double>& params,
+                                         int max_distance) {
+  if (!encoding_math(c.pe).zero_until_trained || max_distance < 0) return {};
+  const PositionBias bias(c);
+  const int cols = max_distance + 1;
+  std::vector<uint8_t> untrained(cols, 0);
+  for (int t = 0; t < bias.n_tables(); ++t) {
+    const std::vector<double> table = bias.table(encoding_block(c, params), t, 1, cols);
+    for (int d = 0; d < cols; ++d) {
+      bool zero = true;
+      for (int h = 0; h < c.n_head && zero; ++h)
+        zero = table[static_cast<size_t>(h) * cols + d] == 0;
+      if (zero) untrained[d] = 1;
+    }
+  }
+  return untrained;
 }
 
 void check_fixed_bias(const ModelConfig& c, int max_distance) {

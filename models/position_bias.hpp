@@ -10,6 +10,7 @@
 // Parameters: the encoding's tensors (EncodingMath::bias_tensors, the "pe.*" tensors of
 // models/parameters.hpp), contiguous, its block. A table is shared by the layers or one per
 // layer (EncodingMath::bias_tables).
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -66,6 +67,17 @@ class PositionBias {
   int n_tables_ = 1;
   size_t n_parameters_ = 0;
 };
+
+// The encoding's parameter block within a model's whole parameter vector (models/parameters.hpp),
+// null when it has none.
+const double* encoding_block(const ModelConfig& c, const std::vector<double>& params);
+
+// Per distance 0..max_distance: 1 where some table (a layer's, or the shared one) still holds its
+// initial 0 in every head at that distance's entries, an entry no training step reached
+// (EncodingMath::zero_until_trained: T5's buckets past the training window). Empty for an encoding
+// without such entries (its distances share parameters, or it has no learned bias).
+std::vector<uint8_t> untrained_distances(const ModelConfig& c, const std::vector<double>& params,
+                                         int max_distance);
 
 // Checks a fixed bias (a user's --pe-bias: an expression, or a Python function "python:NAME") for a
 // finite value at every distance 0..max_distance and head; throws UsageError naming the first d and

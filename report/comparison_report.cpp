@@ -47,6 +47,38 @@ std::string cell(const Comparison& c, const std::string& label) {
       l->seeds_not_fit.empty() ? "" : fmt::format(" ({} unfit)", l->seeds_not_fit.size()));
 }
 
+// The lines whose runs count test pairs reading a learned bias entry no training step reached
+// (T5's buckets past the training window; train/untrained_bias.hpp): each run's share over its
+// lengths past its own l_train, the mean over seeds and their range. "" when no run counts them.
+std::string untrained_bias_line(const FigureSummary& f) {
+  std::string parts;
+  for (const FigureLine& line : f.lines) {
+    std::vector<double> per_run;
+    for (const RunRecord* r : line.runs) {
+      double sum = 0;
+      int n = 0;
+      for (const LengthResult& x : r->results)
+        if (x.length > r->spec.l_train && !std::isnan(x.untrained_pairs)) {
+          sum += x.untrained_pairs;
+          ++n;
+        }
+      if (n > 0) per_run.push_back(sum / n);
+    }
+    if (per_run.empty()) continue;
+    const auto [low, high] = std::minmax_element(per_run.begin(), per_run.end());
+    double mean = 0;
+    for (const double v : per_run) mean += v / static_cast<double>(per_run.size());
+    parts += fmt::format("{}{} {:.3g} ({} seeds, {:.3g} to {:.3g})", parts.empty() ? "" : "; ",
+                         line.label, mean, per_run.size(), *low, *high);
+  }
+  if (parts.empty()) return "";
+  return fmt::format(
+      "  - untrained bias: the share of the (answer row, key) pairs attended past l_train whose "
+      "distance reads a bucket no training step reached (still its initial 0; distance_cap = "
+      "\"trained\" maps those distances onto the largest trained one): {}.\n",
+      parts);
+}
+
 // One verdict line per method of a figure's main table, in the grammar of every verdict: the
 // setup, the test range, n, the effect with its interval, the adjusted p, and the word.
 std::string verdict_lines(const Comparison& c, size_t family) {
@@ -64,6 +96,7 @@ std::string verdict_lines(const Comparison& c, size_t family) {
   const ComparedLine* base_line = find_line(c, f.spec->baseline);
   out += fmt::format("  - the in-range gate ({}): the baseline's runs that did not fit: {}.\n",
                      base_line->in_range_rule, seed_list(base_line->seeds_not_fit));
+  out += untrained_bias_line(f);
   for (size_t i = 0; i < c.lines.size(); ++i) {
     const ComparedLine& l = c.lines[i];
     if (l.label == f.spec->baseline) continue;

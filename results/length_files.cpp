@@ -105,8 +105,8 @@ std::vector<LengthResult> parse_token_results(const std::string& text, const std
 }  // namespace
 
 std::vector<std::string> length_file_names() {
-  return {"results.csv", "positions.csv", "attention.csv", "attention_distance.csv",
-          "representation.csv"};
+  return {"results.csv",        "positions.csv",     "attention.csv", "attention_distance.csv",
+          "representation.csv", "untrained_bias.csv"};
 }
 
 std::vector<std::string> write_length_files(const std::filesystem::path& dir,
@@ -126,6 +126,10 @@ std::vector<std::string> write_length_files(const std::filesystem::path& dir,
   if (!results.empty() && !results.front().representation.empty()) {
     write_file_atomic(dir / "representation.csv", representation_csv_text(results));
     written.push_back("representation.csv");
+  }
+  if (!results.empty() && !std::isnan(results.front().untrained_pairs)) {
+    write_file_atomic(dir / "untrained_bias.csv", untrained_bias_csv_text(results));
+    written.push_back("untrained_bias.csv");
   }
   return written;
 }
@@ -363,6 +367,29 @@ void add_representation_csv(const std::string& text, const std::string& where,
         throw UsageError(fmt::format("{}: layer {} of length {} a second time", csv.line_ref(),
                                      d.layer, row->length));
     row->representation.push_back(d);
+  }
+}
+
+std::string untrained_bias_csv_text(const std::vector<LengthResult>& results) {
+  std::string out = "length,depth,untrained_pairs\n";
+  for (const LengthResult& r : results)
+    if (!std::isnan(r.untrained_pairs))
+      out += fmt::format("{},{},{:.9g}\n", r.length, depth_cell(r.depth), r.untrained_pairs);
+  return out;
+}
+
+void add_untrained_bias_csv(const std::string& text, const std::string& where,
+                            std::vector<LengthResult>& results) {
+  CsvRows csv(text, where, "length,depth,untrained_pairs", "untrained bias");
+  while (csv.next()) {
+    LengthResult& row = result_of_row(csv, results);
+    const double fraction = csv.finite(2);
+    if (fraction < 0 || fraction > 1)
+      throw UsageError(fmt::format("{}: untrained_pairs {} is not a fraction in [0, 1]",
+                                   csv.line_ref(), fraction));
+    if (!std::isnan(row.untrained_pairs))
+      throw UsageError(fmt::format("{}: length {} a second time", csv.line_ref(), row.length));
+    row.untrained_pairs = fraction;
   }
 }
 

@@ -8,6 +8,8 @@
 //   attention_distance.csv  with them: the mean attention logit per head and distance
 //   representation.csv      with --representation-stats: the attention outputs' distance from
 //                           those at l_train (train/representation_stats.hpp)
+//   untrained_bias.csv      a learned bias with entries no training step reached (T5's far
+//                           buckets): the test pairs that read them (train/untrained_bias.hpp)
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -71,6 +73,15 @@ void add_attention_distance_csv(const std::string& text, const std::string& wher
 // read into each result's representation, the same way (a layer once per length and depth).
 std::string representation_csv_text(const std::vector<LengthResult>& results);
 void add_representation_csv(const std::string& text, const std::string& where,
+                            std::vector<LengthResult>& results);
+
+// untrained_bias.csv: one row per (test length, depth) of results that count them:
+//   length,depth,untrained_pairs
+// the fraction of the (answer row, key) pairs attended whose distance reads a bias entry still at
+// its initial value (LengthResult::untrained_pairs), read back the same way (UsageError on a value
+// outside [0, 1] or a length twice).
+std::string untrained_bias_csv_text(const std::vector<LengthResult>& results);
+void add_untrained_bias_csv(const std::string& text, const std::string& where,
                             std::vector<LengthResult>& results);
 
 }  // namespace lenlab

@@ -16,12 +16,7 @@ std::string position_bias_csv_text(const ModelConfig& c, const std::vector<doubl
                                    int max_distance) {
   const std::unique_ptr<PositionBias> bias = PositionBias::make(c);
   if (!bias) return "";
-  const double* pe = nullptr;
-  for (const TensorInfo& t : parameter_layout(c))
-    if (t.name.rfind("pe.", 0) == 0) {
-      pe = params.data() + t.offset;
-      break;
-    }
+  const double* pe = encoding_block(c, params);
   const int cols = max_distance + 1;
   // FIRE: the rows of queries at 0..max_distance, of which the last is written.
   const int rows = bias->by_query_position() ? cols : 1;

@@ -192,6 +192,10 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
     if (std::filesystem::exists(distance))
       add_attention_distance_csv(read_text_file(distance, kTableFileLimit), distance.string(),
                                  r.results);
+    const auto untrained = dir / "untrained_bias.csv";
+    if (std::filesystem::exists(untrained))
+      add_untrained_bias_csv(read_text_file(untrained, kTableFileLimit), untrained.string(),
+                             r.results);
     const auto bias = dir / "position_bias.csv";
     if (std::filesystem::exists(bias))
       r.position_bias =

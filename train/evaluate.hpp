@@ -71,6 +71,9 @@ struct LengthResult {
   // With EvalJob::representation_projections: per layer, the attention outputs' distance from
   // those at the reference length (train/representation_stats.hpp).
   std::vector<RepresentationDistance> representation;
+  // With EvalJob::untrained_distances: the fraction of the (answer row, key) pairs attended whose
+  // distance reads a bias entry no training step reached (train/untrained_bias.hpp); else NaN.
+  double untrained_pairs = std::numeric_limits<double>::quiet_NaN();
 };
 
 // One length's result, accumulated from the model's outputs on that length's evaluation batch
@@ -145,6 +148,10 @@ struct EvalJob {
   // > 0: every test sequence's positions are a sorted random subset of 0..random_positions−1
   // (train/random_positions.hpp), the same for every run with the same set and range.
   int random_positions = 0;
+  // Per distance 0..D (D the largest a test sequence reaches), 1 where the model's learned bias
+  // was never trained (models/position_bias.hpp); non-empty: every result also counts
+  // LengthResult::untrained_pairs. Empty: not counted.
+  std::vector<uint8_t> untrained_distances;
   // Optional: called with every test sequence's raw output z (before f⁻¹), in sequence order
   // within a length: (the length's evaluation set, the sequence's index in it, z).
   std::function<void(const Batch&, int, double)> on_output;

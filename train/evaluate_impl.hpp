@@ -12,6 +12,7 @@
 #include "train/attention_stats.hpp"
 #include "train/evaluate.hpp"
 #include "train/random_positions.hpp"
+#include "train/untrained_bias.hpp"
 
 namespace lenlab {
 
@@ -324,6 +325,9 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
       if (logits[k]) results[k].back().logits = logits[k]->finish();
       if (representation[k])
         results[k].back().representation = representation[k]->distance_to(references[k].at(depth));
+      if (full[k] && !jobs[k].untrained_distances.empty())
+        results[k].back().untrained_pairs = untrained_pair_fraction(
+            *full[k], jobs[k].attention.window, jobs[k].untrained_distances);
       if (full[k] && jobs[k].on_result) jobs[k].on_result(results[k].back());
       const std::vector<double> depths = depths_of(jobs[k]);
       if (full[k] && on_length && depth == *std::max_element(depths.begin(), depths.end()))

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/text_rule.hpp"
+#include "models/encodings/encoding_math.hpp"
 #include "tasks/task.hpp"
 
 namespace lenlab {
@@ -15,14 +16,15 @@ namespace lenlab {
 namespace {
 
 // "train" → the training value; else an integer >= 1 (UsageError naming flag and value).
-int train_or_count(const std::string& text, int train_value, const char* flag, const char* what) {
+int train_or_count(const std::string& text, int train_value, const char* flag, const char* what,
+                   const char* also = "") {
   if (text == "train") return train_value;
   int value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || value < 1)
     throw UsageError(
-        fmt::format("{} must be 'train' ({}: {} for this run) or an integer >= 1, got '{}'", flag,
-                    what, train_value, text));
+        fmt::format("{} must be 'train' ({}: {} for this run){} or an integer >= 1, got '{}'", flag,
+                    what, train_value, also, text));
   return value;
 }
 
@@ -146,8 +148,23 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
           positional_encoding_info(pe).absolute()
               ? "absolute position ids, no relative distance to cap"
               : "no positions, so no distances to cap"));
-    a.window.max_distance = train_or_count(t.distance_cap, window - 1, "--distance-cap",
-                                           "the largest distance in training");
+    if (t.distance_cap == "trained") {
+      if (!encoding_math(pe).zero_until_trained)
+        throw UsageError(fmt::format(
+            "--distance-cap trained maps the distances whose learned bias never trained onto the "
+            "largest trained one; the run's encoding is {}, whose distances share their "
+            "parameters (or have none), so none is untrained: give --distance-cap train (the "
+            "largest distance in training) or an integer >= 1",
+            positional_encoding_name(pe)));
+      // Until prepare_test_time_eval reads the trained model: the training window's.
+      a.window.max_distance = window - 1;
+    } else {
+      a.window.max_distance = train_or_count(
+          t.distance_cap, window - 1, "--distance-cap", "the largest distance in training",
+          encoding_math(pe).zero_until_trained
+              ? ", 'trained' (the largest distance whose learned bias trained)"
+              : "");
+    }
   }
   if (!t.rope_scaling.empty() && !trained.train_rope_scaling.empty() &&
       parse_rope_scaling(trained.train_rope_scaling) != RopeScalingKind::kNone)

@@ -9,7 +9,8 @@
 //    is clamped; RoPE: the pair is rotated by the capped distance). D defaults to the largest
 //    distance seen in training, the training window's tokens − 1. Inside the local branch
 //    distances are below n_local, so with D ≥ n_local − 1 the cap bends the global branch only, as
-//    the paper has it.
+//    the paper has it. D = "trained" (T5): the largest distance whose bucket training reached, so
+//    no test pair reads a bucket still at its initial 0 (train/untrained_bias.hpp).
 //  * A softmax temperature τ (paper 002): every attention logit divided by τ; or, per test length
 //    past training, the τ that paper 002's Algorithm 1 finds (train/temperature_search.hpp). The
 //    logit is q·k/√d plus the encoding's bias, as §3.2 has it (temperature_scope "logit"); the
@@ -49,11 +50,13 @@ std::vector<double> search_grid(const TestTimeAttention& t);
 // The AttentionSpec of `t` for a run trained with `trained` (its PE in `pe`). UsageError naming
 // the flag, the value and what is allowed: n_local not "train" or an integer >= 1; n_global < 0,
 // or > 0 without n_local (without a window every key is seen anyway); a distance cap that is not
-// "train" or an integer >= 1, or one on NoPE (no distances) or learned positions (absolute ids:
-// nothing relative to cap); a temperature that is neither a finite number > 0 nor auto-pmax or
-// auto-entropy; a temperature_scope other than logit or content, or content at temperature 1 (it
-// would change nothing). An auto temperature leaves logit_scale at 1 (the search sets it per
-// length).
+// "train", "trained" or an integer >= 1, "trained" on an encoding without untrained entries
+// (EncodingMath::zero_until_trained; where allowed, the cap is the training window's here and
+// prepare_test_time_eval resolves it on the trained model), or one on NoPE (no distances) or
+// learned positions (absolute ids: nothing relative to cap); a temperature that is neither a finite
+// number > 0 nor auto-pmax or auto-entropy; a temperature_scope other than logit or content, or
+// content at temperature 1 (it would change nothing). An auto temperature leaves logit_scale at 1
+// (the search sets it per length).
 AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& trained,
                                   PositionalEncoding pe);
 

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <utility>
 
+#include "models/position_bias.hpp"
+#include "train/untrained_bias.hpp"
+
 namespace lenlab {
 
 namespace {
@@ -142,16 +145,25 @@ nlohmann::ordered_json temperature_search_json(const TemperatureChoice& t) {
           {"curve", curve}};
 }
 
-TemperatureChoice prepare_test_time_eval(EvalJob& job, const TrainSpec& spec, PositionalEncoding pe,
+TemperatureChoice prepare_test_time_eval(EvalJob& job, const TrainSpec& spec,
+                                         const ModelConfig& config,
+                                         const std::vector<double>& params,
                                          const EvaluateJob& run) {
-  job.attention = test_time_attention(spec.test_attention, spec, pe);
+  job.attention = test_time_attention(spec.test_attention, spec, config.pe);
   if (spec.test_attention.attention_stats == 1) job.attention_stats = true;
   job.attention_logits = job.attention_stats;
+  if (job.lengths.empty()) return {};
+  const TaskKind task = parse_task(spec.task);
+  // The learned bias's untrained distances, up to the largest distance a test sequence reaches.
+  const int64_t longest = tokens_per_sequence(task, spec.token, job.lengths.back());
+  const int max_distance = static_cast<int>(std::max<int64_t>(longest, job.random_positions)) - 1;
+  job.untrained_distances = untrained_distances(config, params, max_distance);
+  if (spec.test_attention.distance_cap == "trained")
+    job.attention.window.max_distance = trained_distance_cap(job.untrained_distances);
   const std::optional<AlignBy> by = temperature_alignment(spec.test_attention);
-  if (!by || job.lengths.empty()) return {};
+  if (!by) return {};
   TemperatureChoice temperatures =
       search_temperatures(*by, search_grid(spec.test_attention), job, spec.l_train, run);
-  const TaskKind task = parse_task(spec.task);
   std::vector<double> scale(tokens_per_sequence(task, spec.token, job.lengths.back()) + 1, 1.0);
   for (const auto& [length, tau] : temperatures.searched)
     scale[tokens_per_sequence(task, spec.token, length)] = 1.0 / tau;

@@ -56,13 +56,16 @@ TemperatureChoice search_temperatures(AlignBy by, const std::vector<double>& gri
                                       const EvalJob& base, int l_train, const EvaluateJob& run);
 
 // Sets job.attention from spec.test_attention (UsageError as test_time_attention says), and
-// job.attention_stats when it asks for the statistics. With an
+// job.attention_stats when it asks for the statistics. From the trained model (`config`, its
+// whole parameter vector `params`): job.untrained_distances (models/position_bias.hpp), and
+// `--distance-cap trained` resolved on them (train/untrained_bias.hpp). With an
 // auto temperature, searches it per length past spec.l_train through `run` and sets
 // job.attention.logit_scale_by_length (indexed by a sequence's tokens); returns the temperatures
 // per length (empty without an auto temperature). Statistics asked for also measure the logits
-// (EvalJob::attention_logits).
-TemperatureChoice prepare_test_time_eval(EvalJob& job, const TrainSpec& spec, PositionalEncoding pe,
-                                         const EvaluateJob& run);
+// (EvalJob::attention_logits). A job without lengths (a diverged run) gets the attention alone.
+TemperatureChoice prepare_test_time_eval(EvalJob& job, const TrainSpec& spec,
+                                         const ModelConfig& config,
+                                         const std::vector<double>& params, const EvaluateJob& run);
 
 // The closed forms as JSON for a manifest or eval.json ("temperature_closed_form"):
 // {"proposition_1_pmax": {length: τ}, "proposition_2_entropy": {...}} (null: no solution).

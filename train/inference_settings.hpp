@@ -13,9 +13,11 @@
 namespace lenlab {
 
 struct TestTimeAttention {
-  std::string n_local;       // "": no window; "train": the training window; or a token count
-  int n_global = 0;          // with n_local: the first keys every query also sees
-  std::string distance_cap;  // "": none; "train": the largest training distance; or a distance
+  std::string n_local;  // "": no window; "train": the training window; or a token count
+  int n_global = 0;     // with n_local: the first keys every query also sees
+  // "": none; "train": the largest training distance; "trained" (t5): the largest distance whose
+  // learned bias trained (train/untrained_bias.hpp); or a distance.
+  std::string distance_cap;
   // A number > 0, or "auto-pmax" / "auto-entropy": searched per test length.
   std::string temperature = "1";
   // With an auto temperature: the search's grid, 1 down to temperature_min in steps of
@@ -57,8 +59,9 @@ void visit_test_time_settings(Attention& t, Visit&& visit) {
           .label = "Global tokens"},
         t.n_global);
   visit(S{.key = "distance_cap",
-          .help = "alibi, rope: relative distances beyond D count as D; 'train' = the largest "
-                  "distance seen in training",
+          .help = "alibi, rope, t5, ...: relative distances beyond D count as D; 'train' = the "
+                  "largest distance seen in training; 'trained' (t5) = the largest distance whose "
+                  "bucket training reached",
           .traits = S::kTestTime | S::kWindow,
           .label = "Distance cap"},
         t.distance_cap);

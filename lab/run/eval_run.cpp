@@ -98,7 +98,6 @@ int run_eval(const EvalOptions& o) {
   const TrainSpec& spec = plan.spec;
   const ResolvedSpec& resolved = plan.resolved;
   const std::vector<int>& lengths = resolved.test_lengths;
-  const AttentionSpec& attention = plan.attention;
 
   const Device device = Device::choose(o.device, model_spec.float64);
   std::vector<CostPart> extra;
@@ -174,8 +173,8 @@ int run_eval(const EvalOptions& o) {
   if (const std::optional<AlignBy> by = temperature_alignment(o.attention); by && o.log)
     *o.log << fmt::format("searching the attention temperature ({}) at each length past {}\n",
                           align_name(*by), trained.l_train);
-  const TemperatureChoice temperatures =
-      prepare_test_time_eval(job, spec, config.pe, [&](const EvalJob& j) { return run(j, {}); });
+  const TemperatureChoice temperatures = prepare_test_time_eval(
+      job, spec, config, params, [&](const EvalJob& j) { return run(j, {}); });
   const std::vector<LengthResult> results = run(job, on_length);
   if (bar) bar->finish();
   const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
@@ -200,7 +199,7 @@ int run_eval(const EvalOptions& o) {
   info.eval_samples = spec.eval_samples;
   info.eval_seed = spec.eval_seed;
   info.attention = o.attention;
-  info.applied = attention;
+  info.applied = job.attention;  // a cap "trained" resolved on the model
   info.temperatures = temperatures;
   if (o.representation_stats) info.representation_projections = o.representation_projections;
   info.threads = spec.threads;

@@ -142,12 +142,14 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
     EvalJob job = eval_job(resolved[k], s);
     if (outcomes[slot_of[k]].diverged) job.lengths.clear();
     // An auto temperature is searched on this run's model alone (train/inference_eval.hpp).
-    temperatures[k] = prepare_test_time_eval(job, s, config.pe, [&](const EvalJob& j) {
-      std::vector<EvalJob> one(M);
-      for (EvalJob& other : one) other = scalar_job(j.task, j.reparam, {}, 1, 0);
-      one[slot_of[k]] = j;
-      return evaluate(model, one)[slot_of[k]];
-    });
+    const auto trained = model.parameters(slot_of[k]);
+    temperatures[k] = prepare_test_time_eval(
+        job, s, config, std::vector<double>(trained.begin(), trained.end()), [&](const EvalJob& j) {
+          std::vector<EvalJob> one(M);
+          for (EvalJob& other : one) other = scalar_job(j.task, j.reparam, {}, 1, 0);
+          one[slot_of[k]] = j;
+          return evaluate(model, one)[slot_of[k]];
+        });
     // Set after the temperature search, whose trial evaluations are not the run's results.
     job.on_result = jobs[k].options.on_result;
     if (!job.lengths.empty()) {
@@ -170,24 +172,45 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
     for (int k = 0; k < K; ++k)
       if (seen[slot_of[k]]++ == round) job_of[slot_of[k]] = k;
     if (std::all_of(job_of.begin(), job_of.end(), [](int k) { return k < 0; })) break;
-    std::vector<EvalJob> round_jobs(M);
+    // Models packed together share one window; a cap resolved on each model ("trained") may
+    // differ between them, so each distinct cap is its own pass.
+    std::vector<int> caps;
     for (int m = 0; m < M; ++m)
-      round_jobs[m] = job_of[m] >= 0
-                          ? eval_jobs[job_of[m]]
-                          : scalar_job(eval_jobs[0].task, eval_jobs[0].reparam, {}, 1, 0);
-    const std::vector<std::vector<LengthResult>> round_results =
-        evaluate(model, round_jobs, [&](int m, int l) {
-          const int k = job_of[m];
-          const double flops = costs[k].eval_flops_at(l);
-          if (bar && k == 0) {
-            eval_done += flops;
-            bar->update(static_cast<int64_t>(eval_done / kFlopsPerProgressUnit),
-                        fmt::format("length {}/{}", l, l_max));
-          }
-          work_done(k, flops);
-        });
-    for (int m = 0; m < M; ++m)
-      if (job_of[m] >= 0) results[job_of[m]] = round_results[m];
+      if (job_of[m] >= 0) caps.push_back(eval_jobs[job_of[m]].attention.window.max_distance);
+    std::sort(caps.begin(), caps.end());
+    caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+    for (const int cap : caps) {
+      std::vector<EvalJob> round_jobs(M);
+      std::vector<int> in_pass(M, -1);
+      for (int m = 0; m < M; ++m) {
+        const bool here =
+            job_of[m] >= 0 && eval_jobs[job_of[m]].attention.window.max_distance == cap;
+        in_pass[m] = here ? job_of[m] : -1;
+        round_jobs[m] = here ? eval_jobs[job_of[m]]
+                             : scalar_job(eval_jobs[0].task, eval_jobs[0].reparam, {}, 1, 0);
+      }
+      // An empty job's spec is plain; a pass's jobs must all carry the window of its runs.
+      for (int m = 0; m < M; ++m)
+        if (in_pass[m] < 0)
+          for (int o = 0; o < M; ++o)
+            if (in_pass[o] >= 0) {
+              round_jobs[m].attention = eval_jobs[in_pass[o]].attention;
+              break;
+            }
+      const std::vector<std::vector<LengthResult>> round_results =
+          evaluate(model, round_jobs, [&](int m, int l) {
+            const int k = in_pass[m];
+            const double flops = costs[k].eval_flops_at(l);
+            if (bar && k == 0) {
+              eval_done += flops;
+              bar->update(static_cast<int64_t>(eval_done / kFlopsPerProgressUnit),
+                          fmt::format("length {}/{}", l, l_max));
+            }
+            work_done(k, flops);
+          });
+      for (int m = 0; m < M; ++m)
+        if (in_pass[m] >= 0) results[in_pass[m]] = round_results[m];
+    }
   }
   if (bar && l_max > 0) bar->finish();
   const double eval_seconds = std::chrono::duration<double>(Clock::now() - eval_start).count();
@@ -211,6 +234,9 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
     if (const auto& mis = misaligned[m])
       folders[k]->manifest()["misalignment"] = misalignment_json(*mis);
     add_temperature_json(folders[k]->manifest(), temperatures[k]);
+    // What a distance cap came to in tokens ("train" the window's, "trained" the model's own).
+    if (!jobs[k].spec.test_attention.distance_cap.empty() && !eval_jobs[k].lengths.empty())
+      folders[k]->manifest()["distance_cap_applied"] = eval_jobs[k].attention.window.max_distance;
     if (outcomes[m].diverged) {
       folders[k]->write_diverged(outcomes[m]);
       codes[k] = kExitDiverged;

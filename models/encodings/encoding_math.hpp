@@ -81,6 +81,12 @@ struct EncodingMath {
   std::vector<EncodingTensor> (*bias_tensors)(const ModelConfig&) = nullptr;
   int (*bias_tables)(const ModelConfig&) = nullptr;
   bool by_query_position = false;
+  // Each distance reads entries of its own (its bucket's, T5's), which start at 0: an entry still
+  // exactly 0 in every head after training never had a gradient (AdamW moves any parameter whose
+  // gradient was once non-zero, and decays an untouched 0 to 0). Encodings whose distances share
+  // parameters (ALiBi, KERPLE, FIRE, a user's bias) leave it false: no distance of theirs is
+  // untrained apart from the rest (models/position_bias.hpp, untrained_distances).
+  bool zero_until_trained = false;
 };
 
 // The math of an encoding (its row's; models/positional_encodings.cpp).

@@ -1,7 +1,9 @@
 // T5's relative bias (Raffel et al. 2020): a learned scalar per head and distance bucket, half the
 // buckets exact distances, the rest log-spaced up to max_distance (farther keys share the last).
 // Parameters: pe.t5.bias [tables, n_buckets, n_head], zero at the start (the model starts as NoPE);
-// one table shared by the layers (T5's), or one per layer with t5_per_layer.
+// one table shared by the layers (T5's), or one per layer with t5_per_layer. A bucket no training
+// step reached stays at 0 (EncodingMath::zero_until_trained): with a training window of ~18 tokens
+// and the default 32 buckets up to distance 128, the buckets of distances >= 19 never train.
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -84,6 +86,7 @@ extern const EncodingMath kT5{
               {"pe.t5.bias", {tables(c), c.t5_buckets, c.n_head}, InitKind::kZero}};
         },
     .bias_tables = tables,
+    .zero_until_trained = true,
 };
 
 }  // namespace encodings

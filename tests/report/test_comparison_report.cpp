@@ -384,3 +384,24 @@ TEST_CASE(
   copy.results.erase(copy.results.begin(), copy.results.begin() + 2);
   CHECK(in_range_fit(copy).state == FitState::kUnchecked);
 }
+
+TEST_CASE("method comparison: the share of test pairs in untrained buckets, line by line") {
+  Fixture f("mse", {{10, 12}, {1, 2}, {5, 6}});
+  // L0's seeds read untrained buckets in 0.5 and 0.3 of their pairs past l_train (lengths 3, 4:
+  // 0.4 and 0.6, then 0.2 and 0.4); L1 maps them away (0); L2's runs do not count them.
+  const std::vector<std::vector<double>> share = {{0, 0, 0.4, 0.6}, {0, 0, 0.2, 0.4}};
+  for (size_t s = 0; s < 2; ++s)
+    for (size_t l = 0; l < 4; ++l) {
+      f.runs[s].results[l].untrained_pairs = share[s][l];
+      f.runs[2 + s].results[l].untrained_pairs = 0;
+    }
+  const std::string section = comparison_section({f.summary});
+  CHECK(section.find("  - untrained bias: the share of the (answer row, key) pairs attended past "
+                     "l_train whose distance reads a bucket no training step reached") !=
+        std::string::npos);
+  CHECK(section.find(": L0 0.4 (2 seeds, 0.3 to 0.5); L1 0 (2 seeds, 0 to 0).\n") !=
+        std::string::npos);
+  // Without a count in any run, no such line.
+  const Fixture plain("mse", {{10, 12}, {1, 2}});
+  CHECK(comparison_section({plain.summary}).find("untrained bias") == std::string::npos);
+}
