@@ -13,9 +13,11 @@ std::string ModelConfig::key() const {
   // An encoding's settings count for that encoding only (resolve() fills FIRE's threshold for
   // every run, from the training window): its math says which they are.
   const EncodingMath& m = encoding_math(pe);
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", n_layer, d_model, n_head, d_ff,
+  // The embedding scale only off its default: every key from before it stays the same.
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}{}", n_layer, d_model, n_head, d_ff,
                      positional_encoding_name(pe), vocab_size, scalar_head, token_head,
-                     m.settings_key ? m.settings_key(*this) : "");
+                     m.settings_key ? m.settings_key(*this) : "",
+                     embedding_scale != 1.0 ? fmt::format("|embedding {}", embedding_scale) : "");
 }
 
 void ModelConfig::validate() const {
@@ -34,6 +36,9 @@ void ModelConfig::validate() const {
   positive("the vocabulary size", vocab_size);
   if (!scalar_head && !token_head)
     throw UsageError("a model needs a head: the scalar head, the token head or both");
+  if (!(embedding_scale > 0.0) || !std::isfinite(embedding_scale))
+    throw UsageError(fmt::format(
+        "--embedding-scale must be a finite number > 0 (or sqrt_d), got {}", embedding_scale));
   if (!(rope_base > 1.0) || !std::isfinite(rope_base))
     throw UsageError(fmt::format("--rope-base must be a finite number > 1, got {}", rope_base));
   if (const EncodingMath& m = encoding_math(pe); m.validate) m.validate(*this);

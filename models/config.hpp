@@ -34,6 +34,10 @@ struct ModelConfig {
   // bias: the user's fixed bias b(d, h), a muparser expression in the distance d ≥ 0 and the head
   // index h (e.g. "-(h+1)/8*log(1+d)"); empty for every other encoding.
   std::string pe_bias;
+  // The token embedding's multiplier: out[t] = embedding_scale·wte[token_t] + a position table's
+  // row (1: GPT-2's, lenlab's default; √d_model: Vaswani et al.'s §3.4 and Ruoss et al.'s code,
+  // which keep the token embedding as large as a fixed sin/cos table).
+  double embedding_scale = 1.0;
   // The vocabulary (rows of the token embedding, columns of the token head): the task's.
   int vocab_size = 4;
   // Which heads the model has (models/heads.hpp): the scalar regression head, the token head
@@ -48,7 +52,8 @@ struct ModelConfig {
   // field goes here too.
   std::string key() const;
   // Throws UsageError naming the bad value: non-positive sizes, d_model not divisible by n_head,
-  // odd head_dim with RoPE (it rotates pairs), learned PE without a table size, no head, t5's
+  // odd head_dim with RoPE (it rotates pairs), learned PE without a table size, no head, an
+  // embedding scale that is not a finite number > 0, t5's
   // buckets out of range, a bias expression that does not parse or given to another encoding.
   void validate() const;
 };

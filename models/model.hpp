@@ -111,6 +111,8 @@ class Model {
     return encoding_->absolute == AbsoluteTable::kFixed ? position_table_.data() : w_.wpe;
   }
   size_t absolute_stride() const { return encoding_->absolute == AbsoluteTable::kLearned ? P_ : 0; }
+  // What the token embedding is multiplied by (ModelConfig::embedding_scale), in T.
+  T token_scale() const { return static_cast<T>(config_.embedding_scale); }
 
   // What the training forward keeps; per-layer tensors stacked, layer l's block at l·(its size).
   // The last layer's entries hold Q = n_query() rows from attention's output on (atty, mid, ln2,

@@ -22,13 +22,13 @@ void Model<B>::infer(const PackedBatch<B>& in) {
   if (keep_stats_) B::reserve(attention_stats_, c.n_layer * stats_per_layer);
 
   if (in.has_noise) {  // VCL's random prefix, as in training (x1 is free until layer 0)
-    B::embedding_forward(s.x1.data(), in.tokens.data(), w_.wte, absolute_table(), absolute_stride(),
-                         d, in.seqs(), models());
+    B::embedding_forward(s.x1.data(), in.tokens.data(), w_.wte, token_scale(), absolute_table(),
+                         absolute_stride(), d, in.seqs(), models());
     B::prefix_noise_forward(s.x0.data(), s.x1.data(), in.noise.data(), in.noise_codes.data(), d,
                             in.seqs(), models());
   } else {
-    B::embedding_forward(s.x0.data(), in.tokens.data(), w_.wte, absolute_table(), absolute_stride(),
-                         d, in.seqs(), models());
+    B::embedding_forward(s.x0.data(), in.tokens.data(), w_.wte, token_scale(), absolute_table(),
+                         absolute_stride(), d, in.seqs(), models());
   }
   T* x = s.x0.data();
   T* next = s.x1.data();

@@ -25,13 +25,13 @@ void Model<B>::forward(const PackedBatch<B>& in) {
 
   if (in.has_noise) {  // VCL's random prefix: Gaussian rows in place of the first embeddings
     B::reserve(a.embedded, K * N * d);
-    B::embedding_forward(a.embedded.data(), in.tokens.data(), w_.wte, absolute_table(),
-                         absolute_stride(), d, in.seqs(), models());
+    B::embedding_forward(a.embedded.data(), in.tokens.data(), w_.wte, token_scale(),
+                         absolute_table(), absolute_stride(), d, in.seqs(), models());
     B::prefix_noise_forward(a.encoded.data(), a.embedded.data(), in.noise.data(),
                             in.noise_codes.data(), d, in.seqs(), models());
   } else {
-    B::embedding_forward(a.encoded.data(), in.tokens.data(), w_.wte, absolute_table(),
-                         absolute_stride(), d, in.seqs(), models());
+    B::embedding_forward(a.encoded.data(), in.tokens.data(), w_.wte, token_scale(),
+                         absolute_table(), absolute_stride(), d, in.seqs(), models());
   }
   const T* x = a.encoded.data();
   for (int l = 0; l < c.n_layer; ++l) {
@@ -107,8 +107,8 @@ void Model<B>::backward(const PackedBatch<B>& in, const T* dscalar, const T* dlo
                              in.noise.data(), in.noise_codes.data(), d, seqs, m);
     dembedded = g.dembedded.data();
   }
-  B::embedding_backward(g_.wte, g_.wpe, dembedded, in.tokens.data(), c.vocab_size, c.max_positions,
-                        d, seqs, m);
+  B::embedding_backward(g_.wte, token_scale(), g_.wpe, dembedded, in.tokens.data(), c.vocab_size,
+                        c.max_positions, d, seqs, m);
   // b = the encoding's table of its parameters
   if (learned_bias()) chain_bias_gradients();
 }

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <string_view>
@@ -134,6 +136,20 @@ double fire_threshold_of(const TrainSpec& s) {
   return L;
 }
 
+// "sqrt_d" → √d_model; else a finite number > 0 (UsageError naming the value and the choices).
+double embedding_scale_of(const TrainSpec& s) {
+  if (s.embedding_scale == "sqrt_d") return std::sqrt(static_cast<double>(s.d_model));
+  char* end = nullptr;
+  const double v = std::strtod(s.embedding_scale.c_str(), &end);
+  if (s.embedding_scale.empty() || end != s.embedding_scale.c_str() + s.embedding_scale.size() ||
+      !std::isfinite(v) || v <= 0)
+    throw UsageError(fmt::format(
+        "--embedding-scale must be sqrt_d (sqrt(d_model) = {:.6g} for this run) or a number > 0, "
+        "got '{}'",
+        std::sqrt(static_cast<double>(s.d_model)), s.embedding_scale));
+  return v;
+}
+
 ModelConfig model_config(const TrainSpec& s) {
   const TaskKind task = task_of(s);
   const TokenTaskSettings& token = s.token;
@@ -143,6 +159,7 @@ ModelConfig model_config(const TrainSpec& s) {
   model.d_model = s.d_model;
   model.n_head = s.n_head;
   model.d_ff = s.d_ff;
+  model.embedding_scale = embedding_scale_of(s);
   model.pe_bias = s.pe_bias;
   model.t5_buckets = s.t5_buckets;
   model.t5_max_distance = s.t5_max_distance;

@@ -33,6 +33,9 @@ struct TrainSpec {
   // test_attention.rope_scaling replaces it. "" = plain.
   std::string train_rope_scaling;
   double train_rope_factor = 1.0;
+  // The token embedding's multiplier (models/config.hpp): "1", "sqrt_d" (√d_model, Vaswani et al.
+  // §3.4) or a number > 0.
+  std::string embedding_scale = "1";
   int fire_width = 32;                   // fire: the MLP's hidden units
   std::string fire_threshold = "train";  // fire: L at the start, in tokens; train = the window
   std::string reparam = "identity";

@@ -190,6 +190,11 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
           .min = 1},
         s.n_head);
   visit(S{.key = "d_ff", .help = "MLP hidden size", .traits = kId, .min = 1}, s.d_ff);
+  visit(S{.key = "embedding_scale",
+          .help = "Multiply the token embedding by this before adding a position table: 1 "
+                  "(GPT-2's), sqrt_d (sqrt(d_model), Vaswani et al. 3.4, the sinusoidal "
+                  "baseline's) or a number > 0"},
+        s.embedding_scale);
   visit(S{.key = "lr", .help = "Peak learning rate (AdamW)", .traits = kId}, s.optimizer.lr);
   visit(S{.key = "beta1", .help = "AdamW's first-moment decay", .traits = kId}, s.optimizer.beta1);
   visit(S{.key = "beta2", .help = "AdamW's second-moment decay", .traits = kId}, s.optimizer.beta2);

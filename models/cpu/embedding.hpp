@@ -1,7 +1,9 @@
 #pragma once
-// Token (+ absolute position) embedding, out[t] = wte[token_t] + wpe[pos_t], and the gather of the
-// rows a head reads. wpe may be null (no absolute table); a learned table is in each model's
-// parameters (wpe_stride = the models' param_stride), a fixed one is shared (wpe_stride 0).
+// Token (+ absolute position) embedding, out[t] = token_scale·wte[token_t] + wpe[pos_t], and the
+// gather of the rows a head reads. token_scale is 1, or √d_model as Vaswani et al. scale the token
+// embedding (§3.4) against a fixed position table (ModelConfig::embedding_scale). wpe may be null
+// (no absolute table); a learned table is in each model's parameters (wpe_stride = the models'
+// param_stride), a fixed one is shared (wpe_stride 0).
 #include <algorithm>
 #include <cstddef>
 
@@ -16,8 +18,8 @@ inline int used_rows(const ops::Seqs& q, int k) {
 
 // out [K, N, d]; tokens [K, N]; padding rows 0.
 template <class T>
-void embedding_forward(T* out, const int* tokens, const T* wte, const T* wpe, size_t wpe_stride,
-                       int d, ops::Seqs q, ops::Models m = {}) {
+void embedding_forward(T* out, const int* tokens, const T* wte, T token_scale, const T* wpe,
+                       size_t wpe_stride, int d, ops::Seqs q, ops::Models m = {}) {
   for (int k = 0; k < m.count; ++k) {
     const T* e = wte + k * m.param_stride;
     const T* p = wpe ? wpe + k * wpe_stride : nullptr;
@@ -31,16 +33,18 @@ void embedding_forward(T* out, const int* tokens, const T* wte, const T* wpe, si
       }
       const T* et = e + static_cast<size_t>(tokens[t]) * d;
       const T* pt = p ? p + static_cast<size_t>(q.positions[t]) * d : nullptr;
-      for (int c = 0; c < d; ++c) y[c] = et[c] + (pt ? pt[c] : T(0));
+      // (token_scale 1: the sum alone, bit for bit, fused or not.)
+      for (int c = 0; c < d; ++c) y[c] = token_scale * et[c] + (pt ? pt[c] : T(0));
     }
   }
 }
 
-// Adds into dwte [vocab, d] and dwpe [n_positions, d] (if not null), rows in order. (The table
+// Adds token_scale·dout into dwte [vocab, d] and dout into dwpe [n_positions, d] (if not null),
+// rows in order. (The table
 // sizes are the CUDA kernels'; positions and tokens are checked against them when packed.)
 template <class T>
-void embedding_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int vocab,
-                        int n_positions, int d, ops::Seqs q, ops::Models m = {}) {
+void embedding_backward(T* dwte, T token_scale, T* dwpe, const T* dout, const int* tokens,
+                        int vocab, int n_positions, int d, ops::Seqs q, ops::Models m = {}) {
   (void)vocab;
   (void)n_positions;
   for (int k = 0; k < m.count; ++k) {
@@ -49,7 +53,7 @@ void embedding_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int 
       const size_t t = static_cast<size_t>(k) * q.rows + r;
       const T* dy = dout + t * d;
       T* de = dwte + k * m.param_stride + static_cast<size_t>(tokens[t]) * d;
-      for (int c = 0; c < d; ++c) de[c] += dy[c];
+      for (int c = 0; c < d; ++c) de[c] += token_scale * dy[c];
       if (dwpe) {
         T* dp = dwpe + k * m.param_stride + static_cast<size_t>(q.positions[t]) * d;
         for (int c = 0; c < d; ++c) dp[c] += dy[c];

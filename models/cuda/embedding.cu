@@ -14,8 +14,8 @@ namespace {
 
 // One thread per element of out [K, N, d]; rows past the model's last offset are padding (0).
 __global__ void embedding_forward_kernel(float* out, const int* tokens, const float* wte,
-                                         const float* wpe, size_t wpe_stride, int d, Seqs q, int K,
-                                         size_t P) {
+                                         float token_scale, const float* wpe, size_t wpe_stride,
+                                         int d, Seqs q, int K, size_t P) {
   const size_t total = static_cast<size_t>(K) * q.rows * d;
   for (size_t i = global_thread(); i < total; i += grid_threads()) {
     const size_t row = i / d;  // k·N + r
@@ -26,14 +26,18 @@ __global__ void embedding_forward_kernel(float* out, const int* tokens, const fl
       continue;
     }
     const float e = wte[k * P + static_cast<size_t>(tokens[row]) * d + c];
-    out[i] = wpe ? e + wpe[k * wpe_stride + static_cast<size_t>(q.positions[row]) * d + c] : e;
+    // One rounding either way: with token_scale 1, fmaf(1, e, p) is e + p bit for bit.
+    out[i] = wpe ? __fmaf_rn(token_scale, e,
+                             wpe[k * wpe_stride + static_cast<size_t>(q.positions[row]) * d + c])
+                 : token_scale * e;
   }
 }
 
-// table [n_rows, d] per model (+= stride P): entry (id, c) gains dout[row, c] of every real row
-// whose key (keys [K, N]: tokens or positions) is id, rows in ascending order.
-__global__ void embedding_backward_kernel(float* table, const float* dout, const int* keys,
-                                          int n_rows, int d, Seqs q, int K, size_t P) {
+// table [n_rows, d] per model (+= stride P): entry (id, c) gains scale·dout[row, c] of every real
+// row whose key (keys [K, N]: tokens or positions) is id, rows in ascending order.
+__global__ void embedding_backward_kernel(float* table, float scale, const float* dout,
+                                          const int* keys, int n_rows, int d, Seqs q, int K,
+                                          size_t P) {
   const size_t total = static_cast<size_t>(K) * n_rows * d;
   for (size_t i = global_thread(); i < total; i += grid_threads()) {
     const size_t k = i / (static_cast<size_t>(n_rows) * d);
@@ -44,7 +48,7 @@ __global__ void embedding_backward_kernel(float* table, const float* dout, const
     float* entry = table + k * P + static_cast<size_t>(id) * d + c;
     float acc = *entry;  // added onto the stored value row by row, as the CPU does
     for (int r = 0; r < used; ++r)
-      if (key[r] == id) acc += dy[static_cast<size_t>(r) * d];
+      if (key[r] == id) acc = __fmaf_rn(scale, dy[static_cast<size_t>(r) * d], acc);
     *entry = acc;
   }
 }
@@ -88,27 +92,27 @@ __global__ void gather_rows_backward_kernel(float* dinp, const float* dout, cons
 
 }  // namespace
 
-void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe,
-                       size_t wpe_stride, int d, Seqs q, Models m) {
+void embedding_forward(float* out, const int* tokens, const float* wte, float token_scale,
+                       const float* wpe, size_t wpe_stride, int d, Seqs q, Models m) {
   const size_t n = static_cast<size_t>(m.count) * q.rows * d;
   if (n == 0) return;
-  embedding_forward_kernel<<<blocks_for(n), kThreads>>>(out, tokens, wte, wpe, wpe_stride, d, q,
-                                                        m.count, m.param_stride);
+  embedding_forward_kernel<<<blocks_for(n), kThreads>>>(out, tokens, wte, token_scale, wpe,
+                                                        wpe_stride, d, q, m.count, m.param_stride);
   LENLAB_CHECK_LAUNCH("embedding_forward_kernel");
 }
 
-void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int vocab,
-                        int n_positions, int d, Seqs q, Models m) {
+void embedding_backward(float* dwte, float token_scale, float* dwpe, const float* dout,
+                        const int* tokens, int vocab, int n_positions, int d, Seqs q, Models m) {
   if (q.rows == 0 || d == 0 || m.count == 0) return;
   if (dwte && vocab > 0) {
     embedding_backward_kernel<<<blocks_for(static_cast<size_t>(m.count) * vocab * d), kThreads>>>(
-        dwte, dout, tokens, vocab, d, q, m.count, m.param_stride);
+        dwte, token_scale, dout, tokens, vocab, d, q, m.count, m.param_stride);
     LENLAB_CHECK_LAUNCH("embedding_backward_kernel (wte)");
   }
   if (dwpe && n_positions > 0) {
     embedding_backward_kernel<<<blocks_for(static_cast<size_t>(m.count) * n_positions * d),
-                                kThreads>>>(dwpe, dout, q.positions, n_positions, d, q, m.count,
-                                            m.param_stride);
+                                kThreads>>>(dwpe, 1.0f, dout, q.positions, n_positions, d, q,
+                                            m.count, m.param_stride);
     LENLAB_CHECK_LAUNCH("embedding_backward_kernel (wpe)");
   }
 }

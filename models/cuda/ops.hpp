@@ -41,14 +41,16 @@ void gelu_backward(float* dinp, const float* inp, const float* th, const float* 
 void add_inplace(float* y, const float* x, size_t n);
 
 // ---- embedding and row gathers ----
-// out [K, N, d] = wte[token] + wpe[position] (wpe may be null; model k's table wpe_stride past
-// model 0's: the param stride for a learned one, 0 for a shared fixed one); tokens [K, N]; padding
-// rows 0.
-void embedding_forward(float* out, const int* tokens, const float* wte, const float* wpe,
-                       size_t wpe_stride, int d, Seqs q, Models m = {});
-// Adds into dwte [vocab, d] and dwpe [n_positions, d] (if not null), summing rows in order.
-void embedding_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int vocab,
-                        int n_positions, int d, Seqs q, Models m = {});
+// out [K, N, d] = token_scale·wte[token] + wpe[position] (wpe may be null; model k's table
+// wpe_stride past model 0's: the param stride for a learned one, 0 for a shared fixed one); tokens
+// [K, N]; padding rows 0.
+void embedding_forward(float* out, const int* tokens, const float* wte, float token_scale,
+                       const float* wpe, size_t wpe_stride, int d, Seqs q, Models m = {});
+// Adds token_scale·dout into dwte [vocab, d] and dout into dwpe [n_positions, d] (if not null),
+// summing rows in order.
+void embedding_backward(float* dwte, float token_scale, float* dwpe, const float* dout,
+                        const int* tokens, int vocab, int n_positions, int d, Seqs q,
+                        Models m = {});
 // out [K, R, d] = rows `rows` [K, R] of inp [K, N, d]; a row < 0 gives 0.
 void gather_rows_forward(float* out, const float* inp, const int* rows, int R, int N, int d,
                          Models m = {});

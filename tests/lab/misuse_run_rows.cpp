@@ -225,6 +225,14 @@ std::vector<Misuse> run_misuses() {
       {train({"--distance-cap", "train"}), 2, "no positions, so no distances to cap"},
       {train({"--distance-cap", "0", "--pe", "rope"}), 2, "--distance-cap must be 'train'"},
       {train({"--distance-cap", ""}), 2, "--distance-cap ''"},
+      {train({"--distance-cap", "trained", "--pe", "alibi"}), 2,
+       "the run's encoding is alibi, whose distances share their parameters"},
+      {train({"--distance-cap", "trainde", "--pe", "t5"}), 2,
+       "'trained' (the largest distance whose learned bias trained)"},
+      {train({"--embedding-scale", "0"}), 2,
+       "--embedding-scale must be sqrt_d (sqrt(d_model) = 2.82843 for this run) or a number > 0, "
+       "got '0'"},
+      {train({"--embedding-scale", "sqrt"}), 2, "--embedding-scale must be sqrt_d"},
       {train({"--n-local", "0"}), 2, "--n-local must be 'train'"},
       // The encodings' settings (models/positional_encodings.hpp): each with its encoding only,
       // and in range.

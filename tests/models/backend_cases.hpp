@@ -9,6 +9,7 @@
 //
 // Rows cover one model (K = 1) and three (K = 3) with a parameter stride larger than the tensors,
 // different token counts per model (so padding rows) and empty sequence slots.
+#include <cmath>
 #include <variant>
 #include <vector>
 
@@ -90,6 +91,16 @@ inline const std::vector<Case>& backend_cases() {
       EmbeddingCase{.packing = three, .gap = 4},
       EmbeddingCase{.packing = three, .d = 6, .learned = false, .gap = 2},
       EmbeddingCase{.packing = three, .d = 6, .learned = false, .fixed = true, .gap = 2},
+      // Vaswani et al.'s √d_model on the token embedding (d 6: an irrational scale), with each
+      // kind of position table.
+      EmbeddingCase{.packing = three,
+                    .d = 6,
+                    .learned = false,
+                    .fixed = true,
+                    .gap = 2,
+                    .token_scale = std::sqrt(6.0)},
+      EmbeddingCase{.packing = three, .gap = 4, .token_scale = 2.5},
+      EmbeddingCase{.packing = one, .d = 4, .learned = false, .token_scale = 2.0},
       EmbeddingCase{.packing = longer, .d = 16, .vocab = 11, .tol = big, .fd = false},
 
       // Its backward divides by σ of a few rows: float's error reaches ~2e-5 of the largest dx.

@@ -21,6 +21,7 @@ struct EmbeddingCase {
   bool learned = true;  // a learned position table (wpe); without, wpe is null
   bool fixed = false;   // a fixed table "table" [positions, d] shared by every model (not learned)
   int gap = 1;          // P = (vocab + positions)·d + gap
+  double token_scale = 1;  // the token embedding's multiplier (ModelConfig::embedding_scale)
   Tolerance tol{};
   bool fd = true;
 
@@ -30,7 +31,8 @@ struct EmbeddingCase {
   std::string name() const {
     return cat("embedding d=", d, " vocab=", vocab,
                learned ? " learned positions" : (fixed ? " fixed table" : " no table"), " P=", P(),
-               " ", packing.name());
+               token_scale != 1 ? cat(" token scale ", token_scale) : std::string(), " ",
+               packing.name());
   }
   Host make() const {
     Rng rng(seed_of(name()));
@@ -64,10 +66,12 @@ struct EmbeddingCase {
     const ops::Models m{pk.K, P()};
     const size_t wpe = static_cast<size_t>(vocab) * d;  // within a model's block
     const auto* positions = learned ? w.data() + wpe : (fixed ? table.data() : nullptr);
-    B::embedding_forward(out.data(), tokens.data(), w.data(), positions, learned ? P() : 0, d, q,
-                         m);
-    B::embedding_backward(dw.data(), learned ? dw.data() + wpe : nullptr, dout.data(),
-                          tokens.data(), vocab, n_positions(), d, q, m);
+    using T = typename D::T;
+    B::embedding_forward(out.data(), tokens.data(), w.data(), static_cast<T>(token_scale),
+                         positions, learned ? P() : 0, d, q, m);
+    B::embedding_backward(dw.data(), static_cast<T>(token_scale),
+                          learned ? dw.data() + wpe : nullptr, dout.data(), tokens.data(), vocab,
+                          n_positions(), d, q, m);
     return {{{"out", D::get(out, KN * d)}, {"dw", D::get(dw, pk.K * P())}}};
   }
   void check(const Host& h, const Outputs& o, const Where& w) const {
@@ -80,7 +84,7 @@ struct EmbeddingCase {
         const size_t t = static_cast<size_t>(k) * pk.N + r;
         const double* block = h.r("w").data() + k * P();
         for (int c = 0; c < d; ++c)
-          out[t * d + c] = block[h.i("tokens")[t] * d + c] +
+          out[t * d + c] = token_scale * block[h.i("tokens")[t] * d + c] +
                            (learned ? block[(vocab + pk.positions[t]) * d + c] : 0.0) +
                            (fixed ? h.r("table")[pk.positions[t] * d + c] : 0.0);
       }

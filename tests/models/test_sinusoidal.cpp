@@ -111,3 +111,37 @@ TEST_CASE("sinusoidal positions move the output with position, and NoPE's does n
   CHECK(outputs(plain, shifted, false)[0] ==
         doctest::Approx(outputs(plain, make_batch({bits}), false)[0]).epsilon(1e-12));
 }
+
+TEST_CASE(
+    "the token embedding times sqrt(d): the model whose wte is scaled by hand, and 1 as before") {
+  // Vaswani et al. §3.4 multiply the token embedding by √d_model before adding the table; the
+  // same model with scale 1 and wte multiplied by √d_model here must give the same outputs, and
+  // scale 1 the plain model's bit for bit.
+  for (const PositionalEncoding pe :
+       {PositionalEncoding::kSinusoidal, PositionalEncoding::kLearned, PositionalEncoding::kNope}) {
+    CAPTURE(positional_encoding_name(pe));
+    ModelConfig c = small_config(pe);
+    c.max_positions = 12;
+    const ModelConfig base = c;
+    DModel plain(base);
+    init_perturbed(plain, 5);
+    c.embedding_scale = std::sqrt(static_cast<double>(c.d_model));
+    DModel scaled(c);
+    std::vector<double> p = plain.parameters(0);
+    scaled.set_parameters(0, p.data());
+    for (size_t i = 0; i < static_cast<size_t>(c.vocab_size) * c.d_model; ++i)  // wte first
+      p[i] *= c.embedding_scale;
+    DModel by_hand(base);
+    by_hand.set_parameters(0, p.data());
+    const Batch b = make_batch({{1, 0, 1, 1}, {0, 1}});
+    for (const bool infer : {false, true}) {
+      const std::vector<double> got = outputs(scaled, b, infer), want = outputs(by_hand, b, infer);
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i)
+        CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-12));
+    }
+    DModel one(base);
+    one.set_parameters(0, plain.parameters(0).data());
+    CHECK(outputs(one, b, false) == outputs(plain, b, false));
+  }
+}

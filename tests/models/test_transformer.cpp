@@ -50,6 +50,14 @@ TEST_CASE("whole-model gradient matches finite differences for every positional 
   ModelConfig per_layer = small_config(PositionalEncoding::kT5);
   per_layer.t5_per_layer = true;
   check_model_gradient("model t5, a bucket table per layer", per_layer, batch);
+  // The token embedding times √d_model (Vaswani et al. §3.4) beside a fixed and a learned table.
+  for (const PositionalEncoding pe :
+       {PositionalEncoding::kSinusoidal, PositionalEncoding::kLearned}) {
+    ModelConfig scaled = small_config(pe);
+    scaled.embedding_scale = std::sqrt(static_cast<double>(scaled.d_model));
+    check_model_gradient(
+        "model " + positional_encoding_name(pe) + ", token embedding times sqrt(d)", scaled, batch);
+  }
 }
 
 namespace {

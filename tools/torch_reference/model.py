@@ -6,6 +6,8 @@ Conventions (models/parameters.hpp, models/cpu/*.hpp):
 - pre-LN blocks: x + attn(LN1(x)), then + MLP(LN2(.)); layer norm eps 1e-5, biased variance;
 - GELU is the tanh approximation; attention scale 1/sqrt(head_dim); causal by row;
 - [q | k | v] columns, head h owning columns h*hd .. (h+1)*hd of each third;
+- the token embedding is multiplied by embedding_scale (1, or sqrt(d_model) with "sqrt_d", as
+  Vaswani et al. scale it) before a position table is added;
 - sinusoidal adds Vaswani et al.'s fixed table to the token embedding, sin(pos / 10000^(2i/d))
   in column 2i and its cos in column 2i + 1, in float64 then rounded to the model's dtype;
 - RoPE rotates the pairs (2i, 2i+1) of q and k by pos * base^(-2i/hd), angles in float64 then
@@ -46,6 +48,7 @@ class ModelConfig:
     rope_base: float = 10000.0
     t5_buckets: int = 32
     t5_max_distance: int = 128
+    embedding_scale: float = 1.0
 
     @property
     def head_dim(self) -> int:
@@ -59,7 +62,14 @@ class ModelConfig:
                            pe=str(config["pe"]), vocab_size=int(tensors["wte"].shape[0]),
                            rope_base=float(config.get("rope_base", 10000.0)),
                            t5_buckets=int(config.get("t5_buckets", 32)),
-                           t5_max_distance=int(config.get("t5_max_distance", 128)))
+                           t5_max_distance=int(config.get("t5_max_distance", 128)),
+                           embedding_scale=embedding_scale_of(config))
+
+
+def embedding_scale_of(config: dict) -> float:
+    """The run's token-embedding multiplier: "sqrt_d" is sqrt(d_model), else the number."""
+    text = str(config.get("embedding_scale", "1"))
+    return math.sqrt(int(config["d_model"])) if text == "sqrt_d" else float(text)
 
 
 def sinusoidal_table(positions: torch.Tensor, d_model: int) -> torch.Tensor:
@@ -213,6 +223,8 @@ class Transformer:
         c, p = self.c, self.p
         d = c.d_model
         x = p["wte"][batch.tokens]
+        if c.embedding_scale != 1.0:
+            x = x * c.embedding_scale
         if c.pe == "learned":
             x = x + p["wpe"][batch.positions]
         elif c.pe == "sinusoidal":

@@ -70,6 +70,11 @@ CASES = [
     ("copy sinusoidal randomized positions", ["--task", "copy", "--pe", "sinusoidal",
                                               "--n-symbols", "6", "--l-train", "6", "--l-test",
                                               "6", "--random-positions", "40"]),
+    # The token embedding scaled by sqrt(d_model) (4 here) beside the sinusoidal table, as
+    # Vaswani et al. and the randomized-positions paper's code scale it.
+    ("copy sinusoidal sqrt_d embedding", ["--task", "copy", "--pe", "sinusoidal",
+                                          "--embedding-scale", "sqrt_d", "--n-symbols", "6",
+                                          "--l-train", "6", "--l-test", "6"]),
 ]
 
 
