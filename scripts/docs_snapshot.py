@@ -248,7 +248,11 @@ EXPERIMENTS = {
     "methods": ("configs/methods.toml", "", ("figures",)),
     "positions": ("configs/positions.toml", ""),
     "positions-alignment": ("configs/positions.toml",
-                            "--figures alignment_passkey --seeds-until-decided 12"),
+                            "--figures alignment_passkey,alignment_passkey_trained,alignment_recall,"
+                            "alignment_recall_trained --seeds-until-decided 12"),
+    # Sinusoidal positions with the token embedding times sqrt(d_model) (Vaswani et al. 3.4).
+    "positions-sinusoidal": ("configs/positions.toml",
+                             "--figures sinusoidal_scale_passkey,sinusoidal_scale_copy"),
     # The figures whose baselines fit their range, grown to 12 seeds where 5 cannot decide.
     "positions-12": ("configs/positions.toml",
                      "--figures pe_passkey,pe_length,rope_ext_markov,rope_ext_passkey,"
@@ -258,6 +262,9 @@ EXPERIMENTS = {
     "chomsky-quick": ("configs/chomsky-quick.toml", ""),
     "chomsky-steps": ("configs/chomsky-steps.toml", ""),
     "text-methods-quick": ("configs/text-methods-quick.toml", "--seeds 3"),
+    # Paper 002's setup on text with T5's untrained buckets mapped onto trained ones, beside it.
+    "text-t5": ("configs/text-methods-quick.toml",
+                "--figures text_t5_temperature,text_t5_temperature_trained --seeds 3"),
     "text-quick": ("configs/text-quick.toml", "--seeds 3", ("figures",)),
     "passkey-odds": ("configs/passkey_odds.toml", "--seeds-until-decided 12",
                      ("figures", "seed_odds.txt")),
