@@ -51,6 +51,8 @@ const double* encoding_block(const ModelConfig& c, const std::vector<double>& pa
 std::vector<uint8_t> untrained_distances(const ModelConfig& c, const std::vector<double>& params,
                                          int max_distance) {
   if (!encoding_math(c.pe).zero_until_trained || max_distance < 0) return {};
+  if (params.empty())
+    throw std::invalid_argument("untrained_distances: the model's weights are needed");
   const PositionBias bias(c);
   const int cols = max_distance + 1;
   std::vector<uint8_t> untrained(cols, 0);

@@ -22,6 +22,7 @@
 #include "lab/run/init_from.hpp"
 #include "lab/run/run_folder.hpp"
 #include "lab/run/run_group.hpp"
+#include "models/encodings/encoding_math.hpp"
 #include "models/model.hpp"
 #include "tasks/text_corpus.hpp"
 #include "tasks/token_tasks.hpp"
@@ -142,14 +143,18 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
     EvalJob job = eval_job(resolved[k], s);
     if (outcomes[slot_of[k]].diverged) job.lengths.clear();
     // An auto temperature is searched on this run's model alone (train/inference_eval.hpp).
-    const auto trained = model.parameters(slot_of[k]);
-    temperatures[k] = prepare_test_time_eval(
-        job, s, config, std::vector<double>(trained.begin(), trained.end()), [&](const EvalJob& j) {
-          std::vector<EvalJob> one(M);
-          for (EvalJob& other : one) other = scalar_job(j.task, j.reparam, {}, 1, 0);
-          one[slot_of[k]] = j;
-          return evaluate(model, one)[slot_of[k]];
-        });
+    // The weights, where the encoding has entries training may leave untouched (T5's buckets).
+    std::vector<double> trained;
+    if (encoding_math(config.pe).zero_until_trained) {
+      const auto p = model.parameters(slot_of[k]);
+      trained.assign(p.begin(), p.end());
+    }
+    temperatures[k] = prepare_test_time_eval(job, s, config, trained, [&](const EvalJob& j) {
+      std::vector<EvalJob> one(M);
+      for (EvalJob& other : one) other = scalar_job(j.task, j.reparam, {}, 1, 0);
+      one[slot_of[k]] = j;
+      return evaluate(model, one)[slot_of[k]];
+    });
     // Set after the temperature search, whose trial evaluations are not the run's results.
     job.on_result = jobs[k].options.on_result;
     if (!job.lengths.empty()) {

@@ -58,6 +58,7 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--d-model", "64"},
                                                                   {"--n-head", "4"},
                                                                   {"--d-ff", "256"},
+                                                                  {"--embedding-scale", "1"},
                                                                   {"--lr", "0.001"},
                                                                   {"--beta1", "0.9"},
                                                                   {"--beta2", "0.999"},
