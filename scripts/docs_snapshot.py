@@ -265,6 +265,9 @@ EXPERIMENTS = {
     # Paper 002's setup on text with T5's untrained buckets mapped onto trained ones, beside it.
     "text-t5": ("configs/text-methods-quick.toml",
                 "--figures text_t5_temperature,text_t5_temperature_trained --seeds 3"),
+    # Sinusoidal positions on text, the token embedding unscaled and times sqrt(d_model).
+    "text-sinusoidal": ("configs/text-methods-quick.toml",
+                        "--figures text_sinusoidal_scale --seeds 3"),
     "text-quick": ("configs/text-quick.toml", "--seeds 3", ("figures",)),
     "passkey-odds": ("configs/passkey_odds.toml", "--seeds-until-decided 12",
                      ("figures", "seed_odds.txt")),
