@@ -40,8 +40,8 @@ void embedding_forward(T* out, const int* tokens, const T* wte, T token_scale, c
 }
 
 // Adds token_scale·dout into dwte [vocab, d] and dout into dwpe [n_positions, d] (if not null),
-// rows in order. (The table
-// sizes are the CUDA kernels'; positions and tokens are checked against them when packed.)
+// rows in order. (The table sizes are the CUDA kernels'; positions and tokens are checked against
+// them when packed.)
 template <class T>
 void embedding_backward(T* dwte, T token_scale, T* dwpe, const T* dout, const int* tokens,
                         int vocab, int n_positions, int d, ops::Seqs q, ops::Models m = {}) {
