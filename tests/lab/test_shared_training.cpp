@@ -182,3 +182,56 @@ values = [{ label = "plain" }, { label = "Λ + cap", n_local = "train", n_global
   refused("vary = \"settings\"\nvalues = [{ label = \"a\", n_local = 4 }]\n",
           "'n_local' must be a string");
 }
+
+TEST_CASE(
+    "T5 lines with distance_cap trained share the plain line's training and evaluate as lenlab "
+    "eval --distance-cap trained does") {
+  const fs::path dir = run_dir(own("t5-trained"));
+  const fs::path plain = dir / "plain";
+  std::vector<std::string> args = tiny_rope_args(plain);
+  *(std::find(args.begin(), args.end(), "--pe") + 1) = "t5";
+  const CliResult trained = run_cli(args);
+  REQUIRE_MESSAGE(trained.rc == 0, trained.err);
+
+  const fs::path config = dir / "config.toml";
+  std::string defaults = kDefaults;
+  defaults.replace(defaults.find("pe = \"rope\""), 11, "pe = \"t5\"");
+  write_raw(config, defaults + R"([figures.t]
+title = "T5's untrained buckets"
+vary = "settings"
+values = [
+  { label = "plain" },
+  { label = "trained buckets", distance_cap = "trained" },
+  { label = "trained buckets + tau", distance_cap = "trained", temperature = "auto-pmax" },
+]
+)");
+  const fs::path out = dir / "sweep";
+  const CliResult swept = run_cli({"run", config.string(), "--out", out.string()});
+  REQUIRE_MESSAGE(swept.rc == 0, swept.err);
+  std::map<std::string, fs::path> runs;
+  for (const auto& e : fs::directory_iterator(out / "runs")) {
+    const nlohmann::json m = manifest(e.path());
+    CHECK(m.at("runs_sharing_training") == 3);
+    const nlohmann::json& c = m.at("config");
+    runs[c.contains("temperature")    ? "tau"
+         : c.contains("distance_cap") ? "trained"
+                                      : "plain"] = e.path();
+  }
+  REQUIRE(runs.size() == 3);
+  CHECK(read_text(runs["plain"] / "results.csv") == read_text(plain / "results.csv"));
+  CHECK(read_text(runs["plain"] / "untrained_bias.csv") == read_text(plain / "untrained_bias.csv"));
+  // The cap each run resolved on its own model, as lenlab eval resolves it on the plain run's.
+  const fs::path e = dir / "eval-trained";
+  const CliResult r =
+      run_cli({"eval", plain.string(), "--out", e.string(), "--distance-cap", "trained"});
+  REQUIRE_MESSAGE(r.rc == 0, r.err);
+  const int cap =
+      nlohmann::json::parse(read_text(e / "eval.json")).at("attention").at("max_distance");
+  CHECK(cap == 5);  // length task, l_train 4: distances 0..5 trained
+  for (const char* line : {"trained", "tau"}) {
+    CAPTURE(line);
+    CHECK(manifest(runs[line]).at("distance_cap_applied") == cap);
+  }
+  CHECK(read_text(runs["trained"] / "results.csv") == read_text(e / "results.csv"));
+  CHECK(read_text(runs["trained"] / "untrained_bias.csv") == read_text(e / "untrained_bias.csv"));
+}
