@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -54,6 +55,29 @@ nlohmann::json manifest(const fs::path& run) {
   return nlohmann::json::parse(read_text(run / "manifest.json"));
 }
 
+// `lenlab run` of `config_text` into dir/sweep: its run folders, each completed and one of
+// `sharing` runs that share one training, keyed by label_of(the run's config).
+std::map<std::string, fs::path> sweep_runs(
+    const fs::path& dir, const std::string& config_text, int sharing,
+    const std::function<std::string(const nlohmann::json&)>& label_of) {
+  const fs::path config = dir / "config.toml";
+  write_raw(config, config_text);
+  const fs::path out = dir / "sweep";
+  const CliResult swept = run_cli({"run", config.string(), "--out", out.string()});
+  REQUIRE_MESSAGE(swept.rc == 0, swept.err);
+  std::map<std::string, fs::path> runs;
+  for (const auto& e : fs::directory_iterator(out / "runs")) {
+    const nlohmann::json m = manifest(e.path());
+    CHECK(m.at("status") == "completed");
+    CHECK(m.at("runs_sharing_training") == sharing);
+    const std::string label = label_of(m.at("config"));
+    CHECK(runs.count(label) == 0);
+    runs[label] = e.path();
+  }
+  REQUIRE(runs.size() == static_cast<size_t>(sharing));
+  return runs;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -64,8 +88,8 @@ TEST_CASE(
   const CliResult trained = run_cli(tiny_rope_args(plain));
   REQUIRE_MESSAGE(trained.rc == 0, trained.err);
 
-  const fs::path config = dir / "config.toml";
-  write_raw(config, std::string(kDefaults) + R"([figures.t]
+  // Each line's run folder, by its test-time settings.
+  const std::string figure = R"([figures.t]
 title = "test-time attention"
 vary = "settings"
 values = [
@@ -74,26 +98,15 @@ values = [
   { label = "cap", distance_cap = "train", attention_stats = 1 },
   { label = "tau", temperature = "auto-pmax" },
 ]
-)");
-  const fs::path out = dir / "sweep";
-  const CliResult swept = run_cli({"run", config.string(), "--out", out.string()});
-  REQUIRE_MESSAGE(swept.rc == 0, swept.err);
-
-  // Each line's run folder, by its test-time settings.
-  std::map<std::string, fs::path> runs;
-  for (const auto& e : fs::directory_iterator(out / "runs")) {
-    const nlohmann::json m = manifest(e.path());
-    CHECK(m.at("status") == "completed");
-    CHECK(m.at("runs_sharing_training") == 4);
-    const nlohmann::json& c = m.at("config");
-    const std::string label = c.contains("n_local")        ? "lambda"
-                              : c.contains("distance_cap") ? "cap"
-                              : c.contains("temperature")  ? "tau"
-                                                           : "plain";
-    CHECK(runs.count(label) == 0);
-    runs[label] = e.path();
-  }
-  REQUIRE(runs.size() == 4);
+)";
+  const auto label_of = [](const nlohmann::json& c) -> std::string {
+    return c.contains("n_local")        ? "lambda"
+           : c.contains("distance_cap") ? "cap"
+           : c.contains("temperature")  ? "tau"
+                                        : "plain";
+  };
+  std::map<std::string, fs::path> runs =
+      sweep_runs(dir, std::string(kDefaults) + figure, 4, label_of);
 
   // One training: every run's loss curve is the separately trained run's, to the byte.
   for (const auto& [label, run] : runs) {
@@ -193,10 +206,9 @@ TEST_CASE(
   const CliResult trained = run_cli(args);
   REQUIRE_MESSAGE(trained.rc == 0, trained.err);
 
-  const fs::path config = dir / "config.toml";
   std::string defaults = kDefaults;
   defaults.replace(defaults.find("pe = \"rope\""), 11, "pe = \"t5\"");
-  write_raw(config, defaults + R"([figures.t]
+  const std::string figure = R"([figures.t]
 title = "T5's untrained buckets"
 vary = "settings"
 values = [
@@ -204,20 +216,11 @@ values = [
   { label = "trained buckets", distance_cap = "trained" },
   { label = "trained buckets + tau", distance_cap = "trained", temperature = "auto-pmax" },
 ]
-)");
-  const fs::path out = dir / "sweep";
-  const CliResult swept = run_cli({"run", config.string(), "--out", out.string()});
-  REQUIRE_MESSAGE(swept.rc == 0, swept.err);
-  std::map<std::string, fs::path> runs;
-  for (const auto& e : fs::directory_iterator(out / "runs")) {
-    const nlohmann::json m = manifest(e.path());
-    CHECK(m.at("runs_sharing_training") == 3);
-    const nlohmann::json& c = m.at("config");
-    runs[c.contains("temperature")    ? "tau"
-         : c.contains("distance_cap") ? "trained"
-                                      : "plain"] = e.path();
-  }
-  REQUIRE(runs.size() == 3);
+)";
+  const auto label_of = [](const nlohmann::json& c) -> std::string {
+    return c.contains("temperature") ? "tau" : c.contains("distance_cap") ? "trained" : "plain";
+  };
+  std::map<std::string, fs::path> runs = sweep_runs(dir, defaults + figure, 3, label_of);
   CHECK(read_text(runs["plain"] / "results.csv") == read_text(plain / "results.csv"));
   CHECK(read_text(runs["plain"] / "untrained_bias.csv") == read_text(plain / "untrained_bias.csv"));
   // The cap each run resolved on its own model, as lenlab eval resolves it on the plain run's.
