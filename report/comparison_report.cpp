@@ -11,6 +11,7 @@
 #include "report/number_text.hpp"
 #include "report/setup_text.hpp"
 #include "results/figure_metric.hpp"
+#include "results/range_means.hpp"
 
 namespace lenlab {
 
@@ -55,14 +56,15 @@ std::string untrained_bias_line(const FigureSummary& f) {
   for (const FigureLine& line : f.lines) {
     std::vector<double> per_run;
     for (const RunRecord* r : line.runs) {
-      double sum = 0;
-      int n = 0;
+      std::vector<int> lengths;
+      std::vector<double> shares;
       for (const LengthResult& x : r->results)
-        if (x.length > r->spec.l_train && !std::isnan(x.untrained_pairs)) {
-          sum += x.untrained_pairs;
-          ++n;
+        if (!std::isnan(x.untrained_pairs)) {
+          lengths.push_back(x.length);
+          shares.push_back(x.untrained_pairs);
         }
-      if (n > 0) per_run.push_back(sum / n);
+      const RangeMeans m = range_means(lengths, shares, r->spec.l_train);
+      if (m.n_beyond > 0) per_run.push_back(m.beyond(0));
     }
     if (per_run.empty()) continue;
     const auto [low, high] = std::minmax_element(per_run.begin(), per_run.end());
