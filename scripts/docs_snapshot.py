@@ -243,6 +243,30 @@ def snapshot_vcl_representation(rep_dir: Path, out: Path):
                     "lenlab_revision": sorted({e.get("git_revision", "unknown") for e in evals})})
 
 
+def snapshot_torch_odds(odds_dir: Path, out: Path):
+    """`python3 tools/torch_reference odds --out DIR -- FLAGS` (tools/torch_reference/odds.py):
+    odds.md (per arm over seeds, the tests) and odds.csv (per seed, arm and test length); the
+    command with its flags is read from the lenlab runs' manifests."""
+    for name in ("odds.md", "odds.csv"):
+        if not (odds_dir / name).is_file():
+            sys.exit(f"{odds_dir} has no {name}: not a finished `tools/torch_reference odds` "
+                     "folder")
+    runs = [json.loads(p.read_text()) for p in sorted(odds_dir.glob("s*/lenlab/manifest.json"))]
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for name in ("odds.md", "odds.csv"):
+        shutil.copy(odds_dir / name, out / name)
+    flags = runs[0]["command_line"].split(" train ", 1)[-1].split(" --seed ")[0] if runs else ""
+    seeds = sorted(int(r["config"]["seed"]) for r in runs)
+    seeds_text = f"{seeds[0]}..{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) \
+        else ",".join(map(str, seeds))
+    write_manifest(out, f"python3 tools/torch_reference odds --out DIR --seeds {seeds_text} -- "
+                   f"{flags}",
+                   odds_dir, {"seeds": len(runs),
+                              "lenlab_revision": sorted({r.get("git_revision", "unknown")
+                                                         for r in runs})})
+
+
 # The `lenlab run` folders the docs quote: docs/data/NAME -> (config, extra flags[, EXTRAS kept]).
 EXPERIMENTS = {
     "methods": ("configs/methods.toml", "", ("figures",)),
@@ -285,4 +309,6 @@ EXPERIMENTS = {
 # SOURCE -> its maker(DIR, docs/data/SOURCE); the experiments' also take log=FILE.
 MAKERS = {"reproduce": snapshot_reproduce, "course": snapshot_course, "theory": snapshot_theory,
           **{name: experiment_maker(*how) for name, how in EXPERIMENTS.items()},
-          "vcl-representation": snapshot_vcl_representation}
+          "vcl-representation": snapshot_vcl_representation,
+          # tools/torch_reference odds folders, one per encoding (docs/torch_reference.md)
+          "torch-odds-rope": snapshot_torch_odds, "torch-odds-nope": snapshot_torch_odds}

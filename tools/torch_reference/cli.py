@@ -1,4 +1,5 @@
-"""The command line: check, compare, retrain, eval-compare, anatomy (see --help of each)."""
+"""The command line: check, compare, retrain, independent, odds, eval-compare, anatomy (see --help
+of each)."""
 
 from __future__ import annotations
 
@@ -64,12 +65,10 @@ def cmd_compare(a) -> int:
     return 0
 
 
-def cmd_retrain(a) -> int:
-    """PyTorch's trained weights as a run folder that `lenlab eval` reads."""
-    from .compare import retrain
+def write_run(run: Path, out: Path, r, trained_by: str) -> None:
+    """PyTorch's trained weights `r` (a Retrained) as a run folder that `lenlab eval` reads: the
+    model, its loss.csv and `run`'s manifest, marked as trained by `trained_by`."""
     from .files import read_manifest, write_safetensors
-    run, out = Path(a.run), Path(a.out)
-    r = retrain(run, None, DTYPES.get(a.dtype))
     out.mkdir(parents=True, exist_ok=True)
     manifest = read_manifest(run)
     tensors = {n: p.detach().numpy() for n, p in r.params.items()}
@@ -80,14 +79,40 @@ def cmd_retrain(a) -> int:
         f.write("step,lr,loss,grad_norm\n")
         for i, (lr, loss, g) in enumerate(zip(r.log.lr, r.log.loss, r.log.grad_norm)):
             f.write(f"{i + 1},{lr!r},{loss!r},{g!r}\n")
-    manifest.update(command_line=" ".join(sys.argv), trained_by="tools/torch_reference",
+    manifest.update(command_line=" ".join(sys.argv), trained_by=trained_by,
                     device=f"PyTorch {torch.__version__} ({r.dtype})".replace("torch.", ""),
                     files=["manifest.json", "loss.csv", "model.safetensors"])
     for stale in ("init_checkpoint", "batch_log"):
         manifest.pop(stale, None)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+
+
+def cmd_retrain(a) -> int:
+    """PyTorch's trained weights as a run folder that `lenlab eval` reads."""
+    from .compare import retrain
+    run, out = Path(a.run), Path(a.out)
+    r = retrain(run, None, DTYPES.get(a.dtype))
+    write_run(run, out, r, "tools/torch_reference")
     print(f"PyTorch trained {r.steps} steps of {run}; evaluate with: lenlab eval {out} --out DIR")
     return 0
+
+
+def cmd_independent(a) -> int:
+    """The run's config trained in PyTorch with its own initial weights and/or its own batches."""
+    from .independent import train_arm
+    run, out = Path(a.run), Path(a.out)
+    r = train_arm(run, a.init, a.data, a.seed, DTYPES[a.dtype])
+    write_run(run, out, r, f"tools/torch_reference independent --init {a.init} --data {a.data} "
+              f"--seed {a.seed}")
+    print(f"PyTorch trained {r.steps} steps (init: {a.init}, data: {a.data}, seed {a.seed}); "
+          f"evaluate with: lenlab eval {out} --out DIR")
+    return 0
+
+
+def cmd_odds(a) -> int:
+    from .odds import run_odds
+    return run_odds(lenlab_binary(a.lenlab), Path(a.out), a.seeds, a.flags, a.jobs,
+                    a.inits.split(","), a.data.split(","))
 
 
 def cmd_eval_compare(a) -> int:
@@ -139,6 +164,38 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--dtype", choices=list(DTYPES))
     c.set_defaults(func=cmd_retrain)
 
+    c = sub.add_parser("independent", help="train a run's config in PyTorch from its own "
+                       "initial weights and/or its own passkey batches; write a run folder",
+                       description="Initial weights drawn by PyTorch from docs/model.md's "
+                       "distribution (--init own) or the run's --save-init file (run); batches "
+                       "drawn from docs/tasks.md's passkey distribution (--data own) or the run's "
+                       "--save-batches log (run). tools/torch_reference/independent.py.")
+    c.add_argument("run")
+    c.add_argument("--out", required=True)
+    c.add_argument("--init", choices=["run", "own", "pytorch-default"], default="own",
+                   help="pytorch-default: PyTorch's modules' own defaults, not lenlab's")
+    c.add_argument("--data", choices=["run", "own"], default="own")
+    c.add_argument("--seed", type=int, default=1, help="seeds the own draws")
+    c.add_argument("--dtype", choices=list(DTYPES), default="float32")
+    c.set_defaults(func=cmd_independent)
+
+    c = sub.add_parser("odds", help="passkey exact match past l_train over seeds: lenlab against "
+                       "PyTorch from lenlab's or its own initial weights and batches",
+                       description="For each seed: `lenlab train FLAGS --seed S` with its initial "
+                       "weights and batches saved, then PyTorch trained with each --inits and "
+                       "--data source (the run's or its own), every model scored by `lenlab "
+                       "eval`; writes odds.csv and odds.md (tools/torch_reference/odds.py). "
+                       "FLAGS go after --.")
+    c.add_argument("--lenlab")
+    c.add_argument("--out", required=True, help="folder for the runs and the summary")
+    c.add_argument("--seeds", default="1..10", help="e.g. 1..12")
+    c.add_argument("--jobs", type=int, default=1, help="seeds trained at once (one thread each)")
+    c.add_argument("--inits", default="run,own", help="initial weights of the PyTorch arms: "
+                   "run, own, pytorch-default (comma-separated)")
+    c.add_argument("--data", default="run,own", help="batches of the PyTorch arms: run, own")
+    c.add_argument("flags", nargs=argparse.REMAINDER, help="-- then lenlab train's flags")
+    c.set_defaults(func=cmd_odds)
+
     c = sub.add_parser("eval-compare", help="PyTorch's outputs on `lenlab eval --predictions`'s "
                        "sequences against lenlab's")
     c.add_argument("run", help="the run whose model.safetensors was evaluated")
@@ -155,6 +212,6 @@ def main(argv: list[str] | None = None) -> int:
     c.set_defaults(func=cmd_anatomy)
 
     a = p.parse_args(argv)
-    if a.command == "check":
+    if a.command in ("check", "odds"):
         a.flags = a.flags[1:] if a.flags[:1] == ["--"] else a.flags
     return a.func(a)
