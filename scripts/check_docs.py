@@ -73,6 +73,7 @@ COVERED = [
     "docs/methods.md",
     "docs/tasks.md",
     "docs/run_times.md",
+    "docs/torch_reference.md",
     "docs/course/README.md",
     "docs/course/01_what_is_length_generalization.md",
     "docs/course/02_positional_encodings.md",

@@ -7,8 +7,8 @@ and --save-batches files) or PyTorch's own draws from the distributions lenlab d
 Writes, under --out: s<seed>/lenlab (the lenlab run), s<seed>/<arm> and s<seed>/<arm>-eval (each
 PyTorch model and its evaluation), odds.csv (seed, arm, exact match in range and past l_train, per
 test length) and odds.md (per arm over seeds, and each arm against PyTorch on lenlab's own start
-and batches: the difference of means with a bootstrap interval, and a two-sided Mann-Whitney U
-test, Holm-adjusted over the comparisons). Work already
+and batches: the difference of means with a bootstrap interval and a two-sided test, paired by
+seed where the two arms share a start or batches, Holm-adjusted over the comparisons). Work already
 on disk is kept: a killed command, started again, trains only what is missing.
 """
 
@@ -110,43 +110,76 @@ def holm(p: list[float]) -> list[float]:
     return adjusted
 
 
-def bootstrap_difference(a: np.ndarray, b: np.ndarray, draws: int = 20000) -> tuple[float, float]:
-    """95 % percentile interval of mean(a) - mean(b), each resampled on its own (unpaired: the
-    arms' seeds share nothing but their number), from a fixed generator."""
+def bootstrap_interval(a: np.ndarray, b: np.ndarray, paired: bool,
+                       draws: int = 20000) -> tuple[float, float]:
+    """95 % percentile interval of mean(a) - mean(b) from a fixed generator: paired, the seeds
+    resampled together (a[i] and b[i] share a start or batches); unpaired, each on its own."""
     rng = np.random.default_rng(20241129)
-    d = (rng.choice(a, (draws, len(a))).mean(1) - rng.choice(b, (draws, len(b))).mean(1))
+    if paired:
+        d = (a - b)[rng.integers(0, len(a), (draws, len(a)))].mean(1)
+    else:
+        d = rng.choice(a, (draws, len(a))).mean(1) - rng.choice(b, (draws, len(b))).mean(1)
     return float(np.quantile(d, 0.025)), float(np.quantile(d, 0.975))
 
 
-def summarize(rows: list[dict], l_train: int) -> str:
-    """odds.md: per arm the seeds' exact match past l_train, and each arm against the reference."""
-    from scipy.stats import mannwhitneyu
+def shared(a: tuple[str, str], b: tuple[str, str]) -> str:
+    """What two arms' (init, data) sources have in common, in words ("" for nothing): only a
+    lenlab run's files are the same for both; two own draws of one seed come from one generator
+    but are no pair to the reference."""
+    return " and ".join(what for what, x, y in (("start", a[0], b[0]), ("batches", a[1], b[1]))
+                        if x == y == "run")
+
+
+def summarize(rows: list[dict], l_train: int, sources: dict[str, tuple[str, str]]) -> str:
+    """odds.md: per arm the seeds' exact match past l_train, and each arm against the reference:
+    paired by seed (Wilcoxon signed-rank) where the two share a start or batches, else unpaired
+    (Mann-Whitney U); Holm-adjusted over the comparisons."""
+    from scipy.stats import mannwhitneyu, wilcoxon
     reference = arm_name(*REFERENCE)
     arms = list(dict.fromkeys(r["arm"] for r in rows))
-    past = {a: np.array([r["past"] for r in rows if r["arm"] == a]) for a in arms}
-    inside = {a: np.array([r["inside"] for r in rows if r["arm"] == a]) for a in arms}
     seeds = sorted({r["seed"] for r in rows})
+    by = {(r["arm"], r["seed"]): r for r in rows}
+    past = {a: np.array([by[a, s]["past"] for s in seeds]) for a in arms}
+    inside = {a: np.array([by[a, s]["inside"] for s in seeds]) for a in arms}
     others = [a for a in arms if a != reference]
-    p = [float(mannwhitneyu(past[a], past[reference], alternative="two-sided").pvalue)
-         for a in others]
+    common = {a: shared(sources[a], REFERENCE) for a in others}
+    def test(a: str) -> float:
+        if not common[a]:
+            return float(mannwhitneyu(past[a], past[reference], alternative="two-sided").pvalue)
+        if np.all(past[a] == past[reference]):
+            return 1.0  # no difference in any seed (wilcoxon refuses all-zero differences)
+        return float(wilcoxon(past[a], past[reference]).pvalue)
+    p = [test(a) for a in others]
     adjusted = dict(zip(others, holm(p)))
     lines = [f"Passkey exact match past l_train = {l_train} (mean over the test lengths above it "
              f"and every depth), {len(seeds)} seeds ({seeds[0]}..{seeds[-1]}); every model scored "
              f"by `lenlab eval`. Against `{reference}`: the difference of means with its 95 % "
-             f"bootstrap interval, and a two-sided Mann-Whitney U test, Holm-adjusted over the "
-             f"{len(others)} comparisons.", "",
-             "| arm | in range (mean) | past l_train: mean | median | min – max | "
-             "difference (95 % interval) | p (adjusted) |", "|---|---|---|---|---|---|---|"]
+             f"bootstrap interval and a two-sided test, paired by seed (Wilcoxon signed-rank) "
+             f"where the two arms share the seed's start or batches, else unpaired (Mann-Whitney "
+             f"U); p Holm-adjusted over the {len(others)} comparisons.", "",
+             "| arm | init | data | in range (mean) | past l_train: mean | median | min – max | "
+             "difference (95 % interval) | shares with the reference | p (adjusted) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for a in arms:
         v = past[a]
+        init, data = sources[a]
         if a == reference:
-            diff, test = "reference", "reference"
+            diff, with_, test = "reference", "—", "—"
         else:
-            lo, hi = bootstrap_difference(v, past[reference])
+            lo, hi = bootstrap_interval(v, past[reference], paired=bool(common[a]))
             diff = f"{v.mean() - past[reference].mean():+.3g} ({lo:+.3g} to {hi:+.3g})"
+            with_ = common[a] or "nothing (unpaired)"
             test = f"{adjusted[a]:.3g}"
-        lines.append(f"| {a} | {inside[a].mean():.3g} | {v.mean():.3g} | {np.median(v):.3g} | "
-                     f"{v.min():.3g} – {v.max():.3g} | {diff} | {test} |")
+        lines.append(f"| {a} | {init} | {data} | {inside[a].mean():.3g} | {v.mean():.3g} | "
+                     f"{np.median(v):.3g} | {v.min():.3g} – {v.max():.3g} | {diff} | {with_} | "
+                     f"{test} |")
+    lengths = [n for n in sorted(rows[0]["by_length"]) if n > l_train]
+    lines += ["", "Exact match per test length past l_train, mean over the seeds:", "",
+              "| arm | " + " | ".join(str(n) for n in lengths) + " |",
+              "|---|" + "---|" * len(lengths)]
+    for a in arms:
+        means = [np.mean([by[a, s]["by_length"][n] for s in seeds]) for n in lengths]
+        lines.append(f"| {a} | " + " | ".join(f"{m:.3g}" for m in means) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -180,7 +213,8 @@ def run_odds(binary: str, out: Path, seeds_text: str, flags: list[str], jobs: in
         for r in rows:
             f.write(f"{r['seed']},{r['arm']},{r['inside']!r},{r['past']!r},"
                     + ",".join(repr(r["by_length"][n]) for n in lengths) + "\n")
-    summary = summarize(rows, l_train)
+    sources = {LENLAB: REFERENCE, **{name: (i, d) for name, i, d in arms}}
+    summary = summarize(rows, l_train, sources)
     (out / "odds.md").write_text(summary)
     print(summary, end="")
     print(f"per seed and length: {out / 'odds.csv'}", file=sys.stderr)

@@ -24,8 +24,8 @@ from torch_reference.compare import retrain  # noqa: E402
 from torch_reference.files import read_batches, read_manifest, read_safetensors  # noqa: E402
 from torch_reference.independent import (own_initial_weights, passkey_batches,  # noqa: E402
                                          pytorch_default_weights, token_task_layout, train_arm)
-from torch_reference.odds import (arms_of, bootstrap_difference, holm, parse_seeds,  # noqa: E402
-                                  read_results, run_odds)
+from torch_reference.odds import (arms_of, bootstrap_interval, holm, parse_seeds,  # noqa: E402
+                                  read_results, run_odds, shared)
 
 BINARY = os.environ.get("LENLAB_BINARY", "")
 if not pathlib.Path(BINARY).is_file():
@@ -125,9 +125,10 @@ def test_own_passkey_batches_have_lenlab_s_layout_and_distribution(tmp_path):
             assert seq[m + 1:m + 1 + k] == seq[-k:]
         rows, labels = step["token_rows"], step["token_labels"]
         assert [step["tokens"][r + 1] for r in rows] == labels
-    # The same distribution: chi-square tests of homogeneity of the two samples (4800 sequences
-    # each) over the (length, fills before MARK) cells and the key symbols. Fixed seeds, so the
-    # outcome is fixed; a sampler off by one in either range fails with p < 1e-10.
+    # The same distribution: the same (length, fills before MARK) cells drawn (a sampler off by one
+    # in either range draws a cell lenlab never does, or misses one), and chi-square tests of
+    # homogeneity of the two samples (4800 sequences each) over those cells and the key symbols.
+    # Fixed seeds, so the outcome is fixed.
     (shape_a, sym_a), (shape_b, sym_b) = histogram_of(ours, k, n), histogram_of(theirs, k, n)
     assert set(shape_a) == set(shape_b), "the (length, depth) cells drawn differ"
     for a, b in ((shape_a, shape_b), (sym_a, sym_b)):
@@ -172,8 +173,14 @@ def test_odds_pieces(tmp_path):
                                                             "torch-own-init-own-data"]
     with pytest.raises(SystemExit, match="--inits lenlab: choose from run, own"):
         arms_of(["lenlab"], ["own"])
-    lo, hi = bootstrap_difference(np.array([1.0, 1.2, 0.8, 1.1]), np.array([0.1, 0.0, 0.2, 0.1]))
+    a, b = np.array([1.0, 1.2, 0.8, 1.1]), np.array([0.1, 0.0, 0.2, 0.1])
+    lo, hi = bootstrap_interval(a, b, paired=False)
     assert 0.6 < lo < 0.95 < hi < 1.2  # the difference of means, 0.925, inside
+    lo, hi = bootstrap_interval(a, a - 0.5, paired=True)
+    assert lo == hi == pytest.approx(0.5)  # every pair differs by 0.5: no spread at all
+    assert shared(("run", "own"), ("run", "run")) == "start"
+    assert shared(("own", "run"), ("run", "run")) == "batches"
+    assert shared(("own", "own"), ("own", "own")) == ""
     (tmp_path / "results.csv").write_text(
         "length,depth,token_accuracy,exact_match\n5,0,1,1\n5,1,1,0.5\n16,0,0.5,0.25\n")
     assert read_results(tmp_path / "results.csv") == {5: 0.75, 16: 0.25}
@@ -190,6 +197,8 @@ def test_odds_trains_every_arm_scores_it_and_keeps_what_is_done(tmp_path, capsys
         assert f"| {arm} |" in text
     rows = (tmp_path / "odds.csv").read_text().splitlines()
     assert rows[0] == "seed,arm,in_range,past_l_train,L4,L5,L6,L7,L8,L9,L12"
+    assert "| torch-run-init-own-data | run | own |" in text and "| start |" in text
+    assert "| arm | 12 |" in text  # the per-length table: the one length past l_train 9
     assert len(rows) == 1 + 2 * 4
     # Run again: nothing is trained, the same table comes back.
     stamp = (tmp_path / "s1" / "torch-own-init-own-data" / "model.safetensors").stat().st_mtime_ns
