@@ -10,7 +10,8 @@ docs/tasks.md states. Either can stand in for lenlab's (a run's --save-init chec
   config.
 - pytorch_default_weights: the same layout as PyTorch's modules initialise themselves, for an
   implementation that keeps PyTorch's defaults (not lenlab's distribution).
-- passkey_batches: docs/tasks.md's passkey: per sequence a length L uniform in (k+1)..l_train, a
+- passkey_batches: docs/tasks.md's passkey: per sequence a length L uniform in (k+1)..l_train
+  (from l_train_min where that is longer), a
   number of fills before MARK uniform in 0..L-k-1, k content symbols uniform in 0..n-1, then
   BOS F..F MARK key F..F SEP key; positions 0.. within a sequence; the k answer rows SEP..SEP+k-1
   each with loss weight 1/(S k).
@@ -47,8 +48,8 @@ def token_task_layout(config: dict, vocab_size: int) -> list[tuple[str, tuple[in
     order; a standard deviation of 0 means zero, and -1 means one (a layer norm's gain)."""
     pe = str(config["pe"])
     if pe not in OWN_INIT_ENCODINGS:
-        raise SystemExit(f"--init own: pe {pe!r} has no initialisation written here; choose one "
-                         f"of {', '.join(OWN_INIT_ENCODINGS)}")
+        raise SystemExit(f"--init: pe {pe!r} has no initialisation written here; choose one of "
+                         f"{', '.join(OWN_INIT_ENCODINGS)} (or --init run)")
     n_layer, d, d_ff = int(config["n_layer"]), int(config["d_model"]), int(config["d_ff"])
     residual = 0.02 / math.sqrt(2.0 * n_layer)
     out = [("wte", (vocab_size, d), 0.02)]
@@ -110,11 +111,16 @@ def pytorch_default_weights(config: dict, vocab_size: int, seed: int) -> dict[st
 INITS = {"own": own_initial_weights, "pytorch-default": pytorch_default_weights}
 
 
-def passkey_sequence(g: torch.Generator, l_train: int, k: int, n_symbols: int):
+# Settings that change lenlab's training batches beyond the plain passkey distribution; the own
+# sampler refuses a run that sets one (its value other than the default, 0).
+NOT_SAMPLED = ("random_positions", "vcl_offset", "misalign_alpha")
+
+
+def passkey_sequence(g: torch.Generator, shortest: int, l_train: int, k: int, n_symbols: int):
     """(tokens, index of SEP): one training sequence of docs/tasks.md's passkey."""
     def uniform(lo: int, hi: int) -> int:  # inclusive
         return int(torch.randint(lo, hi + 1, (1,), generator=g))
-    length = uniform(k + 1, l_train)
+    length = uniform(shortest, l_train)
     free = length - k - 1
     before = uniform(0, free)
     key = torch.randint(0, n_symbols, (k,), generator=g).tolist()
@@ -136,12 +142,18 @@ def passkey_batches(config: dict, seed: int) -> Iterator[dict]:
     if l_train < k + 1:
         raise SystemExit(f"--data own: a passkey of {k} symbols needs l_train >= {k + 1}, got "
                          f"{l_train}")
+    for key in NOT_SAMPLED:
+        if float(config.get(key, 0) or 0) != 0:
+            raise SystemExit(f"--data own: the run sets {key} = {config[key]}, which the own "
+                             f"sampler does not draw (it draws plain passkey batches); use --data "
+                             f"run")
+    shortest = max(k + 1, int(config.get("l_train_min", 1)))  # --l-train-min raises the shortest
     g = torch.Generator().manual_seed(seed)
     weight = 1.0 / (S * k)
     for step in range(int(config["steps"])):
         tokens, positions, offsets, rows, labels = [], [], [0], [], []
         for _ in range(S):
-            seq, sep = passkey_sequence(g, l_train, k, n)
+            seq, sep = passkey_sequence(g, shortest, l_train, k, n)
             begin = offsets[-1]
             rows += [begin + sep + i for i in range(k)]
             labels += seq[sep + 1:sep + 1 + k]

@@ -104,9 +104,10 @@ def histogram_of(steps, k: int, n_symbols: int):
     return shapes, symbols
 
 
-def test_own_passkey_batches_have_lenlab_s_layout_and_distribution(tmp_path):
+@pytest.mark.parametrize("extra", [[], ["--l-train-min", "7"]], ids=["plain", "l_train_min"])
+def test_own_passkey_batches_have_lenlab_s_layout_and_distribution(tmp_path, extra):
     k, n = 3, 8
-    run = saved_run(tmp_path, PASSKEY + ["--pe", "nope"], 300)
+    run = saved_run(tmp_path, PASSKEY + ["--pe", "nope"] + extra, 300)
     config = read_manifest(run)["config"]
     theirs = list(read_batches(tmp_path / "batches-1.jsonl"))
     ours = list(passkey_batches(config, seed=11))
@@ -154,6 +155,9 @@ def test_own_draws_train_and_differ_by_seed(tmp_path):
 
 def test_the_own_draws_refuse_what_they_do_not_know(tmp_path):
     config = {"pe": "kerple", "n_layer": 1, "d_model": 8, "d_ff": 8, "n_head": 2}
+    with pytest.raises(SystemExit, match="random_positions = 40.*use --data run"):
+        next(passkey_batches({"task": "passkey", "l_train": 8, "batch_size": 2, "steps": 1,
+                              "random_positions": 40}, 1))
     with pytest.raises(SystemExit, match="kerple.*nope, rope, alibi, sinusoidal, t5"):
         own_initial_weights(config, 12, 1)
     with pytest.raises(SystemExit, match="only the passkey task"):
