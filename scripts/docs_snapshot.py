@@ -260,8 +260,14 @@ def snapshot_torch_odds(odds_dir: Path, out: Path):
     seeds = sorted(int(r["config"]["seed"]) for r in runs)
     seeds_text = f"{seeds[0]}..{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) \
         else ",".join(map(str, seeds))
-    write_manifest(out, f"python3 tools/torch_reference odds --out DIR --seeds {seeds_text} -- "
-                   f"{flags}",
+    # The PyTorch arms' sources, from their names (torch-INIT-init-DATA-data) in odds.csv.
+    with open(out / "odds.csv") as f:
+        arms = {line.split(",")[1] for line in f.readlines()[1:] if line.strip()}
+    sources = [a[len("torch-"):-len("-data")].split("-init-") for a in arms if a != "lenlab"]
+    inits = ",".join(sorted({i for i, _ in sources}))
+    data = ",".join(sorted({d for _, d in sources}))
+    write_manifest(out, f"python3 tools/torch_reference odds --out DIR --seeds {seeds_text} "
+                   f"--inits {inits} --data {data} -- {flags}",
                    odds_dir, {"seeds": len(runs),
                               "lenlab_revision": sorted({r.get("git_revision", "unknown")
                                                          for r in runs})})
@@ -311,4 +317,5 @@ MAKERS = {"reproduce": snapshot_reproduce, "course": snapshot_course, "theory": 
           **{name: experiment_maker(*how) for name, how in EXPERIMENTS.items()},
           "vcl-representation": snapshot_vcl_representation,
           # tools/torch_reference odds folders, one per encoding (docs/torch_reference.md)
-          "torch-odds-rope": snapshot_torch_odds, "torch-odds-nope": snapshot_torch_odds}
+          "torch-odds-rope": snapshot_torch_odds, "torch-odds-nope": snapshot_torch_odds,
+          "torch-odds-rope-more": snapshot_torch_odds}

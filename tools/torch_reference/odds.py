@@ -151,7 +151,8 @@ def summarize(rows: list[dict], l_train: int, sources: dict[str, tuple[str, str]
         return float(wilcoxon(past[a], past[reference]).pvalue)
     p = [test(a) for a in others]
     adjusted = dict(zip(others, holm(p)))
-    lines = [f"Passkey exact match past l_train = {l_train} (mean over the test lengths above it "
+    lines = ["## Exact match past l_train, against the reference", "",
+             f"Passkey exact match past l_train = {l_train} (mean over the test lengths above it "
              f"and every depth), {len(seeds)} seeds ({seeds[0]}..{seeds[-1]}); every model scored "
              f"by `lenlab eval`. Against `{reference}`: the difference of means with its 95 % "
              f"bootstrap interval and a two-sided test, paired by seed (Wilcoxon signed-rank) "
@@ -174,7 +175,7 @@ def summarize(rows: list[dict], l_train: int, sources: dict[str, tuple[str, str]
                      f"{np.median(v):.3g} | {v.min():.3g} – {v.max():.3g} | {diff} | {with_} | "
                      f"{test} |")
     lengths = [n for n in sorted(rows[0]["by_length"]) if n > l_train]
-    lines += ["", "Exact match per test length past l_train, mean over the seeds:", "",
+    lines += ["", "## Exact match per test length past l_train", "", "Mean over the seeds.", "",
               "| arm | " + " | ".join(str(n) for n in lengths) + " |",
               "|---|" + "---|" * len(lengths)]
     for a in arms:

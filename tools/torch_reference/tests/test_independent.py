@@ -202,6 +202,7 @@ def test_odds_trains_every_arm_scores_it_and_keeps_what_is_done(tmp_path, capsys
     rows = (tmp_path / "odds.csv").read_text().splitlines()
     assert rows[0] == "seed,arm,in_range,past_l_train,L4,L5,L6,L7,L8,L9,L12"
     assert "| torch-run-init-own-data | run | own |" in text and "| start |" in text
+    assert "## Exact match per test length" in text
     assert "| arm | 12 |" in text  # the per-length table: the one length past l_train 9
     assert len(rows) == 1 + 2 * 4
     # Run again: nothing is trained, the same table comes back.
