@@ -129,6 +129,7 @@ def cmd_anatomy(a) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .independent import DATA_SOURCES, INIT_SOURCES
     torch.set_num_threads(1)  # lenlab runs one thread per run; so does the reference
     p = argparse.ArgumentParser(prog="torch_reference", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -172,9 +173,9 @@ def main(argv: list[str] | None = None) -> int:
                        "--save-batches log (run). tools/torch_reference/independent.py.")
     c.add_argument("run")
     c.add_argument("--out", required=True)
-    c.add_argument("--init", choices=["run", "own", "pytorch-default"], default="own",
+    c.add_argument("--init", choices=INIT_SOURCES, default="own",
                    help="pytorch-default: PyTorch's modules' own defaults, not lenlab's")
-    c.add_argument("--data", choices=["run", "own"], default="own")
+    c.add_argument("--data", choices=DATA_SOURCES, default="own")
     c.add_argument("--seed", type=int, default=1, help="seeds the own draws")
     c.add_argument("--dtype", choices=list(DTYPES), default="float32")
     c.set_defaults(func=cmd_independent)
@@ -190,9 +191,10 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--out", required=True, help="folder for the runs and the summary")
     c.add_argument("--seeds", default="1..10", help="e.g. 1..12")
     c.add_argument("--jobs", type=int, default=1, help="seeds trained at once (one thread each)")
-    c.add_argument("--inits", default="run,own", help="initial weights of the PyTorch arms: "
-                   "run, own, pytorch-default (comma-separated)")
-    c.add_argument("--data", default="run,own", help="batches of the PyTorch arms: run, own")
+    c.add_argument("--inits", default="run,own", help="initial weights of the PyTorch arms, "
+                   f"comma-separated: {', '.join(INIT_SOURCES)}")
+    c.add_argument("--data", default="run,own", help="batches of the PyTorch arms, "
+                   f"comma-separated: {', '.join(DATA_SOURCES)}")
     c.add_argument("flags", nargs=argparse.REMAINDER, help="-- then lenlab train's flags")
     c.set_defaults(func=cmd_odds)
 
