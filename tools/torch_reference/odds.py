@@ -143,13 +143,13 @@ def summarize(rows: list[dict], l_train: int, sources: dict[str, tuple[str, str]
     inside = {a: np.array([by[a, s]["inside"] for s in seeds]) for a in arms}
     others = [a for a in arms if a != reference]
     common = {a: shared(sources[a], REFERENCE) for a in others}
-    def test(a: str) -> float:
+    def p_value(a: str) -> float:
         if not common[a]:
             return float(mannwhitneyu(past[a], past[reference], alternative="two-sided").pvalue)
         if np.all(past[a] == past[reference]):
             return 1.0  # no difference in any seed (wilcoxon refuses all-zero differences)
         return float(wilcoxon(past[a], past[reference]).pvalue)
-    p = [test(a) for a in others]
+    p = [p_value(a) for a in others]
     adjusted = dict(zip(others, holm(p)))
     lines = ["## Exact match past l_train, against the reference", "",
              f"Passkey exact match past l_train = {l_train} (mean over the test lengths above it "
@@ -158,8 +158,9 @@ def summarize(rows: list[dict], l_train: int, sources: dict[str, tuple[str, str]
              f"bootstrap interval and a two-sided test, paired by seed (Wilcoxon signed-rank) "
              f"where the two arms share the seed's start or batches, else unpaired (Mann-Whitney "
              f"U); p Holm-adjusted over the {len(others)} comparisons.", "",
-             "| arm | init | data | in range (mean) | past l_train: mean | median | min – max | "
-             "difference (95 % interval) | shares with the reference | p (adjusted) |",
+             "| arm | init | data | in range: mean (lowest) | past l_train: mean | median "
+             "| min – max | difference (95 % interval) | shares with the reference "
+             "| p (adjusted) |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for a in arms:
         v = past[a]
@@ -171,7 +172,8 @@ def summarize(rows: list[dict], l_train: int, sources: dict[str, tuple[str, str]
             diff = f"{v.mean() - past[reference].mean():+.3g} ({lo:+.3g} to {hi:+.3g})"
             with_ = common[a] or "nothing (unpaired)"
             test = f"{adjusted[a]:.3g}"
-        lines.append(f"| {a} | {init} | {data} | {inside[a].mean():.3g} | {v.mean():.3g} | "
+        lines.append(f"| {a} | {init} | {data} | {inside[a].mean():.3g} ({inside[a].min():.3g}) | "
+                     f"{v.mean():.3g} | "
                      f"{np.median(v):.3g} | {v.min():.3g} – {v.max():.3g} | {diff} | {with_} | "
                      f"{test} |")
     lengths = [n for n in sorted(rows[0]["by_length"]) if n > l_train]
