@@ -252,11 +252,13 @@ def snapshot_torch_odds(odds_dir: Path, out: Path):
             sys.exit(f"{odds_dir} has no {name}: not a finished `tools/torch_reference odds` "
                      "folder")
     runs = [json.loads(p.read_text()) for p in sorted(odds_dir.glob("s*/lenlab/manifest.json"))]
+    if not runs:
+        sys.exit(f"{odds_dir} holds no lenlab runs (s*/lenlab/manifest.json)")
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     for name in ("odds.md", "odds.csv"):
         shutil.copy(odds_dir / name, out / name)
-    flags = runs[0]["command_line"].split(" train ", 1)[-1].split(" --seed ")[0] if runs else ""
+    flags = runs[0]["command_line"].split(" train ", 1)[-1].split(" --seed ")[0]
     seeds = sorted(int(r["config"]["seed"]) for r in runs)
     seeds_text = f"{seeds[0]}..{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) \
         else ",".join(map(str, seeds))
