@@ -14,7 +14,8 @@
                                                          DIR/rep-markov, DIR/rep-passkey
     scripts/check_docs.py --snapshot torch-odds-rope DIR refresh docs/data/torch-odds-rope/ from
                                                          a `tools/torch_reference odds` folder
-                                                         (torch-odds-nope, -rope-more likewise)
+                                                         (torch-odds-nope, -rope-more,
+                                                         -nope-init likewise)
     scripts/check_docs.py --snapshot NAME RUN_DIR        refresh docs/data/NAME/ from a
                                                          `lenlab run configs/NAME.toml --out
                                                          RUN_DIR` folder (NAME: methods,

@@ -320,4 +320,5 @@ MAKERS = {"reproduce": snapshot_reproduce, "course": snapshot_course, "theory": 
           "vcl-representation": snapshot_vcl_representation,
           # tools/torch_reference odds folders, one per encoding (docs/torch_reference.md)
           "torch-odds-rope": snapshot_torch_odds, "torch-odds-nope": snapshot_torch_odds,
-          "torch-odds-rope-more": snapshot_torch_odds}
+          "torch-odds-rope-more": snapshot_torch_odds,
+          "torch-odds-nope-init": snapshot_torch_odds}

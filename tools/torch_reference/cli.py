@@ -174,7 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("run")
     c.add_argument("--out", required=True)
     c.add_argument("--init", choices=INIT_SOURCES, default="own",
-                   help="pytorch-default: PyTorch's modules' own defaults, not lenlab's")
+                   help="pytorch-default: PyTorch's modules' own defaults, not lenlab's; "
+                   "-embedding, -linear: those of the token embedding, of the linear layers only")
     c.add_argument("--data", choices=DATA_SOURCES, default="own")
     c.add_argument("--seed", type=int, default=1, help="seeds the own draws")
     c.add_argument("--dtype", choices=list(DTYPES), default="float32")

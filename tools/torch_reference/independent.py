@@ -9,7 +9,8 @@ docs/tasks.md states. Either can stand in for lenlab's (a run's --save-init chec
   biases 0. Names, shapes and order are lenlab's (models/parameters.hpp), written out from the
   config.
 - pytorch_default_weights: the same layout as PyTorch's modules initialise themselves, for an
-  implementation that keeps PyTorch's defaults (not lenlab's distribution).
+  implementation that keeps PyTorch's defaults (not lenlab's distribution); mixed_weights takes
+  those defaults for some tensors only (the embedding, or the linear layers).
 - passkey_batches: docs/tasks.md's passkey: per sequence a length L uniform in (k+1)..l_train
   (from l_train_min where that is longer), a
   number of fills before MARK uniform in 0..L-k-1, k content symbols uniform in 0..n-1, then
@@ -108,7 +109,22 @@ def pytorch_default_weights(config: dict, vocab_size: int, seed: int) -> dict[st
     return out
 
 
-INITS = {"own": own_initial_weights, "pytorch-default": pytorch_default_weights}
+def mixed_weights(default_for):
+    """lenlab's distribution (own_initial_weights) except the tensors `default_for(name)` picks,
+    which take PyTorch's defaults: to tell which part of the defaults moves a result."""
+    def draw(config: dict, vocab_size: int, seed: int) -> dict[str, np.ndarray]:
+        ours = own_initial_weights(config, vocab_size, seed)
+        theirs = pytorch_default_weights(config, vocab_size, seed)
+        return {name: theirs[name] if default_for(name) else a for name, a in ours.items()}
+    return draw
+
+
+INITS = {"own": own_initial_weights, "pytorch-default": pytorch_default_weights,
+         # PyTorch's N(0, 1) for the token embedding only; its U(±1/sqrt(fan_in)) for the linear
+         # layers' weights and biases only (the attention, MLP and token head)
+         "pytorch-default-embedding": mixed_weights(lambda name: name == "wte"),
+         "pytorch-default-linear": mixed_weights(
+             lambda name: name != "wte" and not name.startswith("pe.") and "ln_" not in name)}
 
 
 # Settings that change lenlab's training batches beyond the plain passkey distribution; the own
@@ -166,7 +182,7 @@ def passkey_batches(config: dict, seed: int) -> Iterator[dict]:
 
 # Where each arm's randomness comes from: "run" = the lenlab run's saved file, "own" = drawn here
 # from lenlab's documented distribution; initial weights also "pytorch-default".
-INIT_SOURCES = ("run", "own", "pytorch-default")
+INIT_SOURCES = ("run", *INITS)
 DATA_SOURCES = ("run", "own")
 # The own sampler's generator is seeded apart from the own initialisation's, so that one seed
 # gives two unrelated streams.

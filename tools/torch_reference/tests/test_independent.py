@@ -22,8 +22,9 @@ stats = pytest.importorskip("scipy.stats", reason="SciPy is not installed (Debia
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 from torch_reference.compare import retrain  # noqa: E402
 from torch_reference.files import read_batches, read_manifest, read_safetensors  # noqa: E402
-from torch_reference.independent import (own_initial_weights, passkey_batches,  # noqa: E402
-                                         pytorch_default_weights, token_task_layout, train_arm)
+from torch_reference.independent import (INITS, own_initial_weights,  # noqa: E402
+                                         passkey_batches, pytorch_default_weights,
+                                         token_task_layout, train_arm)
 from torch_reference.odds import (arms_of, bootstrap_interval, holm, parse_seeds,  # noqa: E402
                                   read_results, run_odds, shared)
 
@@ -88,6 +89,17 @@ def test_pytorch_default_weights_are_pytorch_s_module_defaults():
         assert np.abs(a).max() <= bound and np.abs(a).max() > 0.9 * bound, name
         assert abs(float(np.std(a)) / (bound / np.sqrt(3.0)) - 1.0) < 6.0 / np.sqrt(a.size), name
     assert np.all(w["ln_f.weight"] == 1.0) and np.all(w["h.1.ln_2.bias"] == 0.0)
+    # The two halves: PyTorch's defaults for the embedding only, or for the linear layers only;
+    # every other tensor is lenlab's distribution as own_initial_weights draws it.
+    own = own_initial_weights(config, 12, seed=5)
+    embedding = INITS["pytorch-default-embedding"](config, 12, 5)
+    linear = INITS["pytorch-default-linear"](config, 12, 5)
+    assert np.array_equal(embedding["wte"], w["wte"]) and np.array_equal(linear["wte"], own["wte"])
+    for name in ("h.0.attn.c_attn.weight", "h.1.mlp.c_proj.bias", "lm_head.weight"):
+        assert np.array_equal(embedding[name], own[name]) and np.array_equal(linear[name], w[name])
+    for name in ("pe.t5.bias", "h.0.ln_1.weight", "ln_f.bias"):
+        assert np.array_equal(embedding[name], own[name])
+        assert np.array_equal(linear[name], own[name])
 
 
 def histogram_of(steps, k: int, n_symbols: int):
