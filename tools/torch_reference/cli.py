@@ -4,7 +4,6 @@ of each)."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -65,31 +64,9 @@ def cmd_compare(a) -> int:
     return 0
 
 
-def write_run(run: Path, out: Path, r, trained_by: str) -> None:
-    """PyTorch's trained weights `r` (a Retrained) as a run folder that `lenlab eval` reads: the
-    model, its loss.csv and `run`'s manifest, marked as trained by `trained_by`."""
-    from .files import read_manifest, write_safetensors
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = read_manifest(run)
-    tensors = {n: p.detach().numpy() for n, p in r.params.items()}
-    write_safetensors(out / "model.safetensors", tensors,
-                      {"format": "lenlab", "config": json.dumps(manifest["config"]),
-                       "trained_by": f"tools/torch_reference, PyTorch {torch.__version__}"})
-    with open(out / "loss.csv", "w") as f:
-        f.write("step,lr,loss,grad_norm\n")
-        for i, (lr, loss, g) in enumerate(zip(r.log.lr, r.log.loss, r.log.grad_norm)):
-            f.write(f"{i + 1},{lr!r},{loss!r},{g!r}\n")
-    manifest.update(command_line=" ".join(sys.argv), trained_by=trained_by,
-                    device=f"PyTorch {torch.__version__} ({r.dtype})".replace("torch.", ""),
-                    files=["manifest.json", "loss.csv", "model.safetensors"])
-    for stale in ("init_checkpoint", "batch_log"):
-        manifest.pop(stale, None)
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-
-
 def cmd_retrain(a) -> int:
     """PyTorch's trained weights as a run folder that `lenlab eval` reads."""
-    from .compare import retrain
+    from .compare import retrain, write_run
     run, out = Path(a.run), Path(a.out)
     r = retrain(run, None, DTYPES.get(a.dtype))
     write_run(run, out, r, "tools/torch_reference")
@@ -99,6 +76,7 @@ def cmd_retrain(a) -> int:
 
 def cmd_independent(a) -> int:
     """The run's config trained in PyTorch with its own initial weights and/or its own batches."""
+    from .compare import write_run
     from .independent import train_arm
     run, out = Path(a.run), Path(a.out)
     r = train_arm(run, a.init, a.data, a.seed, DTYPES[a.dtype])

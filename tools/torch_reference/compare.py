@@ -8,13 +8,16 @@ files). Its precision decides PyTorch's dtype (float64 runs: float64), unless on
 from __future__ import annotations
 
 import itertools
+import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .files import read_batches, read_loss_csv, read_manifest, read_safetensors
+from .files import (read_batches, read_loss_csv, read_manifest, read_safetensors,
+                    write_safetensors)
 from .model import ModelConfig
 from .trainer import OptimizerSettings, TrainLog, to_parameters, train
 
@@ -75,6 +78,27 @@ def retrain(run_dir: Path, steps: int | None = None, dtype: torch.dtype | None =
                 itertools.islice(read_batches(batches_path), steps), total,
                 OptimizerSettings.from_run(config))
     return Retrained(log, params, dtype, steps)
+
+
+def write_run(run: Path, out: Path, r, trained_by: str) -> None:
+    """PyTorch's trained weights `r` (a Retrained) as a run folder that `lenlab eval` reads: the
+    model, its loss.csv and `run`'s manifest, marked as trained by `trained_by`."""
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = read_manifest(run)
+    tensors = {n: p.detach().numpy() for n, p in r.params.items()}
+    write_safetensors(out / "model.safetensors", tensors,
+                      {"format": "lenlab", "config": json.dumps(manifest["config"]),
+                       "trained_by": f"tools/torch_reference, PyTorch {torch.__version__}"})
+    with open(out / "loss.csv", "w") as f:
+        f.write("step,lr,loss,grad_norm\n")
+        for i, (lr, loss, g) in enumerate(zip(r.log.lr, r.log.loss, r.log.grad_norm)):
+            f.write(f"{i + 1},{lr!r},{loss!r},{g!r}\n")
+    manifest.update(command_line=" ".join(sys.argv), trained_by=trained_by,
+                    device=f"PyTorch {torch.__version__} ({r.dtype})".replace("torch.", ""),
+                    files=["manifest.json", "loss.csv", "model.safetensors"])
+    for stale in ("init_checkpoint", "batch_log"):
+        manifest.pop(stale, None)
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
 
 @dataclass

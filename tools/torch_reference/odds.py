@@ -77,7 +77,7 @@ def train_seed(binary: str, out: Path, seed: int, flags: list[str],
     the results.csv of each."""
     import torch
 
-    from .cli import write_run
+    from .compare import write_run
     from .independent import train_arm
     torch.set_num_threads(1)
     work = out / f"s{seed}"
