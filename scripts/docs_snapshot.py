@@ -289,6 +289,12 @@ EXPERIMENTS = {
     "positions-12": ("configs/positions.toml",
                      "--figures pe_passkey,pe_length,rope_ext_markov,rope_ext_passkey,"
                      "t5_max_distance,t5_max_distance_markov --seeds-until-decided 12"),
+    # The four comparison figures (every method against plain on one task) at 12 seeds, where 5
+    # cannot decide anything among the report's comparisons.
+    "methods-12": ("configs/methods.toml",
+                   "--figures compare_length,compare_sum,compare_passkey,compare_markov "
+                   "--seeds 12",
+                   ("figures",)),
     "dependence": ("configs/dependence.toml", "", ("figures",)),
     "tokens": ("configs/tokens.toml", ""),
     "chomsky-quick": ("configs/chomsky-quick.toml", ""),
