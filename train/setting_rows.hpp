@@ -150,7 +150,8 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit(S{.key = "init_parent", .traits = S::kInternal}, s.init_parent);
   visit(S{.key = "random_positions",
           .help = "Positions of every sequence a sorted random subset of 0..N-1, in training and "
-                  "testing (randomized positions; learned, alibi, rope; 0: off)",
+                  "testing (randomized positions; every encoding that reads positions, all but "
+                  "nope; 0: off)",
           .label = "Position range"},
         s.random_positions);
   visit(S{.key = "misalign_alpha",

@@ -3,11 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <map>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/model.hpp"
+#include "models/positional_encodings.hpp"
 #include "tasks/task.hpp"
 #include "train/evaluate.hpp"
 #include "train/random_positions.hpp"
@@ -81,7 +83,16 @@ TEST_CASE("randomized positions: settings without a meaning are refused, naming 
   refused(-1, "rope", "must be >= 0");
   refused(64, "nope", "--pe nope reads no positions");
   refused(51, "alibi", "at least 52");
-  CHECK_NOTHROW(check_random_positions(52, "learned", TaskKind::kLength, t, 10, 50));
+  // Every encoding that reads positions takes them (Ruoss et al. randomize every encoding they
+  // compare); only one that reads none is refused.
+  for (const PositionalEncodingInfo& info : positional_encodings()) {
+    const std::string name = info.name;
+    CAPTURE(name);
+    if (info.pe == PositionalEncoding::kNope)
+      refused(64, name.c_str(), "reads no positions");
+    else
+      CHECK_NOTHROW(check_random_positions(52, name, TaskKind::kLength, t, 10, 50));
+  }
   CHECK_NOTHROW(check_random_positions(0, "nope", TaskKind::kLength, t, 10, 50));
   TrainSpec spec;
   spec.pe = "alibi";

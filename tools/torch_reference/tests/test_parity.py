@@ -70,6 +70,23 @@ CASES = [
     ("copy sinusoidal randomized positions", ["--task", "copy", "--pe", "sinusoidal",
                                               "--n-symbols", "6", "--l-train", "6", "--l-test",
                                               "6", "--random-positions", "40"]),
+    # Randomized positions with the other encodings that read positions (Ruoss et al. apply the
+    # scheme to every encoding they compare): RoPE's angles, a learned table's rows far past the
+    # sequence's length, T5's buckets and KERPLE's distances all taken from the sampled positions,
+    # which PyTorch reads from the batch log and evaluates directly.
+    ("copy rope randomized positions", ["--task", "copy", "--pe", "rope", "--n-symbols", "6",
+                                        "--l-train", "6", "--l-test", "6",
+                                        "--random-positions", "40"]),
+    ("copy learned randomized positions", ["--task", "copy", "--pe", "learned", "--n-symbols",
+                                           "6", "--l-train", "6", "--l-test", "6",
+                                           "--random-positions", "40"]),
+    ("copy t5 randomized positions", ["--task", "copy", "--pe", "t5", "--t5-buckets", "8",
+                                      "--t5-max-distance", "24", "--n-symbols", "6",
+                                      "--l-train", "6", "--l-test", "6",
+                                      "--random-positions", "40"]),
+    ("markov kerple randomized positions", ["--task", "markov", "--pe", "kerple", "--n-symbols",
+                                            "4", "--l-train", "8", "--l-test", "8",
+                                            "--random-positions", "40"]),
     # The token embedding scaled by sqrt(d_model) (4 here) beside the sinusoidal table, as
     # Vaswani et al. and the randomized-positions paper's code scale it.
     ("copy sinusoidal sqrt_d embedding", ["--task", "copy", "--pe", "sinusoidal",
