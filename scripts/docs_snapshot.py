@@ -318,6 +318,13 @@ EXPERIMENTS = {
     # 004-C2 and C3 on RoPE, 12 seeds, each into a copy of the folder before it.
     "vcl-c2": ("configs/vcl.toml", "--figures c2_rope_vs_oracle --seeds 12", ("figures",)),
     "vcl-c3": ("configs/vcl.toml", "--figures c3_pretrained,c3_tuned --seeds 12", ("figures",)),
+    # 004-C1 on passkey, all six encodings and their oracle comparisons, 12 seeds.
+    "vcl-passkey": ("configs/vcl.toml",
+                    "--figures passkey_c1_nope,passkey_c1_rope,passkey_c1_alibi,passkey_c1_t5,"
+                    "passkey_c1_kerple,passkey_c1_fire,passkey_c1_nope_vs_oracle,"
+                    "passkey_c1_rope_vs_oracle,passkey_c1_alibi_vs_oracle,passkey_c1_t5_vs_oracle,"
+                    "passkey_c1_kerple_vs_oracle,passkey_c1_fire_vs_oracle --seeds 12",
+                    ("figures",)),
 }
 
 # SOURCE -> its maker(DIR, docs/data/SOURCE); the experiments' also take log=FILE.
