@@ -325,6 +325,8 @@ EXPERIMENTS = {
                     "passkey_c1_rope_vs_oracle,passkey_c1_alibi_vs_oracle,passkey_c1_t5_vs_oracle,"
                     "passkey_c1_kerple_vs_oracle,passkey_c1_fire_vs_oracle --seeds 12",
                     ("figures",)),
+    # Randomized positions with every encoding that reads positions, on passkey, 12 seeds.
+    "randomized-positions": ("configs/randomized_positions.toml", "--seeds 12", ("figures",)),
 }
 
 # SOURCE -> its maker(DIR, docs/data/SOURCE); the experiments' also take log=FILE.
