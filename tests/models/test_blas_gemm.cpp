@@ -3,6 +3,7 @@
 // default model's), calls from several threads at once give each thread the bytes it gets alone,
 // and the rule that keeps OpenBLAS off cores its kernel is not tuned for.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -117,6 +118,11 @@ TEST_CASE("products called from several threads at once: each thread gets what i
   KernelScope scope(GemmKernel::kOpenBlas);
   // Side-by-side runs of a sweep are threads of one process. Debian's serial OpenBLAS guards no
   // buffer: two threads calling it back to back, as here, got 8 % of their products wrong.
+  // Every thread runs its products on as many OpenMP threads as this one computes the references
+  // with: OpenBLAS splits a product's sums by its team, so another team size gives other last bits
+  // (an earlier test's run leaves this thread at its own count, a new thread starts at the
+  // machine's), which is not the race this test looks for.
+  const int team = omp_get_max_threads();
   const int M[2] = {480, 480}, N[2] = {192, 64}, K[2] = {64, 256};
   std::vector<std::vector<float>> a(2), b(2), alone(2);
   for (int t = 0; t < 2; ++t) {
@@ -130,6 +136,7 @@ TEST_CASE("products called from several threads at once: each thread gets what i
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t)
     threads.emplace_back([&, t] {
+      omp_set_num_threads(team);
       std::vector<float> c(alone[t].size());
       for (int rep = 0; rep < 4000; ++rep) {
         cpu::blas_sgemm(false, false, M[t], N[t], K[t], a[t].data(), K[t], b[t].data(), N[t], 0.f,
@@ -156,6 +163,7 @@ TEST_CASE("products called from several threads at once: each thread gets what i
   threads.clear();
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&, t] {
+      omp_set_num_threads(team);
       for (int rep = 0; rep < 300; ++rep) {
         const Products p = run_linear(xs[t], ws[t], bs[t], dys[t], rows[t], in[t], out[t]);
         if (p.y != one[t].y || p.dx != one[t].dx || p.dw != one[t].dw) ++mismatches[t];
