@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "models/config.hpp"
+#include "models/decode_cache.hpp"
 #include "models/heads.hpp"
 #include "models/ops/tables.hpp"
 #include "models/packed_batch.hpp"
@@ -87,6 +88,31 @@ class Model {
   // (train/representation_stats.hpp).
   std::vector<T> download_attention_output(const PackedBatch<B>& in, int l) const;
 
+  // Incremental decoding (models/model_decode.hpp): the same blocks, each new token's keys and
+  // values appended to a cache and its query attending over it, so a token costs one query per
+  // layer, not a forward over its prefix. begin_decode: an empty cache (DecodeSetup says for how
+  // many sequences of how many tokens, attending how). A setting that depends on a batch's length
+  // (dynamic RoPE) is the full forward's for a batch whose largest position is max_position; a
+  // temperature by length is per sequence (DecodeSetup::lengths).
+  DecodeCache<B> begin_decode(const DecodeSetup& setup);
+  // n_seq sequences of up to `capacity` tokens at positions 0, 1, …, every model attending by
+  // `attention`.
+  DecodeCache<B> begin_decode(int n_seq, int capacity, const AttentionSpec& attention = {},
+                              const std::vector<int>& lengths = {}) {
+    std::vector<const AttentionSpec*> specs(K_, &attention);
+    return begin_decode(DecodeSetup{n_seq, capacity, -1, specs, lengths});
+  }
+  // Appends tokens[k·n_seq + s] to sequence s of model k (any number, none included), at
+  // positions[k·n_seq + s] when given (non-decreasing, at most the setup's max_position), else
+  // each one past its sequence's last; returns the token head's logits: with every_row, at every
+  // appended row, [K, R, V] with model k's rows sequence by sequence and R the most rows a model
+  // appended (padding 0); else at each sequence's last appended row, [K, n_seq, V] (0 for a
+  // sequence given none). Throws UsageError, and appends nothing, for a token outside the
+  // vocabulary, a position out of order or range, or a sequence past the cache's capacity.
+  std::vector<T> decode(DecodeCache<B>& cache, const std::vector<std::vector<int>>& tokens,
+                        bool every_row = false,
+                        const std::vector<std::vector<int>>* positions = nullptr);
+
  private:
   // How a training pass lays out one batch's activations: N rows, Q = n_query() read rows; each
   // layer's slot holds max(N, Q) rows (N below the last layer, Q in the last one past its
@@ -155,14 +181,25 @@ class Model {
     T* row_stats = nullptr;  // inference: [K, Q, n_head, 2] attention statistics, or null
   };
   void prepare(const PackedBatch<B>& in);
+  // The tables a forward over positions 0..max_position attending by `attention` reads: a fixed
+  // absolute table's rows, RoPE's angles, the bias tables.
+  void prepare_tables(int max_position, const AttentionSpec& attention);
   // Layer l's attention settings for the batch (its bias table among them).
-  ops::AttentionArgs<T> attention_args(const PackedBatch<B>& in, int l) const;
+  ops::AttentionArgs<T> attention_args(const PackedBatch<B>& in, int l) const {
+    return attention_args(in.attention, in.scaled ? in.seq_scale.data() : nullptr, l);
+  }
+  // The same for sequences attending by `attention` with logit multipliers seq_scale [K, S]
+  // (null: 1).
+  ops::AttentionArgs<T> attention_args(const AttentionSpec& attention, const T* seq_scale,
+                                       int l) const;
   // The bias tables for distances 0..cols−1: fixed ones once per size, learned ones from the
   // parameters before every forward.
   void update_bias_tables(int rows, int cols);
   // The learned bias's dLoss/db tables → its parameters' gradients (added into grads()).
   void chain_bias_gradients();
   void block_forward(int l, const BlockTensors& t, const PackedBatch<B>& in, bool train);
+  // The block past attention, at t.Q rows: t.atty (attention's output) → t.out.
+  void block_after_attention(int l, const BlockTensors& t);
   // Layer l's backward, from the activations the training forward kept: grad_act_.dresid (or, in
   // the last layer, dresid_q) holds dLoss/d(layer output) and becomes dLoss/d(layer input).
   void block_backward(int l, const PackedBatch<B>& in);

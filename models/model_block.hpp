@@ -16,7 +16,7 @@ template <class B>
 void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>& in, bool train) {
   const ModelConfig& c = config_;
   const auto& L = w_.layers[l];
-  const int N = in.rows, Q = t.Q, d = c.d_model, f = c.d_ff, H = c.n_head;
+  const int N = in.rows, Q = t.Q, d = c.d_model, H = c.n_head;
   const ops::Models m = models();
   const ops::Seqs seqs = in.seqs();
   ops::AttentionArgs<T> args = attention_args(in, l);
@@ -37,6 +37,14 @@ void Model<B>::block_forward(int l, const BlockTensors& t, const PackedBatch<B>&
   } else {
     B::attention_forward(t.atty, t.att, qkv_att, d, H, args, in.prob(), seqs, m);
   }
+  block_after_attention(l, t);
+}
+
+template <class B>
+void Model<B>::block_after_attention(int l, const BlockTensors& t) {
+  const auto& L = w_.layers[l];
+  const int Q = t.Q, d = config_.d_model, f = config_.d_ff;
+  const ops::Models m = models();
   const size_t Qd = static_cast<size_t>(K_) * Q * d, Qf = static_cast<size_t>(K_) * Q * f;
   B::linear_forward(t.mid, t.atty, L.w_o, L.b_o, Q, d, d, m);
   B::add_inplace(t.mid, t.x_q, Qd);  // residual

@@ -159,26 +159,30 @@ void Model<B>::prepare(const PackedBatch<B>& in) {
   if (in.n_models != K_)
     throw std::invalid_argument(
         fmt::format("Model: a batch packed for {} models given to {}", in.n_models, K_));
+  prepare_tables(in.max_position, in.attention);
+}
+
+template <class B>
+void Model<B>::prepare_tables(int max_position, const AttentionSpec& attention) {
   // RoPE by relative distance inside attention only when a cap bends it; otherwise q and k are
   // rotated by position beforehand (the same numbers, fewer operations).
-  if (encoding_->absolute == AbsoluteTable::kFixed && in.max_position >= position_rows_) {
+  if (encoding_->absolute == AbsoluteTable::kFixed && max_position >= position_rows_) {
     // The rows up to the batch's largest position, computed in double and rounded.
-    const int rows = in.max_position + 1, d = config_.d_model;
+    const int rows = max_position + 1, d = config_.d_model;
     std::vector<double> values(static_cast<size_t>(rows) * d);
     encoding_->absolute_values(0, rows, d, values.data());
     const std::vector<T> host(values.begin(), values.end());
     B::upload(position_table_, host.data(), host.size());
     position_rows_ = rows;
   }
-  const ops::AttentionWindow& window = in.attention.window;
+  const ops::AttentionWindow& window = attention.window;
   rope_in_attention_ = rotary() && window.max_distance > 0;
   if (rotary()) {
-    const int need = rope_in_attention_ ? window.max_distance + 1 : in.max_position + 1;
+    const int need = rope_in_attention_ ? window.max_distance + 1 : max_position + 1;
     // The batch's angles: plain, the extension the model trains with, or a test-time one
     // (models/rope_scaling.hpp)
-    const RopeAngles angles =
-        rope_angles(in.attention.rope_at(in.max_position, config_.rope_scaling), config_.head_dim(),
-                    config_.rope_base, in.max_position + 1);
+    const RopeAngles angles = rope_angles(attention.rope_at(max_position, config_.rope_scaling),
+                                          config_.head_dim(), config_.rope_base, max_position + 1);
     if (rope_host_.ensure(need, angles.theta, angles.position_scale)) {
       B::upload(rope_cos_, rope_host_.cos.data(), rope_host_.cos.size());
       B::upload(rope_sin_, rope_host_.sin.data(), rope_host_.sin.size());
@@ -186,10 +190,9 @@ void Model<B>::prepare(const PackedBatch<B>& in) {
   }
   if (bias_) {  // distances 0 .. the longest (capped) one in the batch
     const int reach =
-        window.max_distance > 0 ? std::min(window.max_distance, in.max_position) : in.max_position;
+        window.max_distance > 0 ? std::min(window.max_distance, max_position) : max_position;
     // FIRE's rows: every query position of the batch
-    update_bias_tables(bias_->by_query_position() ? in.max_position + 1 : 1,
-                       std::max(reach, 0) + 1);
+    update_bias_tables(bias_->by_query_position() ? max_position + 1 : 1, std::max(reach, 0) + 1);
   }
 }
 
@@ -245,8 +248,8 @@ void Model<B>::chain_bias_gradients() {
 }
 
 template <class B>
-ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const PackedBatch<B>& in,
-                                                                int l) const {
+ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const AttentionSpec& attention,
+                                                                const T* seq_scale, int l) const {
   ops::AttentionArgs<T> a;
   if (bias_) {
     const size_t per = static_cast<size_t>(config_.n_head) * bias_rows_ * bias_cols_;
@@ -256,9 +259,9 @@ ops::AttentionArgs<typename B::Scalar> Model<B>::attention_args(const PackedBatc
     a.bias_cols = bias_cols_;
     a.bias_stride = bias_->learned() ? per : 0;
   }
-  a.seq_scale = in.scaled ? in.seq_scale.data() : nullptr;
-  a.seq_scale_bias = in.attention.scale_covers_bias;
-  a.window = in.attention.window;
+  a.seq_scale = seq_scale;
+  a.seq_scale_bias = attention.scale_covers_bias;
+  a.window = attention.window;
   if (rope_in_attention_) {
     a.rope_cos = rope_cos_.data();
     a.rope_sin = rope_sin_.data();
@@ -288,5 +291,6 @@ void Model<B>::heads_forward(const T* x_q, const PackedBatch<B>& in, bool keep) 
 }  // namespace lenlab
 
 #include "models/model_block.hpp"
+#include "models/model_decode.hpp"
 #include "models/model_infer.hpp"
 #include "models/model_train.hpp"

@@ -26,6 +26,7 @@
 #include "tasks/task.hpp"
 #include "tests/cuda/model_support.hpp"
 #include "tests/cuda/parity.hpp"
+#include "tests/support/decode_parity.hpp"
 #include "tests/support/test_paths.hpp"
 #include "train/evaluate.hpp"
 #include "train/trainer.hpp"
@@ -171,6 +172,21 @@ TEST_CASE("attention outputs read back on the GPU match the CPU's (representatio
       }
     }
   }
+}
+
+TEST_CASE("decoding from the cache on the GPU gives the full forward's logits") {
+  // tests/support/decode_parity.hpp's table of settings, as tests/models/test_decode.cpp runs it
+  // on the CPU; the GPU's full forward is checked against the CPU's above.
+  for (const PositionalEncodingInfo& info : positional_encodings())
+    for (const DecodeSetting& setting : decode_settings()) {
+      CAPTURE(positional_encoding_name(info.pe) + ", " + setting.name);
+      ModelConfig c = small_config(info.pe);
+      c.token_head = true;
+      c.vocab_size = 6;
+      Model<CudaBackend> gpu(c);
+      gpu.init(11);
+      check_decode_parity(gpu, setting.attention, 1e-5);
+    }
 }
 
 }  // namespace lenlab::test

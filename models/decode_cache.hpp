@@ -1,0 +1,70 @@
+#pragma once
+// The key–value cache of incremental decoding (Model::begin_decode and Model::decode,
+// models/model_decode.hpp). Per layer it holds the [q|k|v] rows of every token seen so far
+// (rotated when RoPE rotates q and k before attention), sequence s of model k in a slot of
+// `capacity` rows at rows s·capacity.., so that the inference attention (attention_infer) reads
+// it exactly as it reads a packed batch: a query at row i of its slot sees keys 0..i, and the rows
+// past the ones filled are never read. q is kept beside k and v because attention_infer reads
+// rows of that one layout: a third more memory than k and v alone.
+#include <cstddef>
+#include <vector>
+
+#include "models/attention_spec.hpp"
+#include "models/ops/args.hpp"
+
+namespace lenlab {
+
+// What a cache is begun for (Model::begin_decode).
+struct DecodeSetup {
+  int n_seq = 1;          // sequences per model
+  int capacity = 0;       // tokens a sequence holds at most
+  int max_position = -1;  // the largest position id a token will take; −1: capacity − 1
+  // How each model attends (one per model, windows and RoPE extensions alike, as in
+  // PackedBatch::pack), or empty: plain causal attention.
+  std::vector<const AttentionSpec*> attention;
+  // [K·n_seq] each sequence's full length in tokens, which sets a temperature by length as the
+  // full forward of that sequence would; empty: capacity.
+  std::vector<int> lengths;
+};
+
+template <class B>
+struct DecodeCache {
+  using T = typename B::Scalar;
+  template <class U>
+  using Buffer = typename B::template Buffer<U>;
+
+  int n_models = 0;                // K
+  int n_seq = 0;                   // S: sequence slots per model
+  int capacity = 0;                // C: tokens a slot holds
+  int n_layer = 0, width = 0;      // the model's layers and d_model
+  int max_position = 0;            // the largest position id a token may take
+  AttentionSpec attention;         // the window and RoPE extension (model 0's spec)
+  std::vector<int> filled;         // [K, S] tokens each sequence holds (host)
+  std::vector<int> last_position;  // [K, S] the position of each sequence's last token, or −1
+
+  Buffer<T> qkv;          // [n_layer, K, S·C, 3d]
+  Buffer<int> offsets;    // [K, S + 1]: slot s starts at row s·C
+  Buffer<int> positions;  // [K, S·C]: each cached row's position (0, 1, … unless given)
+  Buffer<T> seq_scale;    // [K, S] logit multipliers (only when scaled)
+  bool scaled = false;
+
+  // A step's rows, rebuilt by every decode(): the appended tokens [K, Q] (model k's sequence by
+  // sequence), their positions, offsets [K, S + 1] among them, their rows in the cache [K, Q], the
+  // rows read ([K, R], indices into the appended rows), the same as cache rows, and 0..R−1 (the
+  // token head's index into the read rows).
+  Buffer<int> step_tokens, step_positions, step_offsets, step_cache_rows;
+  Buffer<int> read_rows, read_cache_rows, read_index;
+
+  size_t rows() const { return static_cast<size_t>(n_seq) * capacity; }  // per model
+  // The cache's size in bytes (the [q|k|v] rows and their positions).
+  size_t bytes() const {
+    const size_t per_model =
+        rows() * (static_cast<size_t>(n_layer) * 3 * width * sizeof(T) + sizeof(int));
+    return per_model * n_models;
+  }
+  ops::Seqs seqs() const {
+    return {offsets.data(), positions.data(), n_seq, static_cast<int>(rows())};
+  }
+};
+
+}  // namespace lenlab

@@ -1,0 +1,240 @@
+#pragma once
+// Model<B>'s incremental decoding (included by models/model_impl.hpp; the cache:
+// models/decode_cache.hpp). A step runs the blocks on the appended rows only: their [q|k|v] rows
+// are written into the cache, their queries attend over it with the inference attention
+// (attention_infer, every backend's), and the block past attention runs on them as in infer().
+// The last block runs at the rows read only, as in infer(). So a token costs one query over the
+// cache per layer; the logits equal the full forward's at the same rows up to float rounding
+// (tests/models/test_decode.cpp).
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "core/error.hpp"
+#include "models/model.hpp"
+
+namespace lenlab {
+
+template <class B>
+DecodeCache<B> Model<B>::begin_decode(const DecodeSetup& setup) {
+  const int n_seq = setup.n_seq, capacity = setup.capacity;
+  if (n_seq < 1 || capacity < 1)
+    throw UsageError(
+        fmt::format("decoding needs at least one sequence of at least one token (given {} of {})",
+                    n_seq, capacity));
+  const int max_position = setup.max_position < 0 ? capacity - 1 : setup.max_position;
+  const size_t K = K_, S = n_seq, C = capacity;
+  if (!setup.lengths.empty() && setup.lengths.size() != K * S)
+    throw std::invalid_argument("begin_decode: one length per sequence of every model, or none");
+  if (!setup.attention.empty() && setup.attention.size() != K)
+    throw std::invalid_argument("begin_decode: one attention spec per model, or none");
+  if (positional_encoding_info(config_.pe).learned_table() && max_position >= config_.max_positions)
+    throw UsageError(fmt::format(
+        "decoding up to position {} is past the learned position table ({} rows); learned "
+        "positions cannot be evaluated past their table",
+        max_position, config_.max_positions));
+  static const AttentionSpec kPlain;
+  const auto spec = [&](size_t k) -> const AttentionSpec& {
+    return setup.attention.empty() ? kPlain : *setup.attention[k];
+  };
+  DecodeCache<B> c;
+  c.n_models = K_;
+  c.n_seq = n_seq;
+  c.capacity = capacity;
+  c.n_layer = config_.n_layer;
+  c.width = config_.d_model;
+  c.max_position = max_position;
+  c.attention = spec(0);
+  for (size_t k = 1; k < K; ++k) {
+    const AttentionSpec& a = spec(k);
+    const ops::AttentionWindow &w = a.window, &w0 = c.attention.window;
+    if (w.n_global != w0.n_global || w.n_local != w0.n_local || w.max_distance != w0.max_distance ||
+        a.rope.kind != c.attention.rope.kind || a.rope.factor != c.attention.rope.factor ||
+        a.rope_auto != c.attention.rope_auto ||
+        a.scale_covers_bias != c.attention.scale_covers_bias)
+      throw std::invalid_argument(
+          "models decoded together need the same attention windows, rope scaling and "
+          "temperature scope");
+  }
+  c.filled.assign(K * S, 0);
+  c.last_position.assign(K * S, -1);
+  const size_t cache_size = static_cast<size_t>(config_.n_layer) * K * S * C * 3 * config_.d_model;
+  B::reserve(c.qkv, cache_size);
+  B::fill_zero(c.qkv.data(), cache_size);  // decode() adds each row into its zeros once
+  std::vector<int> off(K * (S + 1)), pos(K * S * C);
+  for (size_t k = 0; k < K; ++k) {
+    for (size_t s = 0; s <= S; ++s) off[k * (S + 1) + s] = static_cast<int>(s * C);
+    for (size_t s = 0; s < S; ++s)
+      for (size_t i = 0; i < C; ++i) pos[(k * S + s) * C + i] = static_cast<int>(i);
+  }
+  B::upload(c.offsets, off.data(), off.size());
+  B::upload(c.positions, pos.data(), pos.size());
+  // The logit multipliers as PackedBatch::pack sets them: each model's spec's for the sequence's
+  // length, times YaRN's for the largest position.
+  const double rope_scale =
+      rope_logit_scale(c.attention.rope_at(max_position, config_.rope_scaling));
+  std::vector<T> scale(K * S);
+  for (size_t i = 0; i < K * S; ++i) {
+    const int tokens = setup.lengths.empty() ? capacity : setup.lengths[i];
+    scale[i] = static_cast<T>(spec(i / S).scale_for(tokens) * rope_scale);
+    c.scaled = c.scaled || scale[i] != T(1);
+  }
+  if (c.scaled) B::upload(c.seq_scale, scale.data(), scale.size());
+  return c;
+}
+
+template <class B>
+std::vector<typename B::Scalar> Model<B>::decode(DecodeCache<B>& c,
+                                                 const std::vector<std::vector<int>>& tokens,
+                                                 bool every_row,
+                                                 const std::vector<std::vector<int>>* positions) {
+  const ModelConfig& cfg = config_;
+  const int S = c.n_seq, C = c.capacity, d = cfg.d_model, H = cfg.n_head, V = cfg.vocab_size;
+  const size_t K = K_;
+  if (c.n_models != K_ || c.n_layer != cfg.n_layer || c.width != d)
+    throw std::invalid_argument("decode: a cache begun for another model shape");
+  if (tokens.size() != K * S)
+    throw std::invalid_argument(
+        fmt::format("decode: {} token lists for {} models of {} sequences", tokens.size(), K, S));
+  if (positions && positions->size() != tokens.size())
+    throw std::invalid_argument("decode: one position list per token list");
+  // The appended rows, model k's sequence by sequence: Q, the most any model appends.
+  int Q = 0;
+  for (size_t k = 0; k < K; ++k) {
+    int n = 0;
+    for (int s = 0; s < S; ++s) {
+      const std::vector<int>& add = tokens[k * S + s];
+      const int have = c.filled[k * S + s];
+      if (have + static_cast<int>(add.size()) > C)
+        throw UsageError(
+            fmt::format("sequence {} would hold {} tokens, past the cache's capacity of {}", s,
+                        have + add.size(), C));
+      for (size_t i = 0; i < add.size(); ++i)
+        if (add[i] < 0 || add[i] >= V)
+          throw UsageError(
+              fmt::format("token id {} (sequence {}, offset {}) outside the "
+                          "vocabulary of {}",
+                          add[i], s, have + i, V));
+      if (positions) {
+        const std::vector<int>& at = (*positions)[k * S + s];
+        if (at.size() != add.size())
+          throw std::invalid_argument("decode: one position per appended token");
+        int previous = c.last_position[k * S + s];
+        for (size_t i = 0; i < at.size(); ++i) {
+          if (at[i] < previous || at[i] < 0 || at[i] > c.max_position)
+            throw UsageError(fmt::format(
+                "position {} (sequence {}, offset {}) must be at least the previous one ({}) and "
+                "at most the cache's largest, {}",
+                at[i], s, have + i, std::max(previous, 0), c.max_position));
+          previous = at[i];
+        }
+      } else if (c.last_position[k * S + s] + static_cast<int>(add.size()) > c.max_position) {
+        throw UsageError(
+            fmt::format("sequence {} would reach position {}, past the cache's largest, {}", s,
+                        c.last_position[k * S + s] + add.size(), c.max_position));
+      }
+      n += static_cast<int>(add.size());
+    }
+    Q = std::max(Q, n);
+  }
+  const int R = every_row ? Q : S;
+  std::vector<T> logits(K * R * V, T(0));
+  if (Q == 0) return logits;
+  std::vector<int> tok(K * Q, 0), pos(K * Q, 0), off(K * (S + 1), 0), rows(K * Q, -1);
+  std::vector<int> read(K * R, -1), read_rows(K * R, -1), index(K * R, -1);
+  for (size_t k = 0; k < K; ++k) {
+    int q = 0;
+    for (int s = 0; s < S; ++s) {
+      off[k * (S + 1) + s] = q;
+      const std::vector<int>& add = tokens[k * S + s];
+      int& have = c.filled[k * S + s];
+      int& last_position = c.last_position[k * S + s];
+      for (size_t i = 0; i < add.size(); ++i) {
+        last_position = positions ? (*positions)[k * S + s][i] : last_position + 1;
+        tok[k * Q + q] = add[i];
+        pos[k * Q + q] = last_position;
+        rows[k * Q + q] = s * C + have;
+        if (every_row) read[k * R + q] = q;
+        ++q, ++have;
+      }
+      if (positions && !add.empty())  // the cached rows' positions, where they are not 0, 1, …
+        B::upload_to(c.positions.data() + (k * S + s) * C + (have - add.size()),
+                     pos.data() + k * Q + (q - add.size()), add.size());
+      if (!every_row && !add.empty()) read[k * R + s] = q - 1;
+    }
+    off[k * (S + 1) + S] = q;
+    for (int r = 0; r < R; ++r)
+      if (read[k * R + r] >= 0) {
+        read_rows[k * R + r] = rows[k * Q + read[k * R + r]];
+        index[k * R + r] = r;
+      }
+  }
+  B::upload(c.step_tokens, tok.data(), tok.size());
+  B::upload(c.step_positions, pos.data(), pos.size());
+  B::upload(c.step_offsets, off.data(), off.size());
+  B::upload(c.step_cache_rows, rows.data(), rows.size());
+  B::upload(c.read_rows, read.data(), read.size());
+  B::upload(c.read_cache_rows, read_rows.data(), read_rows.size());
+  B::upload(c.read_index, index.data(), index.size());
+
+  // Every call, as every forward: another forward may have resized the tables since.
+  prepare_tables(c.max_position, c.attention);
+  const ops::Models m = models();
+  const ops::Seqs step{c.step_offsets.data(), c.step_positions.data(), S, Q};
+  const ops::Seqs cached = c.seqs();
+  const size_t rows_max = std::max(Q, R), Nd = K * rows_max * d;
+  InferScratch& s = infer_;
+  for (auto* v : {&s.x0, &s.x1, &s.ln1, &s.x_q, &s.atty, &s.mid, &s.ln2}) B::reserve(*v, Nd);
+  B::reserve(s.qkv, 3 * K * Q * d);
+  if (rotary()) B::reserve(s.qkv_rope, 3 * K * Q * d);
+  for (auto* v : {&s.fch, &s.fch_gelu}) B::reserve(*v, K * rows_max * cfg.d_ff);
+
+  B::embedding_forward(s.x0.data(), c.step_tokens.data(), w_.wte, token_scale(), absolute_table(),
+                       absolute_stride(), d, step, m);
+  T* x = s.x0.data();
+  T* next = s.x1.data();
+  const size_t layer_size = K * c.rows() * 3 * d;
+  for (int l = 0; l < cfg.n_layer; ++l) {
+    const auto& L = w_.layers[l];
+    T* cache = c.qkv.data() + l * layer_size;
+    // The appended rows' [q|k|v] (rotated: RoPE first), written into their cache rows (gather's
+    // backward adds them into rows never written before, which hold 0: a copy).
+    B::layernorm_forward(s.ln1.data(), nullptr, nullptr, x, L.ln1_g, L.ln1_b, Q, d, m);
+    B::linear_forward(s.qkv.data(), s.ln1.data(), L.w_qkv, L.b_qkv, Q, d, 3 * d, m);
+    const T* qkv = s.qkv.data();
+    if (rope_first()) {
+      B::rope_forward(s.qkv_rope.data(), s.qkv.data(), rope_cos_.data(), rope_sin_.data(), d, H,
+                      step, m);
+      qkv = s.qkv_rope.data();
+    }
+    B::gather_rows_backward(cache, qkv, c.step_cache_rows.data(), Q, static_cast<int>(c.rows()),
+                            3 * d, m);
+    const bool last = l == cfg.n_layer - 1;
+    BlockTensors t{};
+    t.Q = last ? R : Q;
+    t.x = x;
+    t.x_q = x;
+    if (last) {  // the residual at the read rows only
+      B::gather_rows_forward(s.x_q.data(), x, c.read_rows.data(), R, Q, d, m);
+      t.x_q = s.x_q.data();
+    }
+    t.atty = s.atty.data();
+    t.mid = s.mid.data();
+    t.ln2 = s.ln2.data();
+    t.fch = s.fch.data();
+    t.fch_gelu = s.fch_gelu.data();
+    t.out = next;
+    const ops::AttentionArgs<T> args =
+        attention_args(c.attention, c.scaled ? c.seq_scale.data() : nullptr, l);
+    B::attention_infer(t.atty, cache, last ? c.read_cache_rows.data() : c.step_cache_rows.data(),
+                       t.Q, d, H, args, cached, m);
+    block_after_attention(l, t);
+    std::swap(x, next);
+  }
+  B::reserve(token_out_, K * R * V);
+  token_head_.forward(token_out_.data(), x, c.read_index.data(), R, R, cfg, w_, m, false);
+  B::download(logits.data(), token_out_.data(), logits.size());
+  return logits;
+}
+
+}  // namespace lenlab
