@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "tasks/task.hpp"
+#include "tasks/token_tasks.hpp"
 #include "train/temperature_search.hpp"
 
 namespace lenlab {
@@ -15,8 +16,17 @@ std::vector<std::string> plot_kinds() {
 }
 
 std::vector<std::string> metric_names() {
-  return {"mse",        "token_accuracy", "exact_match",       "cross_entropy",     "excess_ce",
-          "perplexity", "bits_per_char",  "attention_entropy", "attention_max_prob"};
+  return {"mse",
+          "token_accuracy",
+          "exact_match",
+          "generated_token_accuracy",
+          "generated_exact_match",
+          "cross_entropy",
+          "excess_ce",
+          "perplexity",
+          "bits_per_char",
+          "attention_entropy",
+          "attention_max_prob"};
 }
 
 std::vector<std::string> position_metrics() {
@@ -27,10 +37,16 @@ bool is_attention_metric(const std::string& metric) {
   return metric == "attention_entropy" || metric == "attention_max_prob";
 }
 
+bool is_generated_metric(const std::string& metric) {
+  return metric == "generated_token_accuracy" || metric == "generated_exact_match";
+}
+
 std::vector<std::string> task_metrics(TaskKind task) {
   // The family's metrics, then the task's own (its row's extra_metrics, comma-separated).
   std::vector<std::string> out = {"mse"};
   if (is_token_task(task)) out = {"token_accuracy", "exact_match", "cross_entropy"};
+  if (is_token_task(task) && !task_every_row_answers(task))  // an answer to write
+    out.insert(out.end(), {"generated_token_accuracy", "generated_exact_match"});
   std::string extra = task_info(task).extra_metrics;
   for (size_t at = 0; at < extra.size();) {
     const size_t comma = std::min(extra.find(',', at), extra.size());
@@ -50,13 +66,16 @@ bool metric_is_raw_loss(const std::string& metric) {
 }
 
 bool metric_is_fraction(const std::string& metric) {
-  return metric == "token_accuracy" || metric == "exact_match";
+  return metric == "token_accuracy" || metric == "exact_match" || is_generated_metric(metric);
 }
 
 std::string metric_label(const std::string& metric) {
   if (metric == "mse") return "test MSE";
   if (metric == "token_accuracy") return "token accuracy";
   if (metric == "exact_match") return "exact match (fraction of sequences)";
+  if (metric == "generated_token_accuracy") return "token accuracy, greedy decoding";
+  if (metric == "generated_exact_match")
+    return "exact match, greedy decoding (fraction of sequences)";
   if (metric == "cross_entropy") return "cross-entropy (nats)";
   if (metric == "excess_ce") return "excess cross-entropy (nats)";
   if (metric == "perplexity") return "perplexity (per character)";
@@ -76,6 +95,8 @@ double metric_value(const LengthResult& row, const std::string& metric) {
   if (row.token) {
     if (metric == "token_accuracy") return row.token_accuracy;
     if (metric == "exact_match") return row.exact_match;
+    if (metric == "generated_token_accuracy") return row.generated_token_accuracy;
+    if (metric == "generated_exact_match") return row.generated_exact_match;
     if (metric == "cross_entropy") return row.cross_entropy;
     if (metric == "excess_ce") return row.excess_ce;
     if (metric == "perplexity") return std::exp(row.cross_entropy);

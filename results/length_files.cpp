@@ -22,6 +22,8 @@ constexpr const char* kResultsHeader =
 constexpr const char* kTokenResultsHeader =
     "length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens,"
     "chain_cross_entropy";
+// With greedy decoding (EvalJob::greedy): the scores of the written answer, two more columns.
+constexpr const char* kGeneratedColumns = ",generated_token_accuracy,generated_exact_match";
 constexpr const char* kPositionsHeader =
     "length,position,cross_entropy,entropy,excess_ce,token_accuracy,chain_cross_entropy";
 // The files of runs evaluated by an earlier lenlab (up to 96a8ecd), whose markov excess_ce was the
@@ -65,7 +67,12 @@ LengthResult& result_of_row(const CsvRows& csv, std::vector<LengthResult>& resul
 
 std::vector<LengthResult> parse_token_results(const std::string& text, const std::string& where) {
   const bool before_pairing = first_line(text) == kTokenResultsHeaderBefore;
-  CsvRows csv(text, where, before_pairing ? kTokenResultsHeaderBefore : kTokenResultsHeader,
+  const std::string generated_header = std::string(kTokenResultsHeader) + kGeneratedColumns;
+  const bool generated = first_line(text) == generated_header;
+  CsvRows csv(text, where,
+              before_pairing ? kTokenResultsHeaderBefore
+              : generated    ? generated_header.c_str()
+                             : kTokenResultsHeader,
               "results");
   std::vector<LengthResult> rows;
   while (csv.next()) {
@@ -90,6 +97,10 @@ std::vector<LengthResult> parse_token_results(const std::string& text, const std
       if (std::isinf(r.chain_cross_entropy) ||
           std::isnan(r.chain_cross_entropy) != std::isnan(r.excess_ce))
         throw csv.not_finite(8, " (nan exactly where excess_ce is nan: a task without a chain)");
+    }
+    if (generated) {
+      r.generated_token_accuracy = csv.finite(9);
+      r.generated_exact_match = csv.finite(10);
     }
     if (!rows.empty() &&
         std::make_pair(r.length, r.depth) <= std::make_pair(rows.back().length, rows.back().depth))
@@ -136,14 +147,23 @@ std::vector<std::string> write_length_files(const std::filesystem::path& dir,
 
 std::string results_csv_text(const std::vector<LengthResult>& rows) {
   const bool token = !rows.empty() && rows.front().token;
-  std::string out = std::string(token ? kTokenResultsHeader : kResultsHeader) + "\n";
+  // The generated columns when every row has them (a run decoded greedily), else none.
+  const bool generated = token && std::all_of(rows.begin(), rows.end(), [](const LengthResult& r) {
+                           return !std::isnan(r.generated_token_accuracy);
+                         });
+  std::string out = std::string(token ? kTokenResultsHeader : kResultsHeader) +
+                    (generated ? kGeneratedColumns : "") + "\n";
   for (const LengthResult& r : rows) {
     if (r.token != token)
       throw std::logic_error("results_csv_text: scalar and token results in one file");
     if (token)
-      out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g}\n", r.length,
+      out += fmt::format("{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g}", r.length,
                          depth_cell(r.depth), r.token_accuracy, r.exact_match, r.cross_entropy,
-                         r.excess_ce, r.n_sequences, r.n_answer_tokens, r.chain_cross_entropy);
+                         r.excess_ce, r.n_sequences, r.n_answer_tokens, r.chain_cross_entropy) +
+             (generated ? fmt::format(",{:.9g},{:.9g}", r.generated_token_accuracy,
+                                      r.generated_exact_match)
+                        : "") +
+             "\n";
     else
       out += fmt::format("{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n", r.length, r.mse,
                          r.mean_prediction, r.mean_target, r.mse_reparam, r.n_sequences,

@@ -37,6 +37,8 @@ std::vector<std::string> in_listing_order(std::vector<std::string> files,
 // chain_cross_entropy nan unless markov):
 //   length,depth,token_accuracy,exact_match,cross_entropy,excess_ce,n_sequences,n_answer_tokens,
 //   chain_cross_entropy
+// and, for a run evaluated with greedy decoding (EvalJob::greedy), two more:
+//   generated_token_accuracy,generated_exact_match
 // A token file written by an earlier lenlab (without chain_cross_entropy) still reads, unless it
 // holds a markov excess: that one was measured against H_t and is refused (UsageError saying how
 // to measure it again).

@@ -16,6 +16,7 @@ void check_eval_changes(const EvalChanges& c) {
   if (!c.lengths.empty()) parse_lengths(c.lengths, "--lengths", kMaxLength);
   if (!c.depths.empty()) parse_depths(c.depths, "--depths");
   check_temperature(c.attention.temperature);
+  check_decode(c.attention.decode);
   search_grid(c.attention);
 }
 

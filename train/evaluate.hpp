@@ -58,6 +58,10 @@ struct LengthResult {
   double token_accuracy = 0;  // answer rows whose argmax is the label, fraction
   double exact_match = 0;     // sequences with every answer row right, fraction
   double cross_entropy = 0;   // mean −log p(label) per answer row, nats
+  // With EvalJob::greedy (else NaN): the same two scores of the answer the model writes, each
+  // answer row's token its own argmax at the row before (train/greedy_decode.hpp).
+  double generated_token_accuracy = std::numeric_limits<double>::quiet_NaN();
+  double generated_exact_match = std::numeric_limits<double>::quiet_NaN();
   // Markov only (else NaN): the chain's own log-loss on the same answer tokens, mean −log P(x_t |
   // its context) per row, and the model's excess over it, cross_entropy − chain_cross_entropy.
   // Paired on the tokens, the excess carries no test-set sampling noise of the chain's own loss:
@@ -137,6 +141,9 @@ struct EvalJob {
   uint64_t eval_seed = 0;
   AttentionSpec attention;       // at test time (inference-side methods); default: plain causal
   bool attention_stats = false;  // also measure LengthResult::attention
+  // Token tasks: also score greedy decoding (LengthResult::generated_token_accuracy and
+  // generated_exact_match).
+  bool greedy = false;
   // Also measure LengthResult::logits, on the first kAttentionProbeSamples sequences of each
   // length, through the training forward (which keeps the probabilities).
   bool attention_logits = false;

@@ -11,6 +11,7 @@
 
 #include "train/attention_stats.hpp"
 #include "train/evaluate.hpp"
+#include "train/greedy_decode.hpp"
 #include "train/random_positions.hpp"
 #include "train/untrained_bias.hpp"
 
@@ -294,6 +295,8 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
         }
       }
     }
+    // What the model writes (EvalJob::greedy), from the key-value cache.
+    const std::vector<std::vector<char>> greedy = greedy_correct(model, jobs, full, max_rows);
     // The probes through the training forward: attention logits, representation distances.
     std::vector<std::optional<AttentionLogitsAccumulator>> logits(K);
     std::vector<std::optional<RepresentationSample>> representation(K);
@@ -321,6 +324,7 @@ std::vector<std::vector<LengthResult>> evaluate(Model<B>& model, const std::vect
     for (int k = 0; k < K; ++k) {
       if (scorers[k]) results[k].push_back(scorers[k]->finish());
       if (token_scorers[k]) results[k].push_back(token_scorers[k]->finish());
+      if (full[k] && jobs[k].greedy) add_generated_scores(results[k].back(), *full[k], greedy[k]);
       if (stats[k]) results[k].back().attention = stats[k]->finish();
       if (logits[k]) results[k].back().logits = logits[k]->finish();
       if (representation[k])

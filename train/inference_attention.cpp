@@ -10,6 +10,7 @@
 #include "core/text_rule.hpp"
 #include "models/encodings/encoding_math.hpp"
 #include "tasks/task.hpp"
+#include "tasks/token_tasks.hpp"
 
 namespace lenlab {
 
@@ -122,6 +123,14 @@ std::optional<AlignBy> temperature_alignment(const TestTimeAttention& t) {
   return std::nullopt;
 }
 
+void check_decode(const std::string& decode) {
+  if (decode != "teacher-forced" && decode != "greedy")
+    throw UsageError(fmt::format(
+        "--decode must be teacher-forced (score each answer token given the true earlier ones) or "
+        "greedy (also score the answer the model writes), got '{}'",
+        decode));
+}
+
 AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& trained,
                                   PositionalEncoding pe) {
   const TaskKind task = parse_task(trained.task);
@@ -180,6 +189,18 @@ AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& t
     throw UsageError(fmt::format(
         "attention_stats must be 0 (off) or 1 (measure the attention statistics), got {}",
         t.attention_stats));
+  check_decode(t.decode);
+  if (t.decode == "greedy") {
+    const TaskKind task = parse_task(trained.task);
+    if (!is_token_task(task) || task_every_row_answers(task))
+      throw UsageError(fmt::format(
+          "--decode greedy scores the answer a token task's model writes after its prompt; task "
+          "'{}' has {}: leave --decode out",
+          trained.task,
+          is_token_task(task) ? "no prompt (every row answers: its score is the teacher-forced "
+                                "cross-entropy)"
+                              : "no tokens to write (a scalar output)"));
+  }
   if (!temperature_alignment(t)) a.logit_scale = 1.0 / fixed_temperature(t.temperature);
   search_grid(t);
   if (t.temperature_scope != "logit" && t.temperature_scope != "content")

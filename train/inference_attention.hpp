@@ -47,6 +47,9 @@ void check_temperature(const std::string& text);
 // temperature.
 std::vector<double> search_grid(const TestTimeAttention& t);
 
+// UsageError unless `decode` is teacher-forced or greedy (checked before a run is read, as the
+// temperature).
+void check_decode(const std::string& decode);
 // The AttentionSpec of `t` for a run trained with `trained` (its PE in `pe`). UsageError naming
 // the flag, the value and what is allowed: n_local not "train" or an integer >= 1; n_global < 0,
 // or > 0 without n_local (without a window every key is seen anyway); a distance cap that is not
@@ -55,8 +58,9 @@ std::vector<double> search_grid(const TestTimeAttention& t);
 // prepare_test_time_eval resolves it on the trained model), or one on NoPE (no distances) or
 // learned positions (absolute ids: nothing relative to cap); a temperature that is neither a finite
 // number > 0 nor auto-pmax or auto-entropy; a temperature_scope other than logit or content, or
-// content at temperature 1 (it would change nothing). An auto temperature leaves logit_scale at 1
-// (the search sets it per length).
+// content at temperature 1 (it would change nothing); a decode other than teacher-forced or
+// greedy, or greedy for a task without an answer to write (scalar, markov, text). An auto
+// temperature leaves logit_scale at 1 (the search sets it per length).
 AttentionSpec test_time_attention(const TestTimeAttention& t, const TrainSpec& trained,
                                   PositionalEncoding pe);
 

@@ -152,6 +152,7 @@ TemperatureChoice prepare_test_time_eval(EvalJob& job, const TrainSpec& spec,
   job.attention = test_time_attention(spec.test_attention, spec, config.pe);
   if (spec.test_attention.attention_stats == 1) job.attention_stats = true;
   job.attention_logits = job.attention_stats;
+  job.greedy = spec.test_attention.decode == "greedy";
   if (job.lengths.empty()) return {};
   const TaskKind task = parse_task(spec.task);
   // The learned bias's untrained distances, up to the largest distance a test sequence reaches.

@@ -38,6 +38,10 @@ struct TestTimeAttention {
   // 1: also measure the attention statistics at every test length (attention.csv; they change no
   // result); 0: not.
   int attention_stats = 0;
+  // Token tasks: "teacher-forced" (every answer row reads the true earlier tokens: the only
+  // scores), or "greedy": also the scores of the answer the model writes, each answer token decoded
+  // from its own earlier ones (results.csv's generated_* columns; the teacher-forced ones stay).
+  std::string decode = "teacher-forced";
   // No method: the model attends as trained (every row but the measurements at its default).
   bool plain() const;
 };
@@ -96,6 +100,15 @@ void visit_test_time_settings(Attention& t, Visit&& visit) {
                   "and largest attention probability",
           .traits = S::kTestTime | S::kSwitch | S::kMeasureOnly},
         t.attention_stats);
+  visit(S{.key = "decode",
+          .help = "Token tasks: greedy = also score the answer the model writes, each answer token "
+                  "its argmax given its own earlier answer tokens (from a key-value cache), per "
+                  "token and per sequence beside the teacher-forced scores (results.csv's "
+                  "generated_token_accuracy and generated_exact_match). Choices: {}",
+          .traits = S::kTestTime | S::kMeasureOnly,
+          .choices = [] { return std::string("teacher-forced, greedy"); },
+          .label = "Decoding"},
+        t.decode);
   visit(S{.key = "rope_scaling",
           .help = "rope at test time: a context extension, {} (position interpolation, NTK-aware "
                   "base, YaRN's ramp and logit scale, NTK by each length, YaRN with the paper's "

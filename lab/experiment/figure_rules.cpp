@@ -118,6 +118,13 @@ void resolve_plot_and_metric(FigureSpec& fig, const toml::table& t, const std::s
             plot_at, line_name(fig, i), fig.line_spec(i, 0).test_attention.temperature));
     return;
   }
+  if (is_generated_metric(fig.metric))
+    for (size_t i = 0; i < fig.n_lines(); ++i)
+      if (fig.line_spec(i, 0).test_attention.decode != "greedy")
+        throw UsageError(fmt::format(
+            "{}: metric '{}' scores the answer the model writes, but {} does not decode it; set "
+            "decode = \"greedy\" in the figure (or its lines)",
+            metric_at, fig.metric, line_name(fig, i)));
   if (!is_attention_metric(fig.metric)) return;
   if (fig.plot != "length")
     throw UsageError(fmt::format(

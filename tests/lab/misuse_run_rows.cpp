@@ -141,6 +141,8 @@ std::vector<Misuse> run_misuses() {
       {{"eval", "{dir}", "--distance-cap", "", "--out", "{out}"}, 2, "--distance-cap ''"},
       {{"eval", "{dir}", "--n-global", "x", "--out", "{out}"}, 2, "--n-global"},
       {{"eval", "{dir}", "--temperature", "hot", "--out", "{out}"}, 2, "--temperature"},
+      {{"eval", "{dir}", "--decode", "beam", "--out", "{out}"}, 2, "got 'beam'"},
+      {{"eval", "{parent}", "--decode", "greedy", "--out", "{out}"}, 2, "leave --decode out"},
       {{"eval", "{dir}", "--temperature", "auto-entropy", "--temperature-step", "0", "--out",
         "{out}"},
        2,

@@ -103,6 +103,7 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
                                                                   {"--temperature-step", "0.05"},
                                                                   {"--temperature-scope", "logit"},
                                                                   {"--attention-stats", ""},
+                                                                  {"--decode", "teacher-forced"},
                                                                   {"--overwrite", ""},
                                                                   {"--device", "auto"},
                                                                   {"--max-memory", ""},

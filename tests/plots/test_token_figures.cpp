@@ -69,8 +69,8 @@ TEST_CASE("token figures: a plot or metric a line's task does not have is refuse
         "'mse'"}},
       {"task = \"copy\"\nmetric = \"mse\"\n" + pe,
        {"metric 'mse'", "task 'copy'",
-        "'token_accuracy', 'exact_match', 'cross_entropy', 'attention_entropy' or "
-        "'attention_max_prob'"}},
+        "'token_accuracy', 'exact_match', 'cross_entropy', 'generated_token_accuracy', "
+        "'generated_exact_match', 'attention_entropy' or 'attention_max_prob'"}},
       {"task = \"copy\"\nmetric = \"excess_ce\"\n" + pe, {"metric 'excess_ce'", "task 'copy'"}},
       {"task = \"copy\"\nplot = \"depth\"\n" + pe,
        {"plot 'depth' is for passkey only", "task 'copy'", "valid plots for copy: 'length'"}},
