@@ -17,6 +17,7 @@
 #include "core/text_rule.hpp"
 #include "lab/cli/eval_command.hpp"
 #include "lab/cli/experiment_command.hpp"
+#include "lab/cli/generate_command.hpp"
 #include "lab/cli/report_commands.hpp"
 #include "lab/cli/run_flags.hpp"
 #include "lab/cli/serve_command.hpp"
@@ -50,6 +51,7 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
   commands.push_back(std::make_unique<ExperimentCommand>(app, ExperimentCommand::Kind::kReproduce));
   commands.push_back(std::make_unique<ExperimentCommand>(app, ExperimentCommand::Kind::kRun));
   commands.push_back(std::make_unique<EvalCommand>(app));
+  commands.push_back(std::make_unique<GenerateCommand>(app));
   commands.push_back(std::make_unique<PlotCommand>(app));
   commands.push_back(std::make_unique<RepresentationCommand>(app));
   commands.push_back(std::make_unique<TheoryCommand>(app));

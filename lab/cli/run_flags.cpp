@@ -50,8 +50,10 @@ void add_spec_options(CLI::App& cmd, TrainSpec& s) {
   visit_spec_fields(s, [&](const Setting& row, auto& field) { add_row(cmd, row, field); });
 }
 
-void add_test_time_options(CLI::App& cmd, TestTimeAttention& t) {
-  visit_test_time_settings(t, [&](const Setting& row, auto& field) { add_row(cmd, row, field); });
+void add_test_time_options(CLI::App& cmd, TestTimeAttention& t, bool measurements) {
+  visit_test_time_settings(t, [&](const Setting& row, auto& field) {
+    if (measurements || !row.has(Setting::kMeasureOnly)) add_row(cmd, row, field);
+  });
 }
 
 namespace {

@@ -94,4 +94,15 @@ std::vector<LengthResult> Device::evaluate(const ModelConfig& model,
   return evaluate_parameters_on<CpuBackend<float>>(model, params, job, on_length);
 }
 
+std::vector<int> Device::generate(const ModelConfig& model, const std::vector<double>& params,
+                                  const GenerateJob& job, int threads, bool float64,
+                                  const std::function<void(int)>& on_token) const {
+#if LENLAB_WITH_CUDA
+  if (gpu_) return cuda_work::generate(model, params, job, on_token);
+#endif
+  use_cpu_threads(threads);
+  if (float64) return generate_parameters_on<CpuBackend<double>>(model, params, job, on_token);
+  return generate_parameters_on<CpuBackend<float>>(model, params, job, on_token);
+}
+
 }  // namespace lenlab

@@ -16,7 +16,8 @@
 
 namespace lenlab {
 
-struct GroupJob;  // lab/run/run_group.hpp
+struct GenerateJob;  // train/generate.hpp
+struct GroupJob;     // lab/run/run_group.hpp
 
 std::vector<std::string> device_names();  // "auto", "cpu", "cuda"
 bool built_with_cuda();                   // whether this program has the CUDA backend
@@ -43,6 +44,10 @@ class Device {
   std::vector<LengthResult> evaluate(const ModelConfig& model, const std::vector<double>& params,
                                      const EvalJob& job, int threads, bool float64,
                                      const std::function<void(int, int)>& on_length) const;
+  // One model's parameters writing after a prompt (lenlab generate), as evaluate() runs.
+  std::vector<int> generate(const ModelConfig& model, const std::vector<double>& params,
+                            const GenerateJob& job, int threads, bool float64,
+                            const std::function<void(int)>& on_token) const;
 
  private:
   bool gpu_ = false;

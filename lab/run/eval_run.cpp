@@ -16,6 +16,7 @@
 #include "core/progress.hpp"
 #include "core/regular_file.hpp"
 #include "cost/admission.hpp"
+#include "lab/run/completed_run.hpp"
 #include "lab/run/device.hpp"
 #include "models/checkpoint.hpp"
 #include "models/parameters.hpp"
@@ -64,34 +65,12 @@ int run_eval(const EvalOptions& o) {
                                  o.representation_projections > kMaxRepresentationProjections))
     throw UsageError(fmt::format("--representation-projections must be in 1..{}, got {}",
                                  kMaxRepresentationProjections, o.representation_projections));
-  const std::optional<RunRecord> record = load_run(o.run_dir, /*with_results=*/false);
-  if (!record)
-    throw UsageError(
-        fmt::format("{} holds no run (no manifest.json); give a folder that lenlab "
-                    "train (or a sweep, under runs/) wrote",
-                    o.run_dir.string()));
-  if (record->status != "completed")
-    throw UsageError(
-        fmt::format("the run in {} is '{}': only a completed run has weights to "
-                    "evaluate",
-                    o.run_dir.string(), record->status));
-  const TrainSpec& trained = record->spec;
-  const std::string manifest = (o.run_dir / "manifest.json").string();
-  // A text run's corpus, pinned for the whole evaluation: the bytes whose hash is checked here are
-  // the bytes evaluated on, even if the file is replaced meanwhile.
+  // A text run's corpus, pinned for the whole evaluation.
   std::optional<CorpusPin> corpus_pin;
-  const TaskKind task = in_source(
-      manifest, [&] { return for_flag("--task", [&] { return parse_task(trained.task); }); });
-  if (task_reads_corpus(task)) {
-    // A text run is only evaluated on the text it was trained on: its vocabulary and splits.
-    const auto& corpus = corpus_pin.emplace(trained.token.corpus).corpus();
-    if (corpus->hash() != record->corpus_hash)
-      throw UsageError(fmt::format(
-          "corpus {} changed since the run in {} was trained: its hash is {}, the run's manifest "
-          "says {}; restore the file the run was trained on",
-          corpus->path(), o.run_dir.string(), corpus->hash(),
-          record->corpus_hash.empty() ? "none" : record->corpus_hash));
-  }
+  TaskKind task{};
+  const RunRecord record = open_completed_run(o.run_dir, task, corpus_pin);
+  const TrainSpec& trained = record.spec;
+  const std::string manifest = (o.run_dir / "manifest.json").string();
   const EvalPlan plan = plan_evaluation(trained, changes, manifest);
   const ResolvedSpec& model_spec = plan.trained;
   const ModelConfig& config = model_spec.model;
@@ -193,7 +172,7 @@ int run_eval(const EvalOptions& o) {
   EvalRecord info;
   info.command_line = o.command_line;
   info.source_dir = o.run_dir;
-  info.source_id = record->id;
+  info.source_id = record.id;
   info.source = trained;
   info.lengths = lengths;
   info.eval_samples = spec.eval_samples;

@@ -74,6 +74,60 @@ TEST_CASE("lenlab train and eval on a token task: learned, reproduced, and predi
     CHECK(nll / n == doctest::Approx(std::stod(rows[l - 1].at("cross_entropy"))).epsilon(1e-6));
   }
 
+  // Greedy decoding: the teacher-forced columns unchanged, and the written answers scored. A
+  // sequence right under teacher forcing is written right token for token (the model is fed its
+  // own answers, which are the true ones), and one written right is right under teacher forcing:
+  // exact match is the same both ways, and in range, where the model is right, so is each token.
+  const fs::path greedy = dir / "greedy";
+  const CliResult g =
+      run_cli({"eval", run.string(), "--decode", "greedy", "--out", greedy.string()});
+  INFO(g.err);
+  REQUIRE(g.rc == 0);
+  const auto written = read_csv(greedy / "results.csv");
+  REQUIRE(written.size() == rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(i);
+    for (const auto& [column, value] : rows[i]) CHECK(written[i].at(column) == value);
+    CHECK(written[i].at("generated_exact_match") == rows[i].at("exact_match"));
+    if (std::stod(rows[i].at("exact_match")) == 1)
+      CHECK(std::stod(written[i].at("generated_token_accuracy")) == 1);
+  }
+  // Past the training lengths the two differ (no order between them: here, measured, greedy is
+  // below at length 5 and above at 6).
+  CHECK(written[4].at("generated_token_accuracy") != rows[4].at("token_accuracy"));
+
+  // lenlab generate: the prompt and, greedy, the copy the model learned in range.
+  const CliResult copy =
+      run_cli({"generate", run.string(), "--prompt", "3 1 0 2 SEP", "--tokens", "4"});
+  INFO(copy.err);
+  REQUIRE(copy.rc == 0);
+  CHECK(copy.out == " 3 1 0 2 SEP 3 1 0 2\n");
+  CHECK(contains(copy.err, "wrote 4 tokens after a prompt of 6"));
+  // Sampled: a seed gives the same tokens again.
+  const std::vector<std::string> sampled = {
+      "generate", run.string(),           "--prompt", "2 2 SEP", "--tokens",
+      "3",        "--sample-temperature", "2",        "--seed",  "5"};
+  const CliResult s1 = run_cli(sampled), s2 = run_cli(sampled);
+  REQUIRE(s1.rc == 0);
+  CHECK(s1.out == s2.out);
+  // Bad input: one error line naming it, nothing printed.
+  for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--prompt", "1 9"}, "'9' at offset 2"},
+           {{"--prompt", " "}, "the prompt is empty"},
+           {{"--prompt", "1", "--tokens", "0"}, "--tokens"},
+           {{"--prompt", "1", "--top-k", "2"}, "--sample-temperature"},
+           {{"--prompt", "1", "--sample-temperature", "-1"}, "--sample-temperature"},
+           {{"--prompt", "1", "--tokens", "20"}, "past the run's learned position table"},
+           {{"--prompt", "1", "--temperature", "auto-pmax"}, "give a number"}}) {
+    std::vector<std::string> cmd = {"generate", run.string()};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    const CliResult bad = run_cli(cmd);
+    INFO(bad.err);
+    check_one_error_line(bad);
+    CHECK(contains(bad.err, says));
+    CHECK(bad.out.empty());
+  }
+
   // The learned table holds 2·6 + 2 = 14 positions: length 7 needs 16.
   const CliResult past =
       run_cli({"eval", run.string(), "--lengths", "7", "--out", (dir / "past").string()});

@@ -25,4 +25,9 @@ std::vector<LengthResult> evaluate(const ModelConfig& model, const std::vector<d
   return evaluate_parameters_on<CudaBackend>(model, params, job, on_length);
 }
 
+std::vector<int> generate(const ModelConfig& model, const std::vector<double>& params,
+                          const GenerateJob& job, const std::function<void(int)>& on_token) {
+  return generate_parameters_on<CudaBackend>(model, params, job, on_token);
+}
+
 }  // namespace lenlab::cuda_work

@@ -11,7 +11,8 @@
 
 namespace lenlab {
 
-struct GroupJob;  // lab/run/run_group.hpp
+struct GroupJob;     // lab/run/run_group.hpp
+struct GenerateJob;  // train/generate.hpp
 
 namespace cuda_work {
 
@@ -21,6 +22,8 @@ std::vector<int> train(const std::vector<GroupJob>& jobs, const std::string& lab
 std::vector<LengthResult> evaluate(const ModelConfig& model, const std::vector<double>& params,
                                    const EvalJob& job,
                                    const std::function<void(int, int)>& on_length);
+std::vector<int> generate(const ModelConfig& model, const std::vector<double>& params,
+                          const GenerateJob& job, const std::function<void(int)>& on_token);
 
 }  // namespace cuda_work
 }  // namespace lenlab
