@@ -180,6 +180,12 @@ class Model {
     T* atty_all = nullptr;   // [K, N, d] training with query rows: attention at every row
     T* row_stats = nullptr;  // inference: [K, Q, n_head, 2] attention statistics, or null
   };
+  // A block's tensors in the inference scratch (infer_), writing its output to `out`; the
+  // caller sets x, x_q, Q, query_rows and row_stats.
+  BlockTensors infer_block_tensors(T* out);
+  // Grows infer_ for blocks of up to `rows` rows per model, [q|k|v] (and its rotated copy) of
+  // `key_rows`.
+  void reserve_infer(size_t rows, size_t key_rows);
   void prepare(const PackedBatch<B>& in);
   // The tables a forward over positions 0..max_position attending by `attention` reads: a fixed
   // absolute table's rows, RoPE's angles, the bias tables.

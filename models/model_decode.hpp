@@ -182,12 +182,8 @@ std::vector<typename B::Scalar> Model<B>::decode(DecodeCache<B>& c,
   const ops::Models m = models();
   const ops::Seqs step{c.step_offsets.data(), c.step_positions.data(), S, Q};
   const ops::Seqs cached = c.seqs();
-  const size_t rows_max = std::max(Q, R), Nd = K * rows_max * d;
+  reserve_infer(std::max(Q, R), Q);
   InferScratch& s = infer_;
-  for (auto* v : {&s.x0, &s.x1, &s.ln1, &s.x_q, &s.atty, &s.mid, &s.ln2}) B::reserve(*v, Nd);
-  B::reserve(s.qkv, 3 * K * Q * d);
-  if (rotary()) B::reserve(s.qkv_rope, 3 * K * Q * d);
-  for (auto* v : {&s.fch, &s.fch_gelu}) B::reserve(*v, K * rows_max * cfg.d_ff);
 
   B::embedding_forward(s.x0.data(), c.step_tokens.data(), w_.wte, token_scale(), absolute_table(),
                        absolute_stride(), d, step, m);
@@ -210,7 +206,7 @@ std::vector<typename B::Scalar> Model<B>::decode(DecodeCache<B>& c,
     B::gather_rows_backward(cache, qkv, c.step_cache_rows.data(), Q, static_cast<int>(c.rows()),
                             3 * d, m);
     const bool last = l == cfg.n_layer - 1;
-    BlockTensors t{};
+    BlockTensors t = infer_block_tensors(next);
     t.Q = last ? R : Q;
     t.x = x;
     t.x_q = x;
@@ -218,12 +214,6 @@ std::vector<typename B::Scalar> Model<B>::decode(DecodeCache<B>& c,
       B::gather_rows_forward(s.x_q.data(), x, c.read_rows.data(), R, Q, d, m);
       t.x_q = s.x_q.data();
     }
-    t.atty = s.atty.data();
-    t.mid = s.mid.data();
-    t.ln2 = s.ln2.data();
-    t.fch = s.fch.data();
-    t.fch_gelu = s.fch_gelu.data();
-    t.out = next;
     const ops::AttentionArgs<T> args =
         attention_args(c.attention, c.scaled ? c.seq_scale.data() : nullptr, l);
     B::attention_infer(t.atty, cache, last ? c.read_cache_rows.data() : c.step_cache_rows.data(),

@@ -10,14 +10,11 @@ template <class B>
 void Model<B>::infer(const PackedBatch<B>& in) {
   prepare(in);
   const ModelConfig& c = config_;
-  const int N = in.rows, Qr = in.n_query(), d = c.d_model, f = c.d_ff;
+  const int N = in.rows, Qr = in.n_query(), d = c.d_model;
   // The last block has one row per read row: more than N when two heads read the same rows.
-  const size_t K = K_, rows = std::max(N, Qr), Nd = K * rows * d, Nf = K * rows * f;
+  const size_t K = K_, rows = std::max(N, Qr);
+  reserve_infer(rows, N);
   InferScratch& s = infer_;
-  for (auto* v : {&s.x0, &s.x1, &s.ln1, &s.x_q, &s.atty, &s.mid, &s.ln2}) B::reserve(*v, Nd);
-  B::reserve(s.qkv, 3 * K * N * d);
-  if (rotary()) B::reserve(s.qkv_rope, 3 * K * N * d);
-  for (auto* v : {&s.fch, &s.fch_gelu}) B::reserve(*v, Nf);
   const size_t stats_per_layer = K * rows * c.n_head * 2;
   if (keep_stats_) B::reserve(attention_stats_, c.n_layer * stats_per_layer);
 
@@ -34,7 +31,7 @@ void Model<B>::infer(const PackedBatch<B>& in) {
   T* next = s.x1.data();
   for (int l = 0; l < c.n_layer; ++l) {
     const bool last = l == c.n_layer - 1;
-    BlockTensors t{};
+    BlockTensors t = infer_block_tensors(next);
     t.x = x;
     t.Q = last ? Qr : N;
     if (last) {  // the residual at the read rows only
@@ -44,20 +41,37 @@ void Model<B>::infer(const PackedBatch<B>& in) {
     } else {
       t.x_q = x;
     }
-    t.ln1 = s.ln1.data();
-    t.qkv = s.qkv.data();
-    t.qkv_rope = s.qkv_rope.data();
-    t.atty = s.atty.data();
-    t.mid = s.mid.data();
-    t.ln2 = s.ln2.data();
-    t.fch = s.fch.data();
-    t.fch_gelu = s.fch_gelu.data();
-    t.out = next;
     if (keep_stats_) t.row_stats = attention_stats_.data() + l * stats_per_layer;
     block_forward(l, t, in, /*train=*/false);
     std::swap(x, next);
   }
   heads_forward(x, in, /*keep=*/false);
+}
+
+template <class B>
+void Model<B>::reserve_infer(size_t rows, size_t key_rows) {
+  InferScratch& s = infer_;
+  const size_t K = K_, d = config_.d_model, Nd = K * rows * d;
+  for (auto* v : {&s.x0, &s.x1, &s.ln1, &s.x_q, &s.atty, &s.mid, &s.ln2}) B::reserve(*v, Nd);
+  B::reserve(s.qkv, 3 * K * key_rows * d);
+  if (rotary()) B::reserve(s.qkv_rope, 3 * K * key_rows * d);
+  for (auto* v : {&s.fch, &s.fch_gelu}) B::reserve(*v, K * rows * config_.d_ff);
+}
+
+template <class B>
+typename Model<B>::BlockTensors Model<B>::infer_block_tensors(T* out) {
+  InferScratch& s = infer_;
+  BlockTensors t{};
+  t.ln1 = s.ln1.data();
+  t.qkv = s.qkv.data();
+  t.qkv_rope = s.qkv_rope.data();
+  t.atty = s.atty.data();
+  t.mid = s.mid.data();
+  t.ln2 = s.ln2.data();
+  t.fch = s.fch.data();
+  t.fch_gelu = s.fch_gelu.data();
+  t.out = out;
+  return t;
 }
 
 }  // namespace lenlab

@@ -15,6 +15,7 @@
 #include "models/packed_batch.hpp"
 #include "tasks/batch.hpp"
 #include "tests/support/small_model.hpp"
+#include "tests/support/test_support.hpp"
 
 namespace lenlab::test {
 
@@ -83,13 +84,7 @@ void check_decode_parity(Model<B>& model, const AttentionSpec& attention, double
         got.push_back(got_rows[i * V + v]);
         expect.push_back(want[static_cast<size_t>(rows[i]) * V + v]);
       }
-    double worst = 0, largest = 0;
-    for (size_t i = 0; i < got.size(); ++i) {
-      worst = std::max(worst, std::abs(got[i] - expect[i]));
-      largest = std::max(largest, std::abs(expect[i]));
-    }
-    REQUIRE(largest > 0);
-    CHECK(worst <= rel * largest);
+    check_close_to_largest(got, expect, rel);
   };
   {  // one token at a time
     DecodeCache<B> cache = model.begin_decode(2, 9, attention, lengths);
