@@ -30,6 +30,7 @@
 #include "lab/experiment/experiment.hpp"
 #include "lab/experiment/experiment_folder.hpp"
 #include "lab/run/eval_run.hpp"
+#include "lab/run/generate_run.hpp"
 #include "lab/run/init_from.hpp"
 #include "lab/run/run_train.hpp"
 #include "models/custom_position_bias.hpp"
@@ -249,6 +250,34 @@ int evaluate_run(const std::string& run_dir, const std::string& out, const std::
   return without_gil([&] { return run_eval(o); });
 }
 
+// lenlab generate: the written text (the prompt not repeated); on_token (a Python callable or
+// None) is called with each token's text as it is written.
+std::string generate_text(const std::string& run_dir, const std::string& prompt, int tokens,
+                          double sample_temperature, int top_k, double top_p, uint64_t seed,
+                          const std::string& device, const std::string& attention_json,
+                          py::object on_token) {
+  GenerateOptions o;
+  o.run_dir = run_dir;
+  o.prompt = prompt;
+  o.tokens = tokens;
+  o.sampling = {sample_temperature, top_k, top_p};
+  o.seed = seed;
+  o.device = device;
+  const TrainSpec attention = spec_from_json(parse_json_input(attention_json, "lenlab generate"),
+                                             TrainSpec{}, "lenlab generate");
+  o.attention = attention.test_attention;
+  std::string written;
+  auto callback = std::make_shared<py::object>(std::move(on_token));
+  o.on_text = [&written, callback](const std::string& piece) {
+    written += piece;
+    py::gil_scoped_acquire gil;
+    if (!callback->is_none()) (*callback)(piece);
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
+  without_gil([&] { return run_generate(o); });
+  return written;
+}
+
 int reproduce(const std::string& config_text, const std::string& config_source,
               const std::string& out, const std::vector<std::string>& figures, int n_seeds,
               int jobs, const std::string& device, bool dry_run, py::object progress,
@@ -384,6 +413,9 @@ PYBIND11_MODULE(_lenlab, m) {
         py::arg("depths"), py::arg("samples"), py::arg("predictions"), py::arg("overwrite"),
         py::arg("device"), py::arg("attention_json"), py::arg("command_line"),
         py::arg("representation_stats") = false, py::arg("representation_projections") = 64);
+  m.def("generate", &generate_text, py::arg("run_dir"), py::arg("prompt"), py::arg("tokens"),
+        py::arg("sample_temperature"), py::arg("top_k"), py::arg("top_p"), py::arg("seed"),
+        py::arg("device"), py::arg("attention_json"), py::arg("on_token"));
   m.def("reproduce", &reproduce, py::arg("config_text"), py::arg("config_source"), py::arg("out"),
         py::arg("figures"), py::arg("n_seeds"), py::arg("jobs"), py::arg("device"),
         py::arg("dry_run"), py::arg("progress"), py::arg("seeds_until_decided") = 0);

@@ -89,13 +89,18 @@ int run_generate(const GenerateOptions& o) {
   const Device device = Device::choose(o.device, resolved.float64);
 
   // ---- write: the prompt, then each token as it comes
-  std::ostream& out = *o.out;
-  for (size_t i = 1; i < job.prompt.size(); ++i) out << text.text_of(job.prompt[i]);
-  out.flush();
+  if (o.out) {
+    for (size_t i = 1; i < job.prompt.size(); ++i) *o.out << text.text_of(job.prompt[i]);
+    o.out->flush();
+  }
   const auto start = Clock::now();
   device.generate(config, params, job, o.threads > 0 ? o.threads : trained.threads,
-                  resolved.float64, [&](int token) { out << text.text_of(token) << std::flush; });
-  out << "\n";
+                  resolved.float64, [&](int token) {
+                    const std::string written = text.text_of(token);
+                    if (o.out) *o.out << written << std::flush;
+                    if (o.on_text) o.on_text(written);
+                  });
+  if (o.out) *o.out << "\n";
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (o.log)
     *o.log << fmt::format(

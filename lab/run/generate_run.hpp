@@ -5,6 +5,7 @@
 // test-time attention of lenlab eval applies; nothing is written to disk.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <string>
 
@@ -28,8 +29,10 @@ struct GenerateOptions {
   std::string device = "auto";
   int threads = 0;              // 0: the run's
   Budget budget;                // --max-memory bounds the key-value cache
-  std::ostream* out = nullptr;  // the prompt and the written tokens
+  std::ostream* out = nullptr;  // the prompt and the written tokens; null: not printed
   std::ostream* log = nullptr;  // the closing summary
+  // Called with each written token's text as it comes (the Python package's stream), if set.
+  std::function<void(const std::string&)> on_text;
 };
 
 // Returns 0. UsageError, before any token is written, on bad input: no completed run or a scalar

@@ -172,9 +172,9 @@ class Run:
              representation_projections: int = 64, **attention) -> "Evaluation":
         """`lenlab eval` of this run: other test lengths, more samples, a test-time method
         (n_local, n_global, distance_cap, temperature, temperature_min, temperature_step,
-        temperature_scope, attention_stats, rope_scaling, rope_factor, yarn_alpha, yarn_beta), paper 004's
-        measurement (representation_stats, with representation_projections directions: the
-        Evaluation's `representation`). Written to `out` (default: DIR/eval-<n>); returns its
+        temperature_scope, attention_stats, decode, rope_scaling, rope_factor, yarn_alpha,
+        yarn_beta), paper 004's measurement (representation_stats, with
+        representation_projections directions: the Evaluation's `representation`). Written to `out` (default: DIR/eval-<n>); returns its
         arrays."""
         if out is None:
             n = 1
@@ -195,6 +195,24 @@ class Run:
                                                     **attention)),
                          bool(representation_stats), int(representation_projections))
         return Evaluation(out)
+
+    def generate(self, prompt: str, tokens: int = 100, sample_temperature: float = 0.0,
+                 top_k: int = 0, top_p: float = 1.0, seed: int = 0, device: str = "auto",
+                 on_token=None, **attention) -> str:
+        """`lenlab generate` of this run: the text it writes after `prompt` (a text run's
+        characters, or a token task's symbols separated by spaces), greedy unless
+        sample_temperature > 0 (with top_k, top_p and seed), with the test-time attention of
+        `eval` (a fixed temperature). on_token, if given, is called with each token's text as it
+        is written; the whole text is returned."""
+        attention = settings_json_ready(test_time_settings(attention))
+        for name, value in (("tokens", tokens), ("top_k", top_k), ("seed", seed)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise UsageError(f"{name} must be an integer, got {value!r}")
+        if on_token is not None and not callable(on_token):
+            raise UsageError(f"on_token must be a function of one string, got {on_token!r}")
+        return _lenlab.generate(str(self.dir), str(prompt), tokens, float(sample_temperature),
+                                top_k, float(top_p), seed, device, json.dumps(attention),
+                                on_token)
 
     def __repr__(self) -> str:
         return f"lenlab.Run({str(self.dir)!r}, status={self.status!r})"

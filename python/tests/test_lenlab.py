@@ -300,3 +300,23 @@ def test_a_python_pe_bias_run_needs_its_function_to_be_evaluated(tmp_path):
 
     with pytest.raises(lenlab.UsageError, match="another pe_bias function named 'python:near'"):
         lenlab.load(run.dir, pe_bias=near)
+
+
+def test_generate_writes_as_the_cli_does_and_streams_each_token(tmp_path):
+    copy = dict(task="copy", n_symbols=4, l_train=4, l_test=6, steps=200, batch_size=16,
+                n_layer=1, d_model=16, n_head=2, d_ff=32, pe="rope", eval_samples=8)
+    run = lenlab.train(out=tmp_path / "run", progress=False, **copy)
+    pieces = []
+    text = run.generate("3 1 0 2 SEP", tokens=4, on_token=pieces.append)
+    assert "".join(pieces) == text and len(pieces) == 4
+    cli = subprocess.run([LENLAB, "generate", str(run.dir), "--prompt", "3 1 0 2 SEP",
+                          "--tokens", "4"], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout == " 3 1 0 2 SEP" + text + "\n"
+    # Sampled with a seed: the same tokens again.
+    again = [run.generate("1 2 SEP", tokens=3, sample_temperature=1.5, seed=s) for s in (4, 4)]
+    assert again[0] == again[1]
+    with pytest.raises(lenlab.UsageError, match="'7' at offset 2"):
+        run.generate("1 7")
+    with pytest.raises(lenlab.UsageError, match="--top-k"):
+        run.generate("1", top_k=-1, sample_temperature=1.0)
