@@ -299,6 +299,8 @@ EXPERIMENTS = {
     "tokens": ("configs/tokens.toml", ""),
     "chomsky-quick": ("configs/chomsky-quick.toml", ""),
     "chomsky-steps": ("configs/chomsky-steps.toml", ""),
+    # The quick suite's many-token answers scored teacher-forced and greedily decoded.
+    "greedy": ("configs/greedy.toml", "", ("figures",)),
     "text-methods-quick": ("configs/text-methods-quick.toml", "--seeds 3"),
     # Paper 002's setup on text with T5's untrained buckets mapped onto trained ones, beside it.
     "text-t5": ("configs/text-methods-quick.toml",
