@@ -3,7 +3,7 @@
 // (models/model_decode.hpp: one query per layer over the cached keys and values) against
 // recomputing the whole prefix for every token (a full inference forward, the last row read), at
 // each position of --positions; and the cache with a Λ-mask (1 global + 512 local keys), whose
-// cache is not yet bounded. Prints figures; never passes or fails.
+// cache keeps its first and last keys only. Prints figures; never passes or fails.
 //   usage: lenlab_decode_bench [tokens (default 32)] [--positions 256,1024,4096,16384]
 //          [--recompute-up-to 4096]
 #include <fmt/format.h>

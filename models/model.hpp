@@ -183,6 +183,11 @@ class Model {
   // A block's tensors in the inference scratch (infer_), writing its output to `out`; the
   // caller sets x, x_q, Q, query_rows and row_stats.
   BlockTensors infer_block_tensors(T* out);
+  // decode()'s work: one step whose tokens fit their slots (at[i]: their positions), and a full
+  // slot's window moved down to follow its first n_global rows (full: k·n_seq + s).
+  std::vector<T> decode_rows(DecodeCache<B>& cache, const std::vector<std::vector<int>>& tokens,
+                             const std::vector<std::vector<int>>& at, bool every_row);
+  void move_window_down(DecodeCache<B>& cache, const std::vector<int>& full);
   // Grows infer_ for blocks of up to `rows` rows per model, [q|k|v] (and its rotated copy) of
   // `key_rows`.
   void reserve_infer(size_t rows, size_t key_rows);

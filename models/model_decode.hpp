@@ -23,7 +23,7 @@ DecodeCache<B> Model<B>::begin_decode(const DecodeSetup& setup) {
         fmt::format("decoding needs at least one sequence of at least one token (given {} of {})",
                     n_seq, capacity));
   const int max_position = setup.max_position < 0 ? capacity - 1 : setup.max_position;
-  const size_t K = K_, S = n_seq, C = capacity;
+  const size_t K = K_, S = n_seq;
   if (!setup.lengths.empty() && setup.lengths.size() != K * S)
     throw std::invalid_argument("begin_decode: one length per sequence of every model, or none");
   if (!setup.attention.empty() && setup.attention.size() != K)
@@ -56,19 +56,25 @@ DecodeCache<B> Model<B>::begin_decode(const DecodeSetup& setup) {
           "models decoded together need the same attention windows, rope scaling and "
           "temperature scope");
   }
+  c.slot = decode_slot_rows(capacity, c.attention.window);
   c.filled.assign(K * S, 0);
+  c.used.assign(K * S, 0);
   c.last_position.assign(K * S, -1);
-  const size_t cache_size = static_cast<size_t>(config_.n_layer) * K * S * C * 3 * config_.d_model;
+  const size_t slot = c.slot;
+  const size_t cache_size =
+      static_cast<size_t>(config_.n_layer) * K * S * slot * 3 * config_.d_model;
   B::reserve(c.qkv, cache_size);
   B::fill_zero(c.qkv.data(), cache_size);  // decode() adds each row into its zeros once
-  std::vector<int> off(K * (S + 1)), pos(K * S * C);
+  std::vector<int> off(K * (S + 1));
+  c.host_positions.assign(K * S * slot, 0);
   for (size_t k = 0; k < K; ++k) {
-    for (size_t s = 0; s <= S; ++s) off[k * (S + 1) + s] = static_cast<int>(s * C);
+    for (size_t s = 0; s <= S; ++s) off[k * (S + 1) + s] = static_cast<int>(s * slot);
     for (size_t s = 0; s < S; ++s)
-      for (size_t i = 0; i < C; ++i) pos[(k * S + s) * C + i] = static_cast<int>(i);
+      for (size_t i = 0; i < slot; ++i)
+        c.host_positions[(k * S + s) * slot + i] = static_cast<int>(i);
   }
   B::upload(c.offsets, off.data(), off.size());
-  B::upload(c.positions, pos.data(), pos.size());
+  B::upload(c.positions, c.host_positions.data(), c.host_positions.size());
   // The logit multipliers as PackedBatch::pack sets them: each model's spec's for the sequence's
   // length, times YaRN's for the largest position.
   const double rope_scale =
@@ -89,9 +95,9 @@ std::vector<typename B::Scalar> Model<B>::decode(DecodeCache<B>& c,
                                                  bool every_row,
                                                  const std::vector<std::vector<int>>* positions) {
   const ModelConfig& cfg = config_;
-  const int S = c.n_seq, C = c.capacity, d = cfg.d_model, H = cfg.n_head, V = cfg.vocab_size;
+  const int S = c.n_seq, C = c.capacity, V = cfg.vocab_size;
   const size_t K = K_;
-  if (c.n_models != K_ || c.n_layer != cfg.n_layer || c.width != d)
+  if (c.n_models != K_ || c.n_layer != cfg.n_layer || c.width != cfg.d_model)
     throw std::invalid_argument("decode: a cache begun for another model shape");
   if (tokens.size() != K * S)
     throw std::invalid_argument(
@@ -137,6 +143,128 @@ std::vector<typename B::Scalar> Model<B>::decode(DecodeCache<B>& c,
     }
     Q = std::max(Q, n);
   }
+  // Each appended token's position: given, or one past its sequence's last.
+  std::vector<std::vector<int>> at(K * S);
+  for (size_t i = 0; i < K * S; ++i) {
+    if (positions) {
+      at[i] = (*positions)[i];
+      continue;
+    }
+    for (size_t t = 0; t < tokens[i].size(); ++t)
+      at[i].push_back(c.last_position[i] + 1 + static_cast<int>(t));
+  }
+  // The output rows: model k's appended rows sequence by sequence (base: each sequence's first),
+  // or each sequence's last.
+  const int R = every_row ? Q : S;
+  std::vector<int> base(K * S, 0);
+  for (size_t k = 0; k < K; ++k)
+    for (int s = 1; s < S; ++s)
+      base[k * S + s] = base[k * S + s - 1] + static_cast<int>(tokens[k * S + s - 1].size());
+  std::vector<T> logits(K * R * V, T(0));
+  // In parts that fit the slots: a full slot has its window moved down first (decode_slot_rows).
+  const ops::AttentionWindow& w = c.attention.window;
+  const int kept = w.n_global + std::max(w.n_local - 1, 0);  // rows in use after a move
+  std::vector<int> done(K * S, 0);
+  for (;;) {
+    std::vector<std::vector<int>> part(K * S), part_at(K * S);
+    std::vector<int> full;  // the sequences (k·S + s) whose slot moves first
+    bool any = false;
+    for (size_t i = 0; i < K * S; ++i) {
+      const int n = static_cast<int>(tokens[i].size());
+      if (done[i] == n) continue;
+      const bool move = c.used[i] == c.slot;
+      if (move) full.push_back(static_cast<int>(i));
+      const int take = std::min(n - done[i], c.slot - (move ? kept : c.used[i]));
+      part[i].assign(tokens[i].begin() + done[i], tokens[i].begin() + done[i] + take);
+      part_at[i].assign(at[i].begin() + done[i], at[i].begin() + done[i] + take);
+      any = true;
+    }
+    if (!any) break;
+    if (!full.empty()) move_window_down(c, full);
+    const std::vector<T> got = decode_rows(c, part, part_at, every_row);
+    const size_t got_rows = got.size() / (K * V);
+    for (size_t k = 0; k < K; ++k) {
+      size_t q = 0;
+      for (int s = 0; s < S; ++s) {
+        const size_t i = k * S + s, n = part[i].size();
+        if (every_row) {
+          std::copy_n(got.begin() + (k * got_rows + q) * V, n * V,
+                      logits.begin() + (k * R + base[i] + done[i]) * V);
+          q += n;
+        } else if (n > 0) {
+          std::copy_n(got.begin() + i * V, V, logits.begin() + i * V);
+        }
+        done[i] += static_cast<int>(n);
+      }
+    }
+  }
+  return logits;
+}
+
+template <class B>
+void Model<B>::move_window_down(DecodeCache<B>& c, const std::vector<int>& full) {
+  const ops::AttentionWindow& w = c.attention.window;
+  const int S = c.n_seq, keep = std::max(w.n_local - 1, 0), g = w.n_global;
+  const size_t K = K_, d3 = 3 * static_cast<size_t>(config_.d_model), slot = c.slot;
+  // Per model, the rows moving: the last `keep` of each full slot, down to just after its first g.
+  std::vector<std::vector<int>> from(K), to(K);
+  for (const int i : full) {
+    const size_t k = i / S, s = i % S, first = s * slot;
+    for (int t = 0; t < keep; ++t) {
+      from[k].push_back(static_cast<int>(first + slot - keep + t));
+      to[k].push_back(static_cast<int>(first + g + t));
+    }
+  }
+  size_t M = 0;
+  for (size_t k = 0; k < K; ++k) M = std::max(M, from[k].size());
+  std::vector<int> from_rows(K * M, -1), to_rows(K * M, -1);
+  for (size_t k = 0; k < K; ++k) {
+    std::copy(from[k].begin(), from[k].end(), from_rows.begin() + k * M);
+    std::copy(to[k].begin(), to[k].end(), to_rows.begin() + k * M);
+  }
+  const int rows = static_cast<int>(c.rows());
+  if (M > 0) {
+    B::upload(c.move_from, from_rows.data(), from_rows.size());
+    B::upload(c.move_to, to_rows.data(), to_rows.size());
+    B::reserve(c.moved, K * M * d3);
+  }
+  const size_t layer_size = K * c.rows() * d3;
+  for (int l = 0; l < config_.n_layer; ++l) {
+    T* cache = c.qkv.data() + l * layer_size;
+    if (M > 0)
+      B::gather_rows_forward(c.moved.data(), cache, c.move_from.data(), static_cast<int>(M), rows,
+                             static_cast<int>(d3), models());
+    for (const int i : full) {  // the slot past its first g rows back to 0, then the kept rows
+      const size_t k = i / S, s = i % S;
+      B::fill_zero(cache + (k * c.rows() + s * slot + g) * d3, (slot - g) * d3);
+    }
+    if (M > 0)
+      B::gather_rows_backward(cache, c.moved.data(), c.move_to.data(), static_cast<int>(M), rows,
+                              static_cast<int>(d3), models());
+  }
+  for (const int i : full) {  // their positions likewise
+    const size_t k = i / S, s = i % S;
+    int* p = c.host_positions.data() + (k * S + s) * slot;
+    std::copy(p + slot - keep, p + slot, p + g);
+    B::upload_to(c.positions.data() + (k * S + s) * slot + g, p + g, keep);
+    c.used[i] = g + keep;
+  }
+}
+
+template <class B>
+std::vector<typename B::Scalar> Model<B>::decode_rows(DecodeCache<B>& c,
+                                                      const std::vector<std::vector<int>>& tokens,
+                                                      const std::vector<std::vector<int>>& at,
+                                                      bool every_row) {
+  const ModelConfig& cfg = config_;
+  const int S = c.n_seq, d = cfg.d_model, H = cfg.n_head, V = cfg.vocab_size;
+  const size_t K = K_, slot = c.slot;
+  int Q = 0;
+  for (size_t k = 0; k < K; ++k) {
+    int n = 0;
+    for (int s = 0; s < S; ++s) n += static_cast<int>(tokens[k * S + s].size());
+    Q = std::max(Q, n);
+  }
   const int R = every_row ? Q : S;
   std::vector<T> logits(K * R * V, T(0));
   if (Q == 0) return logits;
@@ -146,21 +274,23 @@ std::vector<typename B::Scalar> Model<B>::decode(DecodeCache<B>& c,
     int q = 0;
     for (int s = 0; s < S; ++s) {
       off[k * (S + 1) + s] = q;
-      const std::vector<int>& add = tokens[k * S + s];
-      int& have = c.filled[k * S + s];
-      int& last_position = c.last_position[k * S + s];
-      for (size_t i = 0; i < add.size(); ++i) {
-        last_position = positions ? (*positions)[k * S + s][i] : last_position + 1;
-        tok[k * Q + q] = add[i];
-        pos[k * Q + q] = last_position;
-        rows[k * Q + q] = s * C + have;
+      const size_t i = k * S + s, n = tokens[i].size();
+      int* host = c.host_positions.data() + i * slot + c.used[i];
+      bool moved = false;  // a position not the row's default any more
+      for (size_t t = 0; t < n; ++t) {
+        tok[k * Q + q] = tokens[i][t];
+        pos[k * Q + q] = at[i][t];
+        rows[k * Q + q] = static_cast<int>(s * slot + c.used[i] + t);
+        moved = moved || host[t] != at[i][t];
+        host[t] = at[i][t];
         if (every_row) read[k * R + q] = q;
-        ++q, ++have;
+        ++q;
       }
-      if (positions && !add.empty())  // the cached rows' positions, where they are not 0, 1, …
-        B::upload_to(c.positions.data() + (k * S + s) * C + (have - add.size()),
-                     pos.data() + k * Q + (q - add.size()), add.size());
-      if (!every_row && !add.empty()) read[k * R + s] = q - 1;
+      if (moved) B::upload_to(c.positions.data() + i * slot + c.used[i], host, n);
+      if (!every_row && n > 0) read[k * R + s] = q - 1;
+      c.used[i] += static_cast<int>(n);
+      c.filled[i] += static_cast<int>(n);
+      if (n > 0) c.last_position[i] = at[i][n - 1];
     }
     off[k * (S + 1) + S] = q;
     for (int r = 0; r < R; ++r)

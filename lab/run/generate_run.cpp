@@ -66,9 +66,11 @@ int run_generate(const GenerateOptions& o) {
   job.tokens = o.tokens;
   job.sampling = o.sampling;
   job.seed = o.seed;
-  // The key-value cache holds every position: [n_layer, capacity, 3·d_model] numbers.
+  // The key-value cache: [n_layer, rows, 3·d_model] numbers, a row per position, or with a
+  // Λ-mask the n_global + 2·n_local a slot keeps (models/decode_cache.hpp).
   const double capacity = static_cast<double>(job.prompt.size()) + o.tokens;
-  const double cache_bytes = capacity * config.n_layer * 3.0 * config.d_model *
+  const double cache_rows = decode_slot_rows(static_cast<int>(capacity), job.attention.window);
+  const double cache_bytes = cache_rows * config.n_layer * 3.0 * config.d_model *
                              (resolved.float64 ? sizeof(double) : sizeof(float));
   const double limit = o.budget.max_memory.empty()
                            ? available_memory_bytes()
@@ -76,7 +78,8 @@ int run_generate(const GenerateOptions& o) {
   if (cache_bytes > limit)
     throw UsageError(fmt::format(
         "{} positions need a key-value cache of {}, more than {} (--max-memory{}): write fewer "
-        "--tokens, or raise --max-memory",
+        "--tokens, raise --max-memory, or give a Λ-mask (--n-local), whose cache keeps only the "
+        "keys its queries see",
         capacity, format_bytes(cache_bytes), format_bytes(limit),
         o.budget.max_memory.empty() ? ", the memory available now" : ""));
   if (positional_encoding_info(config.pe).learned_table() && capacity > config.max_positions)

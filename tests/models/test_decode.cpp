@@ -125,3 +125,41 @@ TEST_CASE("decoding at given positions gives the full forward's logits at those 
     CHECK(again.filled[0] == 0);
   }
 }
+
+TEST_CASE("a Λ-mask's cache holds its first n_global and 2·n_local rows however long the stream") {
+  for (PositionalEncoding pe : kAllPe) {
+    INFO(positional_encoding_name(pe));
+    ModelConfig c = decode_config(pe);
+    c.max_positions = 128;
+    DModel model(c);
+    model.init(6);
+    AttentionSpec lambda;
+    lambda.window.n_global = 2;
+    lambda.window.n_local = 4;
+    std::vector<int> tokens(100);
+    for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int>((i * 7 + i / 5) % 6);
+    Batch full;
+    append_tokens(full, tokens);
+    for (int r = 0; r < full.n_tokens(); ++r) {
+      full.token.rows.push_back(r);
+      full.token.labels.push_back(0);
+      full.token.weights.push_back(1.0);
+    }
+    DPacked in;
+    in.pack({&full}, c, {&lambda});
+    model.infer(in);
+    const std::vector<double> want = model.download_token_logits(in);
+    DecodeCache<CpuBackend<double>> cache = model.begin_decode(1, 100, lambda);
+    CHECK(cache.slot == 2 + 2 * 4);
+    CHECK(cache.bytes() == 10 * (2 * 3 * 8 * sizeof(double) + sizeof(int)));
+    // A 7-token prompt (past the slot's 10 rows once the stream grows), then one at a time.
+    std::vector<double> got = model.decode(cache, {{tokens.begin(), tokens.begin() + 7}}, true);
+    for (size_t i = 7; i < tokens.size(); ++i) {
+      const std::vector<double> one = model.decode(cache, {{tokens[i]}});
+      got.insert(got.end(), one.begin(), one.end());
+    }
+    check_close_to_largest(got, want, 1e-12);
+    CHECK(cache.used[0] <= cache.slot);
+    CHECK(cache.filled[0] == 100);
+  }
+}
