@@ -42,6 +42,15 @@ struct AttentionSpec {
     return r;
   }
 
+  // Whether models attending by this and by `o` can run as one batch: the same windows, RoPE
+  // extension and temperature scope (their logit scales are per sequence).
+  bool batches_with(const AttentionSpec& o) const {
+    return window.n_global == o.window.n_global && window.n_local == o.window.n_local &&
+           window.max_distance == o.window.max_distance && rope.kind == o.rope.kind &&
+           rope.factor == o.rope.factor && rope_auto == o.rope_auto &&
+           scale_covers_bias == o.scale_covers_bias;
+  }
+
   // The multiplier of a sequence of `tokens` tokens.
   double scale_for(int tokens) const {
     if (logit_scale_by_length.empty()) return logit_scale;

@@ -46,12 +46,7 @@ DecodeCache<B> Model<B>::begin_decode(const DecodeSetup& setup) {
   c.max_position = max_position;
   c.attention = spec(0);
   for (size_t k = 1; k < K; ++k) {
-    const AttentionSpec& a = spec(k);
-    const ops::AttentionWindow &w = a.window, &w0 = c.attention.window;
-    if (w.n_global != w0.n_global || w.n_local != w0.n_local || w.max_distance != w0.max_distance ||
-        a.rope.kind != c.attention.rope.kind || a.rope.factor != c.attention.rope.factor ||
-        a.rope_auto != c.attention.rope_auto ||
-        a.scale_covers_bias != c.attention.scale_covers_bias)
+    if (!spec(k).batches_with(c.attention))
       throw std::invalid_argument(
           "models decoded together need the same attention windows, rope scaling and "
           "temperature scope");

@@ -84,12 +84,7 @@ struct PackedBatch {
     for (int k = 0; k < n_models; ++k) {
       const Batch& b = *batches[k];
       check(b, c);
-      const AttentionSpec& a = spec(k);
-      const ops::AttentionWindow &w = a.window, &w0 = attention.window;
-      if (w.n_global != w0.n_global || w.n_local != w0.n_local ||
-          w.max_distance != w0.max_distance || a.rope.kind != attention.rope.kind ||
-          a.rope.factor != attention.rope.factor || a.rope_auto != attention.rope_auto ||
-          a.scale_covers_bias != attention.scale_covers_bias)
+      if (!spec(k).batches_with(attention))
         throw std::invalid_argument(
             "models packed together need the same attention windows, rope scaling and "
             "temperature scope");
