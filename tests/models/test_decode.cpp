@@ -92,14 +92,8 @@ TEST_CASE("decoding at given positions gives the full forward's logits at those 
     c.max_positions = 16;
     DModel model(c);
     model.init(2);
-    Batch full;
-    append_tokens(full, tokens);
+    Batch full = reading_every_row({tokens});
     full.positions.assign(at.begin(), at.end());
-    for (int r = 0; r < full.n_tokens(); ++r) {
-      full.token.rows.push_back(r);
-      full.token.labels.push_back(0);
-      full.token.weights.push_back(1.0);
-    }
     DPacked in;
     in.pack({&full}, c);
     model.infer(in);
@@ -138,13 +132,7 @@ TEST_CASE("a Λ-mask's cache holds its first n_global and 2·n_local rows howeve
     lambda.window.n_local = 4;
     std::vector<int> tokens(100);
     for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int>((i * 7 + i / 5) % 6);
-    Batch full;
-    append_tokens(full, tokens);
-    for (int r = 0; r < full.n_tokens(); ++r) {
-      full.token.rows.push_back(r);
-      full.token.labels.push_back(0);
-      full.token.weights.push_back(1.0);
-    }
+    const Batch full = reading_every_row({tokens});
     DPacked in;
     in.pack({&full}, c, {&lambda});
     model.infer(in);

@@ -51,6 +51,18 @@ inline std::vector<DecodeSetting> decode_settings() {
   return out;
 }
 
+// The sequences as one batch whose token head reads every row (the labels unused: 0).
+inline Batch reading_every_row(const std::vector<std::vector<int>>& seqs) {
+  Batch b;
+  for (const auto& s : seqs) append_tokens(b, s);
+  for (int r = 0; r < b.n_tokens(); ++r) {
+    b.token.rows.push_back(r);
+    b.token.labels.push_back(0);
+    b.token.weights.push_back(1.0);
+  }
+  return b;
+}
+
 // Two sequences of 9 and 6 random tokens with the token head reading every row, decoded three
 // ways: one token at a time (the last row's logits), a 4-token prefill then 2 at a time (every
 // row's), and both sequences whole in one step. Each must equal the full forward's logits at the
@@ -65,13 +77,7 @@ void check_decode_parity(Model<B>& model, const AttentionSpec& attention, double
   for (int len : {9, 6})
     for (int i = 0; i < len; ++i)
       seqs[len == 9 ? 0 : 1].push_back(static_cast<int>(rng.uniform_int(0, V - 1)));
-  Batch full;
-  for (const auto& s : seqs) append_tokens(full, s);
-  for (int r = 0; r < full.n_tokens(); ++r) {
-    full.token.rows.push_back(r);
-    full.token.labels.push_back(0);
-    full.token.weights.push_back(1.0);
-  }
+  const Batch full = reading_every_row(seqs);
   PackedBatch<B> in;
   in.pack({&full}, c, {&attention});
   model.infer(in);
