@@ -9,6 +9,7 @@
 // k and v alone.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "models/attention_spec.hpp"
@@ -63,6 +64,8 @@ struct DecodeCache {
   Buffer<int> positions;  // [K, S·slot]: each cached row's position
   Buffer<T> seq_scale;    // [K, S] logit multipliers (only when scaled)
   bool scaled = false;
+  // The model's tables_version_ when this cache last prepared its tables (0: never).
+  uint64_t tables_version = 0;
 
   // A step's rows, rebuilt by every decode(): the appended tokens [K, Q] (model k's sequence by
   // sequence), their positions, offsets [K, S + 1] among them, their rows in the cache [K, Q], the

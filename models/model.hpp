@@ -108,7 +108,9 @@ class Model {
   // appended row, [K, R, V] with model k's rows sequence by sequence and R the most rows a model
   // appended (padding 0); else at each sequence's last appended row, [K, n_seq, V] (0 for a
   // sequence given none). Throws UsageError, and appends nothing, for a token outside the
-  // vocabulary, a position out of order or range, or a sequence past the cache's capacity.
+  // vocabulary, a position out of order or range, or a sequence past the cache's capacity. A
+  // learned bias's tables are built from the parameters when a cache first decodes (and after any
+  // other forward): begin a new cache after changing the parameters.
   std::vector<T> decode(DecodeCache<B>& cache, const std::vector<std::vector<int>>& tokens,
                         bool every_row = false,
                         const std::vector<std::vector<int>>* positions = nullptr);
@@ -193,7 +195,8 @@ class Model {
   void reserve_infer(size_t rows, size_t key_rows);
   void prepare(const PackedBatch<B>& in);
   // The tables a forward over positions 0..max_position attending by `attention` reads: a fixed
-  // absolute table's rows, RoPE's angles, the bias tables.
+  // absolute table's rows, RoPE's angles, the bias tables (a learned bias's from the parameters as
+  // they are now).
   void prepare_tables(int max_position, const AttentionSpec& attention);
   // Layer l's attention settings for the batch (its bias table among them).
   ops::AttentionArgs<T> attention_args(const PackedBatch<B>& in, int l) const {
@@ -240,7 +243,10 @@ class Model {
   ActivationGrads grad_act_;
   InferScratch infer_;
   bool keep_stats_ = false;
-  Buffer<T> attention_stats_;  // [L][K, max(N, Q), n_head, 2], layer l's block at l·(its size)
+  // Counts prepare_tables() calls: a decode cache re-prepares the tables only when another
+  // forward has prepared them since (DecodeCache::tables_version).
+  uint64_t tables_version_ = 1;  // a cache starts at 0: it prepares on its first step
+  Buffer<T> attention_stats_;    // [L][K, max(N, Q), n_head, 2], layer l's block at l·(its size)
   Head<B> scalar_head_{HeadKind::kScalar}, token_head_{HeadKind::kToken};
   Buffer<T> scalar_out_, token_out_;
 };

@@ -302,8 +302,12 @@ std::vector<typename B::Scalar> Model<B>::decode_rows(DecodeCache<B>& c,
   B::upload(c.read_cache_rows, read_rows.data(), read_rows.size());
   B::upload(c.read_index, index.data(), index.size());
 
-  // Every call, as every forward: another forward may have resized the tables since.
-  prepare_tables(c.max_position, c.attention);
+  // Once per cache (a learned bias's tables cost a pass over its parameters, FIRE's grow with the
+  // square of the positions), again only when another forward has replaced them since.
+  if (c.tables_version != tables_version_) {
+    prepare_tables(c.max_position, c.attention);
+    c.tables_version = tables_version_;
+  }
   const ops::Models m = models();
   const ops::Seqs step{c.step_offsets.data(), c.step_positions.data(), S, Q};
   const ops::Seqs cached = c.seqs();

@@ -164,6 +164,7 @@ void Model<B>::prepare(const PackedBatch<B>& in) {
 
 template <class B>
 void Model<B>::prepare_tables(int max_position, const AttentionSpec& attention) {
+  ++tables_version_;
   // RoPE by relative distance inside attention only when a cap bends it; otherwise q and k are
   // rotated by position beforehand (the same numbers, fewer operations).
   if (encoding_->absolute == AbsoluteTable::kFixed && max_position >= position_rows_) {

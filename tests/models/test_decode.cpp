@@ -151,3 +151,29 @@ TEST_CASE("a Λ-mask's cache holds its first n_global and 2·n_local rows howeve
     CHECK(cache.filled[0] == 100);
   }
 }
+
+TEST_CASE("a forward between two decoding steps leaves the cache's tables right") {
+  // The forward in between prepares tables for 3 positions (a learned bias's from the
+  // parameters, FIRE's per query position): the cache must not go on with them.
+  const std::vector<int> tokens = {1, 4, 0, 2, 5, 3, 3, 1, 0};
+  for (PositionalEncoding pe : kAllPe) {
+    INFO(positional_encoding_name(pe));
+    DModel model(decode_config(pe));
+    model.init(12);
+    const Batch full = reading_every_row({tokens});
+    DPacked in;
+    in.pack({&full}, model.config());
+    model.infer(in);
+    const std::vector<double> want = model.download_token_logits(in);
+    DecodeCache<CpuBackend<double>> cache = model.begin_decode(1, 9);
+    std::vector<double> got = model.decode(cache, {{tokens.begin(), tokens.begin() + 5}}, true);
+    const Batch small = reading_every_row({{2, 2, 1}});
+    DPacked other;
+    other.pack({&small}, model.config());
+    model.infer(other);
+    const std::vector<double> rest =
+        model.decode(cache, {{tokens.begin() + 5, tokens.end()}}, true);
+    got.insert(got.end(), rest.begin(), rest.end());
+    check_close_to_largest(got, want, 1e-12);
+  }
+}
