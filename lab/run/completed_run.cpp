@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "models/decode_memory.hpp"
+#include "train/inference_attention.hpp"
 
 namespace lenlab {
 
@@ -34,6 +36,38 @@ RunRecord open_completed_run(const std::filesystem::path& dir, TaskKind& task,
           record->corpus_hash.empty() ? "none" : record->corpus_hash));
   }
   return *record;
+}
+
+void check_attention_without_test_set(const TestTimeAttention& attention, const std::string& work) {
+  if (temperature_alignment(attention))
+    throw UsageError(fmt::format(
+        "--temperature {} is searched per test length on a test set, which {} has not: give a "
+        "number (lenlab eval's eval.json lists the temperatures a search chose)",
+        attention.temperature, work));
+  if (attention.distance_cap == "trained")
+    throw UsageError(fmt::format(
+        "--distance-cap trained is found from the test lengths, which {} has not: give the "
+        "distance (lenlab eval's eval.json records the one it resolved)",
+        work));
+}
+
+void check_decode_memory(const ModelConfig& config, const AttentionSpec& attention, int64_t tokens,
+                         bool float64, const Budget& budget, const std::string& fewer) {
+  // Past an int's positions nothing is allocated: say so as too much memory.
+  const DecodeMemory need = tokens > INT32_MAX
+                                ? DecodeMemory{1e30, 0}
+                                : decode_memory(config, attention, static_cast<int>(tokens),
+                                                float64 ? sizeof(double) : sizeof(float));
+  const double limit = budget.max_memory.empty() ? available_memory_bytes()
+                                                 : parse_size(budget.max_memory, "--max-memory");
+  if (need.total() <= limit) return;
+  throw UsageError(fmt::format(
+      "{} positions need a key-value cache of {} and tables by position of {}, more than {} "
+      "(--max-memory{}): {}, raise --max-memory, or give a Λ-mask (--n-local) and a distance cap "
+      "(--distance-cap), whose cache keeps only the keys its queries see and whose tables stop at "
+      "the cap",
+      tokens, format_bytes(need.cache_bytes), format_bytes(need.tables_bytes), format_bytes(limit),
+      budget.max_memory.empty() ? ", the memory available now" : "", fewer));
 }
 
 }  // namespace lenlab

@@ -38,15 +38,7 @@ int run_generate(const GenerateOptions& o) {
     throw UsageError(
         fmt::format("--tokens must be in 1..{}, got {}", kMaxGenerateTokens, o.tokens));
   check_sampling(o.sampling);
-  if (temperature_alignment(o.attention))
-    throw UsageError(fmt::format(
-        "--temperature {} is searched per test length on a test set, which generation has not: "
-        "give a number (lenlab eval's eval.json lists the temperatures a search chose)",
-        o.attention.temperature));
-  if (o.attention.distance_cap == "trained")
-    throw UsageError(
-        "--distance-cap trained is found from the test lengths, which generation has not: give "
-        "the distance (lenlab eval's eval.json records the one it resolved)");
+  check_attention_without_test_set(o.attention, "generation");
   std::optional<CorpusPin> pin;
   TaskKind task{};
   const RunRecord record = open_completed_run(o.run_dir, task, pin);
@@ -66,22 +58,9 @@ int run_generate(const GenerateOptions& o) {
   job.tokens = o.tokens;
   job.sampling = o.sampling;
   job.seed = o.seed;
-  // The key-value cache: [n_layer, rows, 3·d_model] numbers, a row per position, or with a
-  // Λ-mask the n_global + 2·n_local a slot keeps (models/decode_cache.hpp).
-  const double capacity = static_cast<double>(job.prompt.size()) + o.tokens;
-  const double cache_rows = decode_slot_rows(static_cast<int>(capacity), job.attention.window);
-  const double cache_bytes = cache_rows * config.n_layer * 3.0 * config.d_model *
-                             (resolved.float64 ? sizeof(double) : sizeof(float));
-  const double limit = o.budget.max_memory.empty()
-                           ? available_memory_bytes()
-                           : parse_size(o.budget.max_memory, "--max-memory");
-  if (cache_bytes > limit)
-    throw UsageError(fmt::format(
-        "{} positions need a key-value cache of {}, more than {} (--max-memory{}): write fewer "
-        "--tokens, raise --max-memory, or give a Λ-mask (--n-local), whose cache keeps only the "
-        "keys its queries see",
-        capacity, format_bytes(cache_bytes), format_bytes(limit),
-        o.budget.max_memory.empty() ? ", the memory available now" : ""));
+  const int64_t capacity = static_cast<int64_t>(job.prompt.size()) + o.tokens;
+  check_decode_memory(config, job.attention, capacity, resolved.float64, o.budget,
+                      "write fewer --tokens");
   if (positional_encoding_info(config.pe).learned_table() && capacity > config.max_positions)
     throw UsageError(fmt::format(
         "the prompt's {} tokens and --tokens {} make {} positions, past the run's learned "
