@@ -11,6 +11,29 @@
 
 namespace lenlab {
 
+nlohmann::ordered_json attention_json(const TestTimeAttention& given_flags,
+                                      const AttentionSpec& applied) {
+  // What attention was applied (the window resolved to tokens), then every other test-time
+  // setting given (its row's key and value), measurements and the window's settings left out.
+  nlohmann::ordered_json a = {{"n_global", applied.window.n_global},
+                              {"n_local", applied.window.n_local},
+                              {"max_distance", applied.window.max_distance},
+                              {"temperature", given_flags.temperature},
+                              {"temperature_scope", given_flags.temperature_scope},
+                              {"rope_scaling", given_flags.rope_scaling},
+                              {"rope_factor", given_flags.rope_factor}};
+  const TestTimeAttention defaults;
+  nlohmann::ordered_json given;
+  visit_test_time_settings(given_flags,
+                           [&](const Setting& row, const auto& value) { given[row.key] = value; });
+  visit_test_time_settings(defaults, [&](const Setting& row, const auto& value) {
+    if (!row.has(Setting::kMeasureOnly) && !row.has(Setting::kWindow) && !a.contains(row.key) &&
+        given[row.key] != value)
+      a[row.key] = given[row.key];
+  });
+  return a;
+}
+
 std::string eval_json_text(const EvalRecord& r) {
   nlohmann::ordered_json info;
   info["lenlab_version"] = "0.1.0";
@@ -22,27 +45,7 @@ std::string eval_json_text(const EvalRecord& r) {
   info["lengths"] = format_lengths(r.lengths);
   info["eval_samples"] = r.eval_samples;
   info["eval_seed"] = r.eval_seed;
-  if (!r.attention.plain()) {
-    // What attention was applied (the window resolved to tokens), then every other test-time
-    // setting given (its row's key and value), measurements and the window's settings left out.
-    nlohmann::ordered_json& a = info["attention"];
-    a = {{"n_global", r.applied.window.n_global},
-         {"n_local", r.applied.window.n_local},
-         {"max_distance", r.applied.window.max_distance},
-         {"temperature", r.attention.temperature},
-         {"temperature_scope", r.attention.temperature_scope},
-         {"rope_scaling", r.attention.rope_scaling},
-         {"rope_factor", r.attention.rope_factor}};
-    const TestTimeAttention defaults;
-    nlohmann::ordered_json given;
-    visit_test_time_settings(
-        r.attention, [&](const Setting& row, const auto& value) { given[row.key] = value; });
-    visit_test_time_settings(defaults, [&](const Setting& row, const auto& value) {
-      if (!row.has(Setting::kMeasureOnly) && !row.has(Setting::kWindow) && !a.contains(row.key) &&
-          given[row.key] != value)
-        a[row.key] = given[row.key];
-    });
-  }
+  if (!r.attention.plain()) info["attention"] = attention_json(r.attention, r.applied);
   if (!r.temperatures.searched.empty()) add_temperature_json(info["attention"], r.temperatures);
   if (r.representation_projections)
     info["representation"] = {{"reference_length", r.source.l_train},

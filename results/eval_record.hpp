@@ -38,6 +38,10 @@ struct EvalRecord {
 // eval.json's text.
 std::string eval_json_text(const EvalRecord& r);
 
+// eval.json's "attention" (and stream.json's): the window applied, then every test-time flag
+// given that differs from its default (measurements left out).
+nlohmann::ordered_json attention_json(const TestTimeAttention& given, const AttentionSpec& applied);
+
 // What the representation report reads back of an eval.json.
 struct EvalSource {
   std::string run_id;                           // the source run's id

@@ -114,6 +114,15 @@ int64_t TextCorpus::split_bytes(CorpusSplit split) const {
   return n;
 }
 
+std::string TextCorpus::split_text(CorpusSplit split) const {
+  std::string out;
+  out.reserve(static_cast<size_t>(split_bytes(split)));
+  for (const int64_t b : blocks(split))
+    out.append(text_, static_cast<size_t>(block_begin_[b]),
+               static_cast<size_t>(block_begin_[b + 1] - block_begin_[b]));
+  return out;
+}
+
 void TextCorpus::check_window(CorpusSplit split, int length) const {
   if (length < 1 || length > longest_window(split))
     throw UsageError(fmt::format(

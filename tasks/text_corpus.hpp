@@ -51,6 +51,10 @@ class TextCorpus {
   int64_t longest_window(CorpusSplit split) const;
   // The bytes of a split, summed over its blocks.
   int64_t split_bytes(CorpusSplit split) const;
+  // The whole text, and a split's blocks in order, one after another (the text jumps at each
+  // block's end: lenlab eval --stream reads a split so).
+  const std::string& text() const { return text_; }
+  std::string split_text(CorpusSplit split) const;
 
   // UsageError unless a window of `length` characters fits in every block of `split`, naming the
   // length, the block size and the corpus.

@@ -35,16 +35,16 @@ TokenText::TokenText(TaskKind task, const TokenTaskSettings& settings, const Tex
   }
 }
 
-std::vector<int> TokenText::parse(const std::string& text) const {
+std::vector<int> TokenText::parse(const std::string& text, const std::string& what) const {
   std::vector<int> tokens = {special_.bos};
   if (corpus_) {
     for (size_t i = 0; i < text.size(); ++i) {
       const unsigned char byte = static_cast<unsigned char>(text[i]);
       if (byte_token_[byte] < 0)
-        throw UsageError(fmt::format(
-            "the prompt's byte 0x{:02x} at offset {} is not in the run's corpus, whose {} "
-            "characters are its vocabulary",
-            byte, i, corpus_->n_symbols()));
+        throw UsageError(
+            fmt::format("{}'s byte 0x{:02x} at offset {} is not in the run's corpus, whose {} "
+                        "characters are its vocabulary",
+                        what, byte, i, corpus_->n_symbols()));
       tokens.push_back(byte_token_[byte]);
     }
   } else {
@@ -65,9 +65,9 @@ std::vector<int> TokenText::parse(const std::string& text) const {
         token = value;
       if (token < 0)
         throw UsageError(fmt::format(
-            "the prompt's word '{}' at offset {} is no symbol of task '{}': its symbols are the "
+            "{}'s word '{}' at offset {} is no symbol of task '{}': its symbols are the "
             "numbers 0..{} and {}",
-            word, begin, task_name(task_), n_content_ - 1,
+            what, word, begin, task_name(task_), n_content_ - 1,
             special_.sep >= 0 ? "BOS, SEP, FILL, MARK" : "BOS"));
       if (!(tokens.size() == 1 && token == special_.bos)) tokens.push_back(token);  // BOS given
     }

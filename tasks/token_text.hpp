@@ -19,8 +19,9 @@ class TokenText {
 
   // The prompt's tokens with BOS first (added unless the text starts with it). UsageError, naming
   // the offending character or word and its offset and the valid ones, for a byte the corpus does
-  // not hold or a word that is no symbol; and for a prompt with nothing but BOS.
-  std::vector<int> parse(const std::string& text) const;
+  // not hold or a word that is no symbol (the text called `what` there); and for a prompt with
+  // nothing but BOS.
+  std::vector<int> parse(const std::string& text, const std::string& what = "the prompt") const;
   // One token as it is printed: a text run's byte (BOS as "<BOS>"), else " " and its symbol.
   std::string text_of(int token) const;
 

@@ -1,8 +1,11 @@
 #include "lab/cli/eval_command.hpp"
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
+
 #include <climits>
 
+#include "core/error.hpp"
 #include "lab/cli/cli_options.hpp"
 #include "lab/cli/run_flags.hpp"
 #include "train/lengths.hpp"
@@ -51,12 +54,51 @@ EvalCommand::EvalCommand(CLI::App& app) {
   command_ =
       app.add_subcommand("eval", "Evaluate a trained run at any test lengths, without retraining");
   add_eval_options(*command_, options_);
+  CLI::App& cmd = *command_;
+  CLI::Option* stream = cmd.add_option(
+      "--stream", stream_,
+      "A text run: read one long text in a single pass through the key-value cache and write "
+      "stream.csv, the cross-entropy per chunk of positions (LM-Infinite's test): test, "
+      "validation, training (a split of the run's corpus, its blocks in order), all (the whole "
+      "corpus), or a file of the corpus's characters");
+  add_setting(cmd, "--stream-tokens", stream_tokens_,
+              "With --stream: characters to read at most (0: the whole text)")
+      ->check(int_range(0, INT32_MAX - 1))
+      ->needs(stream);
+  add_setting(cmd, "--stream-chunk", stream_chunk_,
+              "With --stream: positions per row of stream.csv")
+      ->check(int_range(1, INT32_MAX))
+      ->needs(stream);
   command_->footer(
-      "Example:\n  lenlab eval runs/x --lengths 1..50,64,128,256,512,1024 --samples 100 --out "
-      "runs/x-long --predictions");
+      "Examples:\n  lenlab eval runs/x --lengths 1..50,64,128,256,512,1024 --samples 100 --out "
+      "runs/x-long --predictions\n  lenlab eval runs/text-rope --stream test --n-local train "
+      "--n-global 1 --distance-cap train --out runs/text-rope-stream");
 }
 
 int EvalCommand::run(const CommandLine& line) {
+  if (command_->count("--stream") > 0) {
+    for (const char* flag : {"--lengths", "--samples", "--eval-seed", "--depths", "--predictions",
+                             "--representation-stats"})
+      if (command_->count(flag) > 0)
+        throw UsageError(fmt::format(
+            "{} is for the evaluation by lengths; --stream reads one text and scores each of its "
+            "positions: leave one of the two out",
+            flag));
+    StreamOptions s;
+    s.run_dir = options_.run_dir;
+    s.out = options_.out;
+    s.source = stream_;
+    s.max_tokens = stream_tokens_;
+    s.chunk = stream_chunk_;
+    s.overwrite = options_.overwrite;
+    s.device = options_.device;
+    s.threads = options_.threads;
+    s.attention = options_.attention;
+    s.budget = options_.budget;
+    s.command_line = line.text;
+    s.log = &line.err;
+    return run_stream(s);
+  }
   options_.has_eval_seed = command_->count("--eval-seed") > 0;
   options_.command_line = line.text;
   options_.log = &line.err;

@@ -1,7 +1,9 @@
 #pragma once
-// `lenlab eval`: a trained run evaluated again at any test lengths (lab/run/eval_run.hpp).
+// `lenlab eval`: a trained run evaluated again at any test lengths (lab/run/eval_run.hpp), or with
+// --stream a text run reading one long text (lab/run/stream_run.hpp).
 #include "lab/cli/command.hpp"
 #include "lab/run/eval_run.hpp"
+#include "lab/run/stream_run.hpp"
 
 namespace lenlab {
 
@@ -12,6 +14,9 @@ class EvalCommand : public Command {
 
  private:
   EvalOptions options_;
+  std::string stream_;  // --stream's source; "" = by lengths
+  int64_t stream_tokens_ = 0;
+  int stream_chunk_ = kDefaultStreamChunk;
 };
 
 }  // namespace lenlab

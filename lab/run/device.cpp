@@ -105,4 +105,15 @@ std::vector<int> Device::generate(const ModelConfig& model, const std::vector<do
   return generate_parameters_on<CpuBackend<float>>(model, params, job, on_token);
 }
 
+void Device::stream(const ModelConfig& model, const std::vector<double>& params,
+                    const StreamJob& job, int threads, bool float64,
+                    const std::function<void(const StreamChunk&)>& on_chunk) const {
+#if LENLAB_WITH_CUDA
+  if (gpu_) return cuda_work::stream(model, params, job, on_chunk);
+#endif
+  use_cpu_threads(threads);
+  if (float64) return stream_parameters_on<CpuBackend<double>>(model, params, job, on_chunk);
+  stream_parameters_on<CpuBackend<float>>(model, params, job, on_chunk);
+}
+
 }  // namespace lenlab

@@ -18,6 +18,8 @@ namespace lenlab {
 
 struct GenerateJob;  // train/generate.hpp
 struct GroupJob;     // lab/run/run_group.hpp
+struct StreamJob;    // train/stream_eval.hpp
+struct StreamChunk;
 
 std::vector<std::string> device_names();  // "auto", "cpu", "cuda"
 bool built_with_cuda();                   // whether this program has the CUDA backend
@@ -48,6 +50,10 @@ class Device {
   std::vector<int> generate(const ModelConfig& model, const std::vector<double>& params,
                             const GenerateJob& job, int threads, bool float64,
                             const std::function<void(int)>& on_token) const;
+  // One model's parameters reading a long text through its cache (lenlab eval --stream).
+  void stream(const ModelConfig& model, const std::vector<double>& params, const StreamJob& job,
+              int threads, bool float64,
+              const std::function<void(const StreamChunk&)>& on_chunk) const;
 
  private:
   bool gpu_ = false;

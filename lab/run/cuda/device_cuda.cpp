@@ -30,4 +30,9 @@ std::vector<int> generate(const ModelConfig& model, const std::vector<double>& p
   return generate_parameters_on<CudaBackend>(model, params, job, on_token);
 }
 
+void stream(const ModelConfig& model, const std::vector<double>& params, const StreamJob& job,
+            const std::function<void(const StreamChunk&)>& on_chunk) {
+  stream_parameters_on<CudaBackend>(model, params, job, on_chunk);
+}
+
 }  // namespace lenlab::cuda_work

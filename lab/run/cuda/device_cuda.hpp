@@ -13,6 +13,8 @@ namespace lenlab {
 
 struct GroupJob;     // lab/run/run_group.hpp
 struct GenerateJob;  // train/generate.hpp
+struct StreamJob;    // train/stream_eval.hpp
+struct StreamChunk;
 
 namespace cuda_work {
 
@@ -24,6 +26,8 @@ std::vector<LengthResult> evaluate(const ModelConfig& model, const std::vector<d
                                    const std::function<void(int, int)>& on_length);
 std::vector<int> generate(const ModelConfig& model, const std::vector<double>& params,
                           const GenerateJob& job, const std::function<void(int)>& on_token);
+void stream(const ModelConfig& model, const std::vector<double>& params, const StreamJob& job,
+            const std::function<void(const StreamChunk&)>& on_chunk);
 
 }  // namespace cuda_work
 }  // namespace lenlab
