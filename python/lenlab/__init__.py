@@ -32,6 +32,7 @@ import numpy as np
 from . import _lenlab
 from ._settings import (depths_text, lengths_text, setting_value, settings_json_ready,
                         test_time_settings)
+from ._token_stream import token_stream
 from ._functions import (_FINGERPRINT_FILE, _bias_fingerprint, _fingerprint,
                          _functions_fingerprint, _pe_bias_setting, _recorded_fingerprints,
                          _reparam_setting, _same_functions)
@@ -198,21 +199,29 @@ class Run:
 
     def generate(self, prompt: str, tokens: int = 100, sample_temperature: float = 0.0,
                  top_k: int = 0, top_p: float = 1.0, seed: int = 0, device: str = "auto",
-                 on_token=None, **attention) -> str:
+                 on_token=None, stream: bool = False, **attention):
         """`lenlab generate` of this run: the text it writes after `prompt` (a text run's
         characters, or a token task's symbols separated by spaces), greedy unless
         sample_temperature > 0 (with top_k, top_p and seed), with the test-time attention of
         `eval` (a fixed temperature). on_token, if given, is called with each token's text as it
-        is written; the whole text is returned."""
+        is written; the whole text is returned. stream=True returns instead an iterator over the
+        tokens' texts, each as it is written (`for piece in run.generate(p, stream=True)`);
+        leaving it early stops the writing, and bad input is raised by its first step."""
         attention = settings_json_ready(test_time_settings(attention))
         for name, value in (("tokens", tokens), ("top_k", top_k), ("seed", seed)):
             if not isinstance(value, int) or isinstance(value, bool):
                 raise UsageError(f"{name} must be an integer, got {value!r}")
         if on_token is not None and not callable(on_token):
             raise UsageError(f"on_token must be a function of one string, got {on_token!r}")
-        return _lenlab.generate(str(self.dir), str(prompt), tokens, float(sample_temperature),
-                                top_k, float(top_p), seed, device, json.dumps(attention),
-                                on_token)
+        if stream and on_token is not None:
+            raise UsageError("give on_token or stream=True, not both: the stream yields each token")
+
+        def write(callback):
+            return _lenlab.generate(str(self.dir), str(prompt), tokens, float(sample_temperature),
+                                    top_k, float(top_p), seed, device, json.dumps(attention),
+                                    callback)
+
+        return token_stream(write) if stream else write(on_token)
 
     def __repr__(self) -> str:
         return f"lenlab.Run({str(self.dir)!r}, status={self.status!r})"

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -320,3 +321,14 @@ def test_generate_writes_as_the_cli_does_and_streams_each_token(tmp_path):
         run.generate("1 7")
     with pytest.raises(lenlab.UsageError, match="--top-k"):
         run.generate("1", top_k=-1, sample_temperature=1.0)
+    # stream=True: the same tokens, one at a time as they are written; leaving early stops the
+    # writing (the thread ends), and bad input is raised by the iterator.
+    assert list(run.generate("3 1 0 2 SEP", tokens=4, stream=True)) == pieces
+    first = run.generate("1 2 SEP", tokens=50, stream=True)
+    assert isinstance(next(first), str)
+    first.close()
+    assert not [t for t in threading.enumerate() if t.name == "lenlab-generate"]
+    with pytest.raises(lenlab.UsageError, match="'7' at offset 2"):
+        list(run.generate("1 7", stream=True))
+    with pytest.raises(lenlab.UsageError, match="not both"):
+        run.generate("1", stream=True, on_token=print)
