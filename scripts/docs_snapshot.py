@@ -331,10 +331,30 @@ EXPERIMENTS = {
     "randomized-positions": ("configs/randomized_positions.toml", "--seeds 12", ("figures",)),
 }
 
+def snapshot_stream(stream_dir: Path, out: Path):
+    """LM-Infinite's streaming test on the text-quick runs (scripts/stream_study.sh): each
+    stream's stream.json (the whole stream's cross-entropy, peak resident memory, time) and
+    stream.csv (per chunk of positions)."""
+    streams = sorted(p.parent for p in stream_dir.glob("*/stream.json"))
+    if not streams:
+        sys.exit(f"{stream_dir} holds no finished stream (*/stream.json): run "
+                 "scripts/stream_study.sh first")
+    shutil.rmtree(out, ignore_errors=True)
+    for s in streams:
+        (out / s.name).mkdir(parents=True)
+        for name in ("stream.json", "stream.csv"):
+            shutil.copy(s / name, out / s.name / name)
+    revisions = sorted({json.loads((s / "stream.json").read_text()).get("git_revision", "unknown")
+                        for s in streams})
+    write_manifest(out, "scripts/stream_study.sh build/release/lenlab TEXT DIR", stream_dir,
+                   {"streams": len(streams), "lenlab_revision": revisions})
+
+
 # SOURCE -> its maker(DIR, docs/data/SOURCE); the experiments' also take log=FILE.
 MAKERS = {"reproduce": snapshot_reproduce, "course": snapshot_course, "theory": snapshot_theory,
           **{name: experiment_maker(*how) for name, how in EXPERIMENTS.items()},
           "vcl-representation": snapshot_vcl_representation,
+          "stream": snapshot_stream,
           # tools/torch_reference odds folders, one per encoding (docs/torch_reference.md)
           "torch-odds-rope": snapshot_torch_odds, "torch-odds-nope": snapshot_torch_odds,
           "torch-odds-rope-more": snapshot_torch_odds,
