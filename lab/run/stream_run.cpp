@@ -160,7 +160,7 @@ int run_stream(const StreamOptions& o) {
   device.stream(config, params, job, threads, resolved.float64, [&](const StreamChunk& c) {
     const double ce = c.nll_sum / c.tokens, rate = c.tokens / std::max(c.seconds, 1e-9);
     const int64_t resident = resident_memory_bytes();
-    csv << fmt::format("{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.1f},{},{}\n", c.first_position,
+    csv << fmt::format("{},{},{},{:.10g},{:.10g},{:.10g},{:.6f},{:.1f},{},{}\n", c.first_position,
                        c.last_position, c.tokens, ce, ce / std::log(2.0), std::exp(ce), c.seconds,
                        rate, c.cache_bytes, resident)
         << std::flush;
@@ -187,7 +187,9 @@ int run_stream(const StreamOptions& o) {
                     {"id", record.id},
                     {"config", to_json(trained)}};
   info["stream"] = {
+      {"source", o.source},
       {"text", source.name},
+      {"corpus", corpus.path()},
       {"characters", read},
       {"of_characters", available},
       {"chunk", o.chunk},

@@ -1,5 +1,5 @@
-"""The command line: check, compare, retrain, independent, odds, eval-compare, anatomy (see --help
-of each)."""
+"""The command line: check, compare, retrain, independent, odds, eval-compare, stream-compare,
+decode-bench, anatomy (see --help of each)."""
 
 from __future__ import annotations
 
@@ -99,6 +99,24 @@ def cmd_eval_compare(a) -> int:
     return 0
 
 
+def cmd_stream_compare(a) -> int:
+    from .decode import compare_stream
+    print(compare_stream(Path(a.run), Path(a.stream)))
+    return 0
+
+
+def cmd_decode_bench(a) -> int:
+    from .decode import decode_rates, run_model
+    positions = [int(p) for p in a.positions.split(",")]
+    rates = decode_rates(run_model(Path(a.run), torch.float32), positions, a.tokens)
+    print(f"PyTorch {torch.__version__}, one thread, {a.tokens} tokens timed at each position, "
+          f"the reference model's key-value cache, {a.run}:")
+    print(f"{'position':>10} {'cache tok/s':>14}")
+    for p, r in zip(positions, rates):
+        print(f"{p:>10} {r:>14.0f}")
+    return 0
+
+
 def cmd_anatomy(a) -> int:
     from .anatomy import main_json
     main_json([Path(r) for r in a.runs], lenlab_binary(a.lenlab), Path(a.json),
@@ -182,6 +200,19 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("run", help="the run whose model.safetensors was evaluated")
     c.add_argument("eval", help="the evaluation folder holding predictions.csv")
     c.set_defaults(func=cmd_eval_compare)
+
+    c = sub.add_parser("stream-compare", help="PyTorch's cross-entropy per chunk on the text of "
+                       "`lenlab eval --stream all`'s stream.csv against lenlab's")
+    c.add_argument("run", help="the text run that read the stream")
+    c.add_argument("stream", help="the folder holding stream.csv and stream.json")
+    c.set_defaults(func=cmd_stream_compare)
+
+    c = sub.add_parser("decode-bench", help="tokens per second of the reference model's "
+                       "key-value cache, as bench/lenlab_decode_bench times lenlab's")
+    c.add_argument("run", help="a trained run (its weights, in float32)")
+    c.add_argument("--positions", default="256,1024,4096,16384")
+    c.add_argument("--tokens", type=int, default=32, help="tokens timed at each position")
+    c.set_defaults(func=cmd_decode_bench)
 
     c = sub.add_parser("anatomy", help="passkey runs: the retrieval head, its attention past "
                        "l_train, RoPE frequency ablations (tools/torch_reference/anatomy.py)")

@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .files import read_manifest, read_safetensors
-from .model import ModelConfig, PaddedBatch, Transformer
+from .decode import run_model
+from .files import read_manifest
+from .model import PaddedBatch
 
 SCALAR_BOS, SCALAR_EOS = 2, 3  # the synthetic tasks' tokens (tasks/batch.hpp)
 
@@ -37,10 +38,7 @@ def compare_predictions(run_dir: Path, eval_dir: Path, chunk: int = 64) -> str:
     config = read_manifest(run_dir)["config"]
     if int(config.get("random_positions", 0)) > 0:
         raise SystemExit("randomized positions: predictions.csv does not hold the positions")
-    tensors = read_safetensors(run_dir / "model.safetensors")
-    dtype = torch.float64 if tensors["wte"].dtype == np.float64 else torch.float32
-    model = Transformer(ModelConfig.from_run(config, tensors),
-                        {n: torch.tensor(a, dtype=dtype) for n, a in tensors.items()})
+    model = run_model(run_dir)
     with open(eval_dir / "predictions.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     token_task = "labels" in rows[0]

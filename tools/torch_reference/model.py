@@ -146,6 +146,39 @@ class PaddedBatch:
                            index(step.get("token_rows")))
 
 
+class KeyValueCache:
+    """Incremental decoding's memory (Transformer.forward(batch, cache)): per layer the keys and
+    values [S, H, n, hd] of the n rows seen (rotated, for RoPE), and those rows' positions and
+    validity [S, n]. Every sequence advances by the batch's L rows a step (pad with valid=False)."""
+
+    def __init__(self):
+        self.k: dict[int, torch.Tensor] = {}
+        self.v: dict[int, torch.Tensor] = {}
+        self.positions: torch.Tensor | None = None
+        self.valid: torch.Tensor | None = None
+
+    @property
+    def length(self) -> int:
+        return 0 if self.positions is None else self.positions.shape[1]
+
+    def append(self, l: int, k: torch.Tensor, v: torch.Tensor):
+        """Layer l's keys and values with the step's appended: [S, H, n + L, hd] each."""
+        if l in self.k:
+            k, v = torch.cat((self.k[l], k), dim=2), torch.cat((self.v[l], v), dim=2)
+        self.k[l], self.v[l] = k, v
+        return k, v
+
+    def keys_with(self, batch: PaddedBatch):
+        """The keys' positions and validity [S, n + L]: the cache's, then the batch's."""
+        if self.positions is None:
+            return batch.positions, batch.valid
+        return (torch.cat((self.positions, batch.positions), dim=1),
+                torch.cat((self.valid, batch.valid), dim=1))
+
+    def advance(self, batch: PaddedBatch):
+        self.positions, self.valid = self.keys_with(batch)
+
+
 class Transformer:
     """The model over a dict of named parameter tensors (lenlab's names and shapes)."""
 
@@ -171,7 +204,41 @@ class Transformer:
         out = torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1)
         return out.flatten(-2)
 
-    def attention(self, a: torch.Tensor, l: int, batch: PaddedBatch) -> torch.Tensor:
+    def position_bias(self, l: int, query: torch.Tensor, key: torch.Tensor):
+        """Layer l's additive bias on the logits [S, H, Lq, Lk] of queries at positions query
+        [S, Lq] and keys at key [S, Lk] (the full forward: both the sequence's; the cached decoder,
+        tools/torch_reference/decode.py: the new rows' and the cache's), or 0 for no bias."""
+        c, p = self.c, self.p
+        H = c.n_head
+        bias = 0
+        if c.pe == "alibi":
+            distance = (query[:, :, None] - key[:, None, :]).to(self.dtype)
+            bias = -self.slopes[None, :, None, None] * distance[:, None]
+        delta = (query[:, :, None] - key[:, None, :]).clamp(min=0)  # [S, Lq, Lk]
+        if c.pe == "t5":
+            table = p["pe.t5.bias"]  # [tables, buckets, H]
+            w = table[l if table.shape[0] > 1 else 0]
+            bucket = t5_bucket(-delta, c.t5_buckets, c.t5_max_distance)
+            bias = w[bucket].permute(0, 3, 1, 2)  # [S, Lq, Lk, H] -> [S, H, Lq, Lk]
+        if c.pe == "kerple":
+            r1 = F.softplus(p["pe.kerple.r1"][l])[None, :, None, None]
+            r2 = F.softplus(p["pe.kerple.r2"][l])[None, :, None, None]
+            bias = -r1 * torch.log1p(r2 * delta[:, None].to(self.dtype))
+        if c.pe == "fire":
+            W = p["pe.fire.b1"].shape[1]
+            w1 = p["pe.fire.w1"][0, l * W:(l + 1) * W]
+            w2 = p["pe.fire.w2"][:, l * H:(l + 1) * H]
+            scale = F.softplus(p["pe.fire.c"][l])
+            threshold = F.softplus(p["pe.fire.threshold"][l])
+            at = query[:, :, None].to(self.dtype)  # [S, Lq, 1]
+            m = torch.where(threshold >= at, threshold, at)  # max(L, pos_i), L on a tie
+            x = torch.log1p(scale * delta.to(self.dtype)) / torch.log1p(scale * m)  # [S, Lq, Lk]
+            hidden = torch.relu(x[..., None] * w1 + p["pe.fire.b1"][l])  # [S, Lq, Lk, W]
+            bias = (hidden @ w2).permute(0, 3, 1, 2)  # [S, Lq, Lk, H] -> [S, H, Lq, Lk]
+        return bias
+
+    def attention(self, a: torch.Tensor, l: int, batch: PaddedBatch,
+                  cache: KeyValueCache | None = None) -> torch.Tensor:
         c, p = self.c, self.p
         layer = f"h.{l}."
         S, L, d = a.shape
@@ -183,34 +250,16 @@ class Transformer:
         if self.qk_mask is not None and l in self.qk_mask:
             mask = self.qk_mask[l].to(self.dtype)[None, :, None, :]
             q, k = q * mask, k * mask
-        logits = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(hd))  # [S, H, L, L]
-        if c.pe == "alibi":
-            distance = (batch.positions[:, :, None] - batch.positions[:, None, :]).to(self.dtype)
-            logits = logits - self.slopes[None, :, None, None] * distance[:, None]
-        delta = (batch.positions[:, :, None] - batch.positions[:, None, :]).clamp(min=0)  # [S,L,L]
-        if c.pe == "t5":
-            table = p["pe.t5.bias"]  # [tables, buckets, H]
-            w = table[l if table.shape[0] > 1 else 0]
-            bucket = t5_bucket(-delta, c.t5_buckets, c.t5_max_distance)
-            logits = logits + w[bucket].permute(0, 3, 1, 2)  # [S, L, L, H] -> [S, H, L, L]
-        if c.pe == "kerple":
-            r1 = F.softplus(p["pe.kerple.r1"][l])[None, :, None, None]
-            r2 = F.softplus(p["pe.kerple.r2"][l])[None, :, None, None]
-            logits = logits - r1 * torch.log1p(r2 * delta[:, None].to(self.dtype))
-        if c.pe == "fire":
-            W = p["pe.fire.b1"].shape[1]
-            w1 = p["pe.fire.w1"][0, l * W:(l + 1) * W]
-            w2 = p["pe.fire.w2"][:, l * H:(l + 1) * H]
-            scale = F.softplus(p["pe.fire.c"][l])
-            threshold = F.softplus(p["pe.fire.threshold"][l])
-            query = batch.positions[:, :, None].to(self.dtype)  # [S, L, 1]
-            m = torch.where(threshold >= query, threshold, query)  # max(L, pos_i), L on a tie
-            x = torch.log1p(scale * delta.to(self.dtype)) / torch.log1p(scale * m)  # [S, L, L]
-            hidden = torch.relu(x[..., None] * w1 + p["pe.fire.b1"][l])  # [S, L, L, W]
-            bias = hidden @ w2  # [S, L, L, H]
-            logits = logits + bias.permute(0, 3, 1, 2)
-        row = torch.arange(L)
-        allowed = (row[None, :] <= row[:, None])[None] & batch.valid[:, None, :]  # [S, L, L]
+        # The keys: the batch's rows, after the cache's (rows 0..first-1) when decoding.
+        first, key_positions, key_valid = 0, batch.positions, batch.valid
+        if cache is not None:
+            first = cache.length
+            k, v = cache.append(l, k, v)
+            key_positions, key_valid = cache.keys_with(batch)
+        logits = (q @ k.transpose(-1, -2)) * (1.0 / math.sqrt(hd))  # [S, H, L, first + L]
+        logits = logits + self.position_bias(l, batch.positions, key_positions)
+        row, key_row = first + torch.arange(L), torch.arange(first + L)
+        allowed = (key_row[None, :] <= row[:, None])[None] & key_valid[:, None, :]  # [S, L, Lk]
         logits = logits.masked_fill(~allowed[:, None], float("-inf"))
         probs = torch.softmax(logits, dim=-1)
         if self.on_attention is not None:
@@ -218,8 +267,10 @@ class Transformer:
         out = probs @ v  # [S, H, L, hd]
         return out.transpose(1, 2).reshape(S, L, d)
 
-    def forward(self, batch: PaddedBatch):
-        """(scalar outputs [R] or None, token logits [R', V] or None)."""
+    def forward(self, batch: PaddedBatch, cache: KeyValueCache | None = None):
+        """(scalar outputs [R] or None, token logits [R', V] or None). With a cache, the batch's
+        rows follow the rows the cache holds (their keys and values are appended to it): the
+        same logits as a forward over the whole sequences (tools/torch_reference/decode.py)."""
         c, p = self.c, self.p
         d = c.d_model
         x = p["wte"][batch.tokens]
@@ -232,11 +283,13 @@ class Transformer:
         for l in range(c.n_layer):
             n = f"h.{l}."
             a = F.layer_norm(x, (d,), p[n + "ln_1.weight"], p[n + "ln_1.bias"], LAYER_NORM_EPS)
-            o = self.attention(a, l, batch)
+            o = self.attention(a, l, batch, cache)
             x = x + o @ p[n + "attn.c_proj.weight"] + p[n + "attn.c_proj.bias"]
             m = F.layer_norm(x, (d,), p[n + "ln_2.weight"], p[n + "ln_2.bias"], LAYER_NORM_EPS)
             h = F.gelu(m @ p[n + "mlp.c_fc.weight"] + p[n + "mlp.c_fc.bias"], approximate="tanh")
             x = x + h @ p[n + "mlp.c_proj.weight"] + p[n + "mlp.c_proj.bias"]
+        if cache is not None:
+            cache.advance(batch)
         rows = x.reshape(-1, d)
 
         def final(index):

@@ -178,3 +178,41 @@ def test_evaluation_matches_pytorch_at_long_lengths(tmp_path):
     text = compare_predictions(run, out)
     worst = float(text.rsplit(" ", 1)[-1])
     assert worst < 1e-5, text
+
+
+DECODE_ENCODINGS = ["nope", "learned", "sinusoidal", "alibi", "rope", "t5", "kerple", "fire"]
+
+
+@pytest.mark.parametrize("pe", DECODE_ENCODINGS)
+def test_the_reference_cache_gives_the_full_forward_logits(tmp_path, pe):
+    """The reference's own cached decoding (tools/torch_reference/decode.py), which the stream
+    comparison below rests on: a sequence appended one token, three tokens and all at a time gives
+    the full forward's logits, in float64."""
+    from torch_reference.decode import cached_logits, rows, run_model
+    run = lenlab_train(tmp_path, ["--task", "copy", "--pe", pe, "--n-symbols", "6", "--l-train",
+                                  "8", "--l-test", "8"], "float64", 3)
+    model = run_model(run)
+    tokens = [int(t) for t in torch.randint(0, 8, (17,), generator=torch.Generator().manual_seed(1))]
+    with torch.no_grad():
+        full = model.forward(rows(tokens, 0))[1]
+        for step in (1, 3, 17):
+            got = cached_logits(model, tokens, step)
+            assert float((got - full).abs().max()) <= 1e-12 * float(full.abs().max()), step
+
+
+def test_a_stream_matches_pytorch_chunk_by_chunk(tmp_path):
+    """`lenlab eval --stream` against the reference reading the same text through its cache:
+    each chunk's cross-entropy, in float64, on a RoPE text run."""
+    from torch_reference.decode import compare_stream
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join("in the beginning was the word. "[i % 31] for i in range(3000)))
+    run = lenlab_train(tmp_path, ["--task", "text", "--corpus", str(corpus), "--pe", "rope",
+                                  "--l-train", "16", "--lengths", "8,16"], "float64", 30)
+    out = tmp_path / "stream"
+    done = subprocess.run([BINARY, "eval", str(run), "--stream", "all", "--stream-tokens", "300",
+                           "--stream-chunk", "64", "--out", str(out)], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    text = compare_stream(run, out)
+    assert text.count("positions ") == 5, text
+    assert float(text.rsplit(" ", 1)[-1]) < 1e-8, text  # stream.csv's 10 digits
