@@ -343,8 +343,9 @@ std::vector<typename B::Scalar> Model<B>::decode_rows(DecodeCache<B>& c,
       B::gather_rows_forward(s.x_q.data(), x, c.read_rows.data(), R, Q, d, m);
       t.x_q = s.x_q.data();
     }
-    const ops::AttentionArgs<T> args =
+    ops::AttentionArgs<T> args =
         attention_args(c.attention, c.scaled ? c.seq_scale.data() : nullptr, l);
+    args.tile_few_rows = true;  // a new row over a long cache: one product, not key by key
     B::attention_infer(t.atty, cache, last ? c.read_cache_rows.data() : c.step_cache_rows.data(),
                        t.Q, d, H, args, cached, m);
     block_after_attention(l, t);

@@ -164,7 +164,8 @@ void attention_infer(T* out, const T* qkv, const int* query_rows, int Q, int d, 
   }
   // The query rows, grouped by sequence (consecutive queries, ascending rows). A token task reads
   // many rows of each sequence: they go in tiles as above. A group of a few rows (a scalar task
-  // reads one per sequence) or RoPE bent inside attention goes one row at a time.
+  // reads one per sequence) or RoPE bent inside attention goes one row at a time, unless
+  // a.tile_few_rows (decoding).
   std::vector<detail::QueryGroup> groups;
   std::vector<int> local(static_cast<size_t>(m.count) * Q, -1);  // each query's row in its sequence
   for (int k = 0; k < m.count; ++k) {
@@ -200,7 +201,7 @@ void attention_infer(T* out, const T* qkv, const int* query_rows, int Q, int d, 
       T* o = out + kq0 * d + h * hd;
       T* st = a.row_stats ? a.row_stats + kq0 * st_row + 2 * h : nullptr;
       const int* rows = local.data() + kq0;
-      if (!a.rope_cos && n >= detail::kMinTileRows) {
+      if (!a.rope_cos && (n >= detail::kMinTileRows || a.tile_few_rows)) {
         detail::attend_rows(o, st, st_row, scratch, sh, a, rows, n);
         continue;
       }

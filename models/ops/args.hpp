@@ -113,6 +113,11 @@ struct AttentionArgs {
   // nats and its largest probability, per head (the attention diagnostics and the temperature
   // search of docs/methods.md); padding rows 0. Null: not computed.
   T* row_stats = nullptr;
+  // Inference only: query rows of a sequence, however few, as one product over its keys (the CPU's
+  // tiles), not key by key: decoding's one new row over a long cache. The last bits then differ
+  // from the row path's, so evaluation, whose scalar tasks read one row per sequence, keeps it
+  // off. The GPU's kernels are the same either way.
+  bool tile_few_rows = false;
 
   // Head h's bias table of model k (null: none), and within it the row of a query at position pos.
   LENLAB_HOST_DEVICE const T* bias_table(int k, int h) const {
