@@ -41,43 +41,76 @@ Beyond beyond_of(const RunRecord& run) {
 
 std::string cell_text(const SuiteCell& c) {
   if (c.n_seeds == 0) return "—";
-  return fmt::format("**{:.3f}** · {:.3f} ± {:.3f} ({}, {} fit)", c.max, c.mean, c.sd, c.n_seeds,
-                     c.n_fit);
+  const std::string told =
+      c.written ? fmt::format(" · told **{:.3f}** · {:.3f}", c.told_max, c.told_mean) : "";
+  return fmt::format("**{:.3f}** · {:.3f} ± {:.3f} ({}, {} fit){}", c.max, c.mean, c.sd, c.n_seeds,
+                     c.n_fit, told);
+}
+
+// The max, mean and (when sd is given) sample standard deviation of `scores`, not empty.
+void describe(const std::vector<double>& scores, double& max, double& mean, double* sd) {
+  const double n = static_cast<double>(scores.size());
+  max = *std::max_element(scores.begin(), scores.end());
+  mean = 0;
+  for (const double s : scores) mean += s / n;
+  if (!sd) return;
+  *sd = 0;
+  if (scores.size() > 1) {
+    double ss = 0;
+    for (const double s : scores) ss += (s - mean) * (s - mean);
+    *sd = std::sqrt(ss / (n - 1));
+  }
 }
 
 }  // namespace
 
-double suite_score(const RunRecord& run) {
+bool SuiteScore::decoded() const {
+  return !std::isnan(written);
+}
+
+SuiteScore suite_scores(const RunRecord& run) {
   // The same mean as the manifest's mean_token_accuracy_beyond_l_train.
   std::vector<int> lengths;
-  std::vector<double> accuracy;
+  std::vector<double> told, written;
   for (const LengthResult& r : run.results) {
     lengths.push_back(r.length);
-    accuracy.push_back(r.token_accuracy);
+    told.push_back(r.token_accuracy);
+    written.push_back(r.generated_token_accuracy);
   }
-  return range_means(lengths, accuracy, run.spec.l_train)
-      .beyond(std::numeric_limits<double>::quiet_NaN());
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  SuiteScore s;
+  s.told = range_means(lengths, told, run.spec.l_train).beyond(nan);
+  // A length past l_train not decoded (NaN) makes this mean NaN: no written score.
+  s.written = range_means(lengths, written, run.spec.l_train).beyond(nan);
+  return s;
+}
+
+double suite_score(const RunRecord& run) {
+  return suite_scores(run).lead();
 }
 
 SuiteCell suite_cell(const FigureLine& line) {
-  std::vector<double> scores;
-  SuiteCell c;
+  std::vector<SuiteScore> scores;
   std::vector<const RunRecord*> scored;
+  bool all_written = true;
   for (const RunRecord* run : line.runs)
-    if (const double s = suite_score(*run); !std::isnan(s)) {
+    if (const SuiteScore s = suite_scores(*run); !std::isnan(s.told)) {
       scores.push_back(s);
       scored.push_back(run);
+      all_written = all_written && s.decoded();
     }
+  SuiteCell c;
   c.n_fit = count_fits(scored).fit;
   c.n_seeds = static_cast<int>(scores.size());
   if (scores.empty()) return c;
-  c.max = *std::max_element(scores.begin(), scores.end());
-  for (const double s : scores) c.mean += s / c.n_seeds;
-  if (c.n_seeds > 1) {
-    double ss = 0;
-    for (const double s : scores) ss += (s - c.mean) * (s - c.mean);
-    c.sd = std::sqrt(ss / (c.n_seeds - 1));
+  c.written = all_written;
+  std::vector<double> lead, told;
+  for (const SuiteScore& s : scores) {
+    lead.push_back(c.written ? s.written : s.told);
+    told.push_back(s.told);
   }
+  describe(lead, c.max, c.mean, &c.sd);
+  describe(told, c.told_max, c.told_mean, nullptr);
   return c;
 }
 
@@ -106,7 +139,10 @@ std::string chomsky_suite_section(const std::vector<FigureSummary>& figures) {
       "## Chomsky-hierarchy suite\n\n"
       "The score of Delétang et al. (2023) and Ruoss et al. (2023): a run's token accuracy "
       "averaged over its test lengths past l_train (the study's: 41..500 after training on "
-      "1..40). Each cell is the **maximum over seeds** (what the papers' tables print), then the "
+      "1..40), on the answers the model writes where its runs decoded greedily (`decode = "
+      "\"greedy\"`, the study's measure; the teacher-forced score follows as \"told\"), else "
+      "with teacher forcing. Each cell is the **maximum over seeds** (what the papers' tables "
+      "print), then the "
       "mean ± standard deviation over seeds, their number and how many of them fit their own "
       "training range (token accuracy ≥ 0.99 inside 1..l_train, the in-range gate: a run that "
       "did not learn its range says nothing about extrapolation; the study trains until it does). "
@@ -170,20 +206,21 @@ std::string chomsky_scores_csv(const std::vector<FigureSummary>& figures) {
     for (const FigureLine& line : f.lines)
       for (const RunRecord* run : line.runs) {
         const Beyond b = beyond_of(*run);
-        const double score = suite_score(*run);  // NaN (no length past l_train): left empty
+        const SuiteScore score = suite_scores(*run);  // NaN (no length past l_train): empty
+        const auto number = [](double x) { return std::isnan(x) ? "" : fmt::format("{:.6g}", x); };
         const InRangeFit fit = in_range_fit(*run);
         const bool checked = fit.state != FitState::kUnchecked;
-        out +=
-            fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(f.spec->name),
-                        line.spec.task, level_of(f), csv_field(line.label), run->spec.seed,
-                        csv_field(run->id), std::isnan(score) ? "" : fmt::format("{:.6g}", score),
-                        b.first, b.last, b.count, checked ? fmt::format("{:.6g}", fit.value) : "",
-                        checked ? (fit.state == FitState::kFits ? "1" : "0") : "");
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(f.spec->name),
+                           line.spec.task, level_of(f), csv_field(line.label), run->spec.seed,
+                           csv_field(run->id), number(score.lead()), b.first, b.last, b.count,
+                           checked ? fmt::format("{:.6g}", fit.value) : "",
+                           checked ? (fit.state == FitState::kFits ? "1" : "0") : "",
+                           score.decoded() ? "written" : "told", number(score.told));
       }
   }
   if (out.empty()) return "";
   return "figure,task,level,line,seed,run_id,score,first_length,last_length,n_lengths,"
-         "in_range_accuracy,fits_range\n" +
+         "in_range_accuracy,fits_range,scored_on,told_score\n" +
          out;
 }
 

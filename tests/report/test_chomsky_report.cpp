@@ -100,14 +100,14 @@ TEST_CASE("the Chomsky-hierarchy suite: scores past l_train, max and mean ± sd 
 
   const std::string csv = chomsky_scores_csv(figures);
   CHECK(csv.rfind("figure,task,level,line,seed,run_id,score,first_length,last_length,n_lengths,"
-                  "in_range_accuracy,fits_range\n",
+                  "in_range_accuracy,fits_range,scored_on,told_score\n",
                   0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 3 + 3 + 2);
   const RunRecord& rope2 = runs.at(run_id(config.find("par")->line_spec(1, 2)));
-  CHECK(contains(csv, "par,parity,regular,rope,2," + rope2.id + ",0.7,5,7,3,1,1\n"));
+  CHECK(contains(csv, "par,parity,regular,rope,2," + rope2.id + ",0.7,5,7,3,1,1,told,0.7\n"));
   // Seed 3 missed its range (accuracy 0.9 inside 1..4 on its nope parity run): 2 of 3 fit.
   const RunRecord& nope3 = runs.at(run_id(config.find("par")->line_spec(0, 3)));
-  CHECK(contains(csv, "par,parity,regular,nope,3," + nope3.id + ",0.8,5,7,3,0.9,0\n"));
+  CHECK(contains(csv, "par,parity,regular,nope,3," + nope3.id + ",0.8,5,7,3,0.9,0,told,0.8\n"));
 
   // No suite figure: no section, no file. A run with no length past l_train scores NaN, written
   // as an empty cell.
@@ -119,6 +119,54 @@ TEST_CASE("the Chomsky-hierarchy suite: scores past l_train, max and mean ± sd 
   FigureSummary alone = figures[1];
   alone.lines.resize(1);
   alone.lines[0].runs = {&short_run};
-  CHECK(contains(chomsky_scores_csv({alone}), ",,0,0,0,1,1\n"));
+  CHECK(contains(chomsky_scores_csv({alone}), ",,0,0,0,1,1,told,\n"));
   CHECK(contains(chomsky_suite_section({alone}), "| none | — |"));
+}
+
+TEST_CASE("the Chomsky-hierarchy suite scores what the model writes when its runs decoded") {
+  const ExperimentConfig config = parse_experiment_config(
+      "seeds = [1, 2]\n[defaults]\nl_train = 4\nl_test = 7\n"
+      "[figures.rev]\ntitle = \"R\"\ntask = \"reverse\"\nvary = \"pe\"\n"
+      "values = [\"nope\", \"rope\"]\n",
+      "suite.toml");
+  const std::vector<uint64_t> seeds = {1, 2};
+  std::map<std::string, RunRecord> runs;
+  const FigureSpec& figure = config.figures.at(0);
+  for (size_t line = 0; line < 2; ++line)
+    for (const uint64_t seed : seeds) {
+      RunRecord r;
+      r.spec = figure.line_spec(line, seed);
+      r.id = run_id(r.spec);
+      r.status = "completed";
+      r.results = rows_of(seed);
+      // nope decoded greedily at every length, writing 0.2 less past l_train than it was told;
+      // rope's seed 2 not decoded at length 7: that line stays teacher-forced.
+      for (LengthResult& row : r.results)
+        if (line == 0 || seed == 1 || row.length < 7)
+          row.generated_token_accuracy = row.token_accuracy - (row.length > 4 ? 0.2 : 0.0);
+      runs[r.id] = r;
+    }
+  const std::vector<FigureSummary> figures = {summarize_figure(figure, seeds, runs)};
+  const RunRecord& nope1 = runs.at(run_id(figure.line_spec(0, 1)));
+  const SuiteScore s = suite_scores(nope1);
+  CHECK(s.decoded());
+  CHECK(s.told == doctest::Approx(0.6));
+  CHECK(s.written == doctest::Approx(0.4));
+  CHECK(suite_score(nope1) == doctest::Approx(0.4));
+  const SuiteCell nope = suite_cell(figures[0].lines[0]);
+  CHECK(nope.written);
+  CHECK(nope.max == doctest::Approx(0.5));
+  CHECK(nope.told_max == doctest::Approx(0.7));
+  const SuiteCell rope = suite_cell(figures[0].lines[1]);
+  CHECK_FALSE(rope.written);  // one run not decoded everywhere: the line is told, not mixed
+  CHECK(rope.max == doctest::Approx(0.7));
+  const std::string section = chomsky_suite_section(figures);
+  CAPTURE(section);
+  CHECK(contains(section,
+                 "| deterministic context-free | reverse | rev | 5..7 (3) | **0.500** · 0.450 ± "
+                 "0.071 (2, 2 fit) · told **0.700** · 0.650 | **0.700** · 0.650 ± 0.071 (2, 2 "
+                 "fit) |\n"));
+  const std::string csv = chomsky_scores_csv(figures);
+  CHECK(contains(csv, "rev,reverse,deterministic context-free,nope,1," + nope1.id +
+                          ",0.4,5,7,3,1,1,written,0.6\n"));
 }
