@@ -132,6 +132,14 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
       if (l > spec.l_train) cost.temperature_search_flops += grid * share * cost.eval_flops_at(l);
     cost.eval_flops += cost.temperature_search_flops;
   }
+  if (token && spec.test_attention.decode == "greedy") {
+    // Greedy decoding (train/greedy_decode.hpp) runs every row of each test sequence through
+    // every block once more, from the key-value cache: a full forward's work read at every row.
+    for (const int l : lengths)
+      cost.greedy_flops += cost.n_depths * static_cast<double>(spec.eval_samples) *
+                           forward_flops(c, tokens(l), c.n_layer - 1, tokens(l));
+    cost.eval_flops += cost.greedy_flops;
+  }
   const std::string length_flags = spec.lengths.empty() ? fmt::format("--l-test {}", spec.l_test)
                                                         : fmt::format("--lengths {}", spec.lengths);
 
@@ -143,10 +151,11 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
                    spec.l_train, model_flags),
        /*training=*/true},
       {"evaluation", cost.eval_flops,
-       fmt::format("{}, --eval-samples {}, {}{}", length_flags, spec.eval_samples, model_flags,
+       fmt::format("{}, --eval-samples {}, {}{}{}", length_flags, spec.eval_samples, model_flags,
                    cost.temperature_search_flops > 0
                        ? fmt::format(", --temperature {}", spec.test_attention.temperature)
-                       : "")}};
+                       : "",
+                   cost.greedy_flops > 0 ? ", --decode greedy" : "")}};
 
   // ---- memory
   auto& parts = cost.memory_parts;

@@ -38,6 +38,7 @@ struct RunCost {
   // temperature = auto-pmax / auto-entropy: paper 002's search before the evaluation
   // (train/inference_eval.hpp), part of eval_flops.
   double temperature_search_flops = 0;
+  double greedy_flops = 0;  // greedy decoding's pass (--decode greedy), part of eval_flops
   double flops() const { return train_flops + eval_flops; }
   // Work per step and per test length: what a progress bar counts.
   double train_step_flops = 0;

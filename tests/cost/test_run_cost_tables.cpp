@@ -70,3 +70,25 @@ TEST_CASE("the estimate grows with t5's bucket count as the allocation does") {
   CHECK_THROWS_WITH_AS(check_run_budget(run, Budget{"4G"}, false),
                        doctest::Contains("--t5-buckets"), UsageError);
 }
+
+TEST_CASE("greedy decoding's pass is counted in the evaluation's work") {
+  TrainSpec s;
+  s.task = "copy";
+  s.l_train = 8;
+  s.l_test = 16;
+  s.d_model = 16;
+  s.n_head = 2;
+  s.d_ff = 32;
+  const CostedRun told(s);
+  s.test_attention.decode = "greedy";
+  const CostedRun written(s);
+  CHECK(told.cost.greedy_flops == 0);
+  CHECK(written.cost.greedy_flops > 0);
+  CHECK(written.cost.eval_flops ==
+        doctest::Approx(told.cost.eval_flops + written.cost.greedy_flops));
+  // Every row through every block, against the teacher-forced pass's last block at the answer
+  // rows only: more work, and less than twice the whole forward.
+  CHECK(written.cost.greedy_flops > told.cost.eval_flops);
+  CHECK(written.cost.greedy_flops < 2 * told.cost.eval_flops);
+  CHECK(written.cost.work_parts.at(1).settings.find("--decode greedy") != std::string::npos);
+}
