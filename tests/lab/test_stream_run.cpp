@@ -107,8 +107,7 @@ TEST_CASE("lenlab eval --stream reads a text once, chunk by chunk, and refuses b
 
   // Bad input: one line naming it, nothing written.
   std::ofstream(dir / "foreign.txt", std::ios::binary) << "in the Zoo";
-  const CliResult scalar = run_cli({"train", "--task", "mean", "--steps", "2", "--l-train", "2",
-                                    "--l-test", "3", "--out", (dir / "mean").string()});
+  const CliResult scalar = run_cli(tiny_args(dir / "mean"));
   REQUIRE(scalar.rc == 0);
   for (const auto& [args, says] : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--stream", (dir / "foreign.txt").string()}, "byte 0x5a at offset 7"},

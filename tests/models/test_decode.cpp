@@ -21,13 +21,6 @@ using namespace lenlab::test;
 
 namespace {
 
-ModelConfig decode_config(PositionalEncoding pe) {
-  ModelConfig c = small_config(pe);
-  c.token_head = true;
-  c.vocab_size = 6;
-  return c;
-}
-
 template <class T>
 void check_every_encoding_and_setting(double rel) {
   for (PositionalEncoding pe : kAllPe)

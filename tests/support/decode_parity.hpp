@@ -51,6 +51,14 @@ inline std::vector<DecodeSetting> decode_settings() {
   return out;
 }
 
+// small_config with a token head over `vocab` tokens: the decoding tests' model.
+inline ModelConfig decode_config(PositionalEncoding pe, int vocab = 6) {
+  ModelConfig c = small_config(pe);
+  c.token_head = true;
+  c.vocab_size = vocab;
+  return c;
+}
+
 // The sequences as one batch whose token head reads every row (the labels unused: 0).
 inline Batch reading_every_row(const std::vector<std::vector<int>>& seqs) {
   Batch b;

@@ -24,9 +24,7 @@ using namespace lenlab::test;
 namespace {
 
 ModelConfig stream_config(PositionalEncoding pe) {
-  ModelConfig c = small_config(pe);
-  c.token_head = true;
-  c.vocab_size = 5;
+  ModelConfig c = decode_config(pe, 5);
   c.max_positions = 64;
   return c;
 }
