@@ -33,6 +33,7 @@
 #include "lab/run/generate_run.hpp"
 #include "lab/run/init_from.hpp"
 #include "lab/run/run_train.hpp"
+#include "lab/run/stream_run.hpp"
 #include "models/custom_position_bias.hpp"
 #include "models/safetensors.hpp"
 #include "reparam/custom_reparam.hpp"
@@ -226,6 +227,12 @@ int train(const std::string& settings_json, const std::string& out, bool overwri
   });
 }
 
+// The test-time attention settings under their config keys, read the way a config's are.
+TestTimeAttention attention_of(const std::string& attention_json, const char* command) {
+  return spec_from_json(parse_json_input(attention_json, command), TrainSpec{}, command)
+      .test_attention;
+}
+
 int evaluate_run(const std::string& run_dir, const std::string& out, const std::string& lengths,
                  const std::string& depths, int samples, bool predictions, bool overwrite,
                  const std::string& device, const std::string& attention_json,
@@ -243,11 +250,25 @@ int evaluate_run(const std::string& run_dir, const std::string& out, const std::
   o.overwrite = overwrite;
   o.device = device;
   o.command_line = command_line;
-  // The test-time attention settings under their config keys, read the way a config's are.
-  const TrainSpec attention =
-      spec_from_json(parse_json_input(attention_json, "lenlab eval"), TrainSpec{}, "lenlab eval");
-  o.attention = attention.test_attention;
+  o.attention = attention_of(attention_json, "lenlab eval");
   return without_gil([&] { return run_eval(o); });
+}
+
+// lenlab eval --stream: a text run reading one text through its cache, into `out`.
+int stream_run(const std::string& run_dir, const std::string& out, const std::string& source,
+               int64_t tokens, int chunk, bool overwrite, const std::string& device,
+               const std::string& attention_json, const std::string& command_line) {
+  StreamOptions o;
+  o.run_dir = run_dir;
+  o.out = out;
+  o.source = source;
+  o.max_tokens = tokens;
+  o.chunk = chunk;
+  o.overwrite = overwrite;
+  o.device = device;
+  o.command_line = command_line;
+  o.attention = attention_of(attention_json, "lenlab eval --stream");
+  return without_gil([&] { return run_stream(o); });
 }
 
 // lenlab generate: the written text (the prompt not repeated); on_token (a Python callable or
@@ -263,9 +284,7 @@ std::string generate_text(const std::string& run_dir, const std::string& prompt,
   o.sampling = {sample_temperature, top_k, top_p};
   o.seed = seed;
   o.device = device;
-  const TrainSpec attention = spec_from_json(parse_json_input(attention_json, "lenlab generate"),
-                                             TrainSpec{}, "lenlab generate");
-  o.attention = attention.test_attention;
+  o.attention = attention_of(attention_json, "lenlab generate");
   std::string written;
   auto callback = std::make_shared<py::object>(std::move(on_token));
   o.on_text = [&written, callback](const std::string& piece) {
@@ -413,6 +432,9 @@ PYBIND11_MODULE(_lenlab, m) {
         py::arg("depths"), py::arg("samples"), py::arg("predictions"), py::arg("overwrite"),
         py::arg("device"), py::arg("attention_json"), py::arg("command_line"),
         py::arg("representation_stats") = false, py::arg("representation_projections") = 64);
+  m.def("stream", &stream_run, py::arg("run_dir"), py::arg("out"), py::arg("source"),
+        py::arg("tokens"), py::arg("chunk"), py::arg("overwrite"), py::arg("device"),
+        py::arg("attention_json"), py::arg("command_line"));
   m.def("generate", &generate_text, py::arg("run_dir"), py::arg("prompt"), py::arg("tokens"),
         py::arg("sample_temperature"), py::arg("top_k"), py::arg("top_p"), py::arg("seed"),
         py::arg("device"), py::arg("attention_json"), py::arg("on_token"));

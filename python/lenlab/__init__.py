@@ -37,7 +37,7 @@ from ._functions import (_FINGERPRINT_FILE, _bias_fingerprint, _fingerprint,
                          _functions_fingerprint, _pe_bias_setting, _recorded_fingerprints,
                          _reparam_setting, _same_functions)
 
-__all__ = ["UsageError", "Run", "Evaluation", "Experiment", "train", "load", "reproduce",
+__all__ = ["UsageError", "Run", "Evaluation", "Stream", "Experiment", "train", "load", "reproduce",
            "compare"]
 
 UsageError = _lenlab.UsageError
@@ -197,6 +197,28 @@ class Run:
                          bool(representation_stats), int(representation_projections))
         return Evaluation(out)
 
+    def stream(self, source: str = "test", tokens: int = 0, chunk: int = 4096, out=None,
+               overwrite: bool = False, device: str = "auto", **attention) -> "Stream":
+        """`lenlab eval --stream` of a text run: the text `source` (test, validation, training:
+        a split of the run's corpus; all: the whole corpus; or a file's path) read in one pass
+        through the key-value cache, at most `tokens` characters (0: all), the cross-entropy per
+        `chunk` positions, with eval's test-time attention as keywords (n_local, n_global,
+        distance_cap, ...). Written to `out` (default: DIR/stream-<n>); returns its arrays."""
+        for name, value in (("tokens", tokens), ("chunk", chunk)):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise UsageError(f"{name} must be an integer, got {value!r}")
+        if out is None:
+            n = 1
+            while (self.dir / f"stream-{n}").exists():
+                n += 1
+            out = self.dir / f"stream-{n}"
+        attention = settings_json_ready(test_time_settings(attention))
+        _lenlab.stream(str(self.dir), str(out), str(source), tokens, chunk, bool(overwrite),
+                       device, json.dumps(attention),
+                       _command_line("stream", dict(source=source, tokens=tokens, chunk=chunk,
+                                                    **attention)))
+        return Stream(out)
+
     def generate(self, prompt: str, tokens: int = 100, sample_temperature: float = 0.0,
                  top_k: int = 0, top_p: float = 1.0, seed: int = 0, device: str = "auto",
                  on_token=None, stream: bool = False, **attention):
@@ -225,6 +247,23 @@ class Run:
 
     def __repr__(self) -> str:
         return f"lenlab.Run({str(self.dir)!r}, status={self.status!r})"
+
+
+class Stream:
+    """A stream's folder (`lenlab eval --stream`): `chunks`, stream.csv as arrays (first_position,
+    last_position, tokens, cross_entropy, bits_per_character, perplexity, seconds,
+    tokens_per_second, cache_bytes, resident_bytes), and `info`, stream.json."""
+
+    def __init__(self, directory):
+        self.dir = Path(directory)
+        self.info = json.loads((self.dir / "stream.json").read_text())
+        self.chunks = _read_csv(self.dir / "stream.csv")
+
+    def to_pandas(self):
+        return _pandas(self.chunks)
+
+    def __repr__(self) -> str:
+        return f"lenlab.Stream({str(self.dir)!r})"
 
 
 class Evaluation:

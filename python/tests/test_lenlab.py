@@ -332,3 +332,26 @@ def test_generate_writes_as_the_cli_does_and_streams_each_token(tmp_path):
         list(run.generate("1 7", stream=True))
     with pytest.raises(lenlab.UsageError, match="not both"):
         run.generate("1", stream=True, on_token=print)
+
+
+def test_stream_reads_a_text_as_the_cli_does(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("".join("in the beginning was the word. "[i % 31] for i in range(3000)))
+    run = lenlab.train(out=tmp_path / "run", progress=False, task="text", corpus=str(corpus),
+                       pe="rope", steps=20, l_train=16, lengths="8,16", eval_samples=4,
+                       d_model=16, n_head=2, d_ff=32)
+    s = run.stream("all", tokens=300, chunk=100, n_local=8, n_global=1, distance_cap=8)
+    assert list(s.chunks["first_position"]) == [1, 101, 201]
+    assert s.info["stream"]["characters"] == 300 and s.info["attention"]["n_local"] == 8
+    assert len(set(s.chunks["cache_bytes"])) == 1  # the Λ-mask's cache: the same size throughout
+    cli = subprocess.run([LENLAB, "eval", str(run.dir), "--stream", "all", "--stream-tokens",
+                          "300", "--stream-chunk", "100", "--n-local", "8", "--n-global", "1",
+                          "--distance-cap", "8", "--out", str(tmp_path / "cli")],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert list(lenlab.Stream(tmp_path / "cli").chunks["cross_entropy"]) == \
+        list(s.chunks["cross_entropy"])
+    with pytest.raises(lenlab.UsageError, match="--stream-chunk"):
+        run.stream("all", chunk=0)
+    with pytest.raises(lenlab.UsageError, match="tokens must be an integer"):
+        run.stream("all", tokens=1.5)
