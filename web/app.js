@@ -22,6 +22,7 @@ const state = {
   pollTimer: null,
   polling: false,
   formRun: null,        // the run this form last started: #form-status follows its state
+  samples: new Set(),   // numbers whose sample was asked for (a text run's, once completed)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -304,6 +305,31 @@ function renderRun(run) {
   $('.figure', item).disabled = !(run.results && run.results.length);
   $('.cancel', item).hidden = !mayCancel(run);
   $('.show', item).checked = state.shown.has(run.number);
+  if (run.state === 'completed' && run.settings && run.settings.task === 'text' &&
+      !state.samples.has(run.number)) {
+    state.samples.add(run.number);
+    loadSample(run.number, $('.sample', item));
+  }
+}
+
+// A completed text run's sample (GET /api/runs/N/sample): what it writes after the first characters
+// of its corpus's test split, greedily. Shown as text, never as markup: it is the corpus's bytes.
+async function loadSample(number, box) {
+  try {
+    const response = await fetch(`/api/runs/${number}/sample`, { cache: 'no-store' });
+    const answer = await response.json();
+    if (!response.ok) {
+      const first = answer.errors && answer.errors[0];
+      throw new Error(first ? first.message : `HTTP ${response.status}`);
+    }
+    $('.sample-prompt', box).textContent = answer.prompt;
+    $('.sample-text', box).textContent = answer.text;
+    $('.sample-caption', box).textContent =
+      `What run ${number} writes (${answer.tokens} characters, ${answer.decoding}) after the test text's first characters:`;
+  } catch (err) {
+    $('.sample-caption', box).textContent = `No sample (${err.message}).`;
+  }
+  box.hidden = false;
 }
 
 function buildRunItem(number) {
@@ -333,6 +359,9 @@ function buildRunItem(number) {
       el('progress', { max: '1', value: '0', 'aria-label': `progress of run ${number}` }),
       el('span', { class: 'phase' })),
     el('p', { class: 'message', hidden: '' }),
+    el('figure', { class: 'sample', hidden: '' },
+      el('figcaption', { class: 'sample-caption' }),
+      el('pre', {}, el('span', { class: 'sample-prompt' }), el('strong', { class: 'sample-text' }))),
     el('div', { class: 'run-actions' },
       el('a', { class: 'csv', hidden: '' }, 'Download CSV'),
       figure, cancel));

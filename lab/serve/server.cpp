@@ -10,6 +10,7 @@
 #include "lab/serve/json_reply.hpp"
 #include "lab/serve/page_settings.hpp"
 #include "lab/serve/request_guard.hpp"
+#include "lab/serve/run_sample.hpp"
 #include "lab/serve/server_paths.hpp"
 #include "lab/serve/web_assets.hpp"
 
@@ -44,6 +45,7 @@ struct PageServer::Impl {
   bool gpu = false;        // whether runs train on a GPU: the budget check's machine
   AllowedClients allowed;  // set by bind(), before any request
   ServerPaths paths;       // corpus by name, init_from by run number
+  RunSamples samples;      // each finished text run's sample, written on first request
 
   explicit Impl(ServeOptions o)
       : options(std::move(o)),
@@ -78,7 +80,8 @@ namespace {
 
 constexpr const char* kApi =
     "GET /api/options, POST /api/runs, GET /api/runs, GET /api/runs/N, "
-    "GET /api/runs/N/results.csv, DELETE /api/runs/N, GET /api/session, POST /api/join, "
+    "GET /api/runs/N/results.csv, GET /api/runs/N/sample, DELETE /api/runs/N, GET /api/session, "
+    "POST /api/join, "
     "POST /api/queue, GET /api/results.csv";
 
 // Answered without a session: the page's files and what it needs to show the join form.
@@ -220,6 +223,26 @@ PageServer::PageServer(ServeOptions options) : impl_(std::make_unique<Impl>(std:
     res.set_header("Content-Disposition",
                    fmt::format("attachment; filename=\"{}.csv\"", folder->filename().string()));
     res.set_content(read_text_file(*folder / "results.csv"), "text/csv; charset=utf-8");
+  });
+  // A finished text run's sample (lab/serve/run_sample.hpp): nothing of it is the client's.
+  s.http.Get(R"(/api/runs/(\d{1,9})/sample)", [&s](const httplib::Request& req,
+                                                   httplib::Response& res) {
+    const int number = std::stoi(req.matches[1]);
+    const auto run = s.queue.run_json(number);
+    const FinishedRun done = s.queue.completed_run(number);
+    if (!run || !sees_run(request_member(s.classroom, req), *run) || done.state != "completed") {
+      send_error(res, 404, fmt::format("run {} has no sample: it has not completed", number));
+      return;
+    }
+    if ((*run)["settings"].value("task", "") != "text") {
+      send_error(res, 404, fmt::format("run {} has no sample: only a text run writes one", number));
+      return;
+    }
+    try {
+      send_json(res, 200, s.samples.get(number, done.folder));
+    } catch (const UsageError& e) {
+      send_error(res, 409, fmt::format("run {} could not write a sample: {}", number, e.what()));
+    }
   });
   add_class_routes(s.http, s.classroom, s.queue);
 }

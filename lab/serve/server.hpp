@@ -7,6 +7,8 @@
 //   GET  /api/runs, /api/runs/N      the runs (lab/serve/run_queue.hpp's run_json); the list
 //                                    with "queue_open"
 //   GET  /api/runs/N/results.csv     a finished run's results.csv (404 before)
+//   GET  /api/runs/N/sample          a completed text run's sample, {prompt, text, tokens,
+//                                    decoding} (lab/serve/run_sample.hpp); 404 for another run
 // and the classroom's routes (lab/serve/class_routes.hpp). In a classroom
 // (lab/serve/classroom.hpp) every /api/ route but the session and the join needs a session (401),
 // a student sees, downloads and fine-tunes from their own runs only (another's is 404), and a

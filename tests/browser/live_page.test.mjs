@@ -59,6 +59,7 @@ const { default: puppeteer } = await import('puppeteer-core');
 
 const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lenlab-browser-'));
 let served = null;   // page_helpers.mjs's startServe: the default server, on 127.0.0.1
+const corpusDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lenlab-corpus-'));   // its offered corpus
 
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(1));
 setTimeout(() => { console.log(`not ok - the whole test took over ${WATCHDOG_MS / 1000} s`); process.exit(1); }, WATCHDOG_MS).unref();
@@ -282,6 +283,31 @@ async function testLocalhost(browser, base) {
   return `the page at ${local} loads its options and posts JSON; a text/plain POST is refused (415)`;
 }
 
+// A completed text run shows a sample beside its curve (GET /api/runs/N/sample): the text it writes
+// after its corpus's first test characters, as the API gives it, as text.
+async function testTextSample(page, base, errors) {
+  const errorsBefore = errors.length;
+  await fill(page, { '#reparam': 'identity' });
+  await fill(page, { '#task': 'text' });
+  await fill(page, { '#corpus': 'phrase', '#l_train': '8', '#l_test': '16', '#steps': '20' });
+  const { status, body } = await submit(page);
+  check(status === 200, `the text run: HTTP ${status}: ${JSON.stringify(body)}`);
+  const n = body.number;
+  const box = await page.waitForSelector(`#runs > [data-run="${n}"] .sample:not([hidden])`,
+    { timeout: RUNS_TIMEOUT_MS });
+  const shown = await box.evaluate((e) => ({
+    caption: e.querySelector('.sample-caption').textContent,
+    prompt: e.querySelector('.sample-prompt').textContent,
+    text: e.querySelector('.sample-text').textContent,
+  }));
+  const api = await getJson(base, `/api/runs/${n}/sample`);
+  check(shown.prompt === api.prompt && shown.text === api.text,
+    `the page shows ${JSON.stringify(shown)}, the API ${JSON.stringify(api)}`);
+  check(shown.text.length === 200, `the sample has ${shown.text.length} characters, not 200`);
+  check(errors.length === errorsBefore, errors.slice(errorsBefore).join('\n'));
+  return `a text run's sample beside its curve: "${shown.prompt.slice(0, 20)}…" then ${shown.text.length} characters written`;
+}
+
 async function runTest(name, errors, body) {
   number += 1;
   const before = errors ? errors.length : 0;
@@ -299,7 +325,10 @@ async function runTest(name, errors, body) {
 }
 
 try {
-  served = await startServe(args.lenlab, ['--out', outDir, '--max-running', '1']);
+  // A small corpus the page offers by name, for the text run's sample.
+  const corpus = path.join(corpusDir, 'phrase.txt');
+  fs.writeFileSync(corpus, 'in the beginning was the word. '.repeat(100));
+  served = await startServe(args.lenlab, ['--out', outDir, '--max-running', '1', '--corpus', `phrase=${corpus}`]);
   const base = served.base;
   browser = await puppeteer.launch({
     executablePath: chromium,
@@ -321,6 +350,7 @@ try {
   await runTest('bad reparam expression', errors, () => testBadExpression(page));
   await runTest('two runs', errors, () => testTwoRuns(page, base, downloads, errors));
   await runTest('on a projector', errors, () => testProjector(page, lastRun));
+  await runTest('a text run\'s sample', errors, () => testTextSample(page, base, errors));
   await runTest('16 runs', null, () => testSixteenRuns(browser, base, watchErrors));
   await runTest('the page from localhost', null, () => testLocalhost(browser, base));
   // The page's runs are saved like any other: `lenlab plot` draws them, and its report.html
@@ -340,6 +370,7 @@ try {
   if (browser) await browser.close().catch(() => {});
   if (served) await served.stop();
   fs.rmSync(outDir, { recursive: true, force: true });
+  fs.rmSync(corpusDir, { recursive: true, force: true });
 }
 
 // A sanitizer build reports its findings on stderr; they fail the test even if the page worked.

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "lab/serve/page_settings.hpp"
+#include "lab/serve/run_sample.hpp"
 #include "lab/serve/server.hpp"
 #include "lab/serve/server_paths.hpp"
 #include "results/run_record.hpp"
@@ -141,6 +142,36 @@ TEST_CASE("corpus: a path is refused listing the offered names, and an offered n
   const auto record = load_run(*page.server.queue().finished_folder(number));
   REQUIRE(record);
   CHECK(record->corpus_hash == open_corpus(corpus.string())->hash());
+
+  // The page's sample beside the run's curve: what the run writes after the test split's first
+  // characters, in the corpus's alphabet; the same text again (kept); never the path.
+  const auto sample = http.Get(fmt::format("/api/runs/{}/sample", number));
+  REQUIRE(sample);
+  INFO(sample->body);
+  REQUIRE(sample->status == 200);
+  const PageJson written = PageJson::parse(sample->body);
+  const std::string prompt = written["prompt"], text = written["text"];
+  CHECK(prompt == open_corpus(corpus.string())
+                      ->split_text(CorpusSplit::kTest)
+                      .substr(0, kSamplePromptCharacters));
+  CHECK(text.size() == static_cast<size_t>(kSampleTokens));
+  CHECK(text.find_first_not_of("in thebgu") == std::string::npos);
+  CHECK(sample->body.find(corpus.string()) == std::string::npos);
+  const auto again = http.Get(fmt::format("/api/runs/{}/sample", number));
+  REQUIRE(again);
+  CHECK(again->body == sample->body);
+  // No sample for a run that is not a text run, nor for a number that is no run.
+  const auto mean = http.Post("/api/runs", tiny().dump(), "application/json");
+  REQUIRE(mean);
+  REQUIRE(mean->status == 200);
+  const int scalar = PageJson::parse(mean->body)["number"];
+  wait_finished(page.server.queue(), scalar);
+  for (const int n : {scalar, 99}) {
+    const auto none = http.Get(fmt::format("/api/runs/{}/sample", n));
+    REQUIRE(none);
+    CHECK(none->status == 404);
+    CHECK(none->body.find("no sample") != std::string::npos);
+  }
 }
 
 // Found by fuzz_serve_request (docs/fuzzing.md): a message that says "corpus PATH" read "corpus
