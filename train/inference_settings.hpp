@@ -6,6 +6,7 @@
 // train/inference_attention.hpp turns them into the engine's AttentionSpec and says what each
 // means. A new test-time setting is its field and row here, and its math there.
 #include <string>
+#include <vector>
 
 #include "core/setting.hpp"
 #include "models/rope_scaling.hpp"
@@ -44,6 +45,8 @@ struct TestTimeAttention {
   std::string decode = "teacher-forced";
   // No method: the model attends as trained (every row but the measurements at its default).
   bool plain() const;
+  // The rows whose value differs from its default, in row order.
+  std::vector<Setting> changed() const;
 };
 
 // Every test-time setting: visit(row, field).
@@ -134,20 +137,26 @@ void visit_test_time_settings(Attention& t, Visit&& visit) {
         t.yarn_beta);
 }
 
-inline bool TestTimeAttention::plain() const {
+inline std::vector<Setting> TestTimeAttention::changed() const {
   // Each row's value as text, this one's against the defaults', row by row.
   const auto text = [](const auto& value) { return fmt::format("{}", value); };
   const TestTimeAttention base;
   std::vector<std::string> defaults;
   visit_test_time_settings(
       base, [&](const Setting&, const auto& value) { defaults.push_back(text(value)); });
-  bool plain = true;
+  std::vector<Setting> out;  // copies: the visit's rows are temporaries
   size_t i = 0;
   visit_test_time_settings(*this, [&](const Setting& row, const auto& value) {
-    if (!row.has(Setting::kMeasureOnly) && text(value) != defaults[i]) plain = false;
+    if (text(value) != defaults[i]) out.push_back(row);
     ++i;
   });
-  return plain;
+  return out;
+}
+
+inline bool TestTimeAttention::plain() const {
+  for (const Setting& row : changed())
+    if (!row.has(Setting::kMeasureOnly)) return false;
+  return true;
 }
 
 }  // namespace lenlab

@@ -42,7 +42,7 @@ struct Source {
 Source stream_source(const std::string& source, const TextCorpus& corpus) {
   for (const CorpusSplit split :
        {CorpusSplit::kTest, CorpusSplit::kValidation, CorpusSplit::kTrain})
-    if (source == corpus_split_name(split) || (split == CorpusSplit::kTrain && source == "train"))
+    if (source == corpus_split_name(split))
       return {fmt::format("{} split of {}", corpus_split_name(split), corpus.path()),
               corpus.split_text(split)};
   if (source == "all") return {fmt::format("all of {}", corpus.path()), corpus.text()};
@@ -61,20 +61,12 @@ Source stream_source(const std::string& source, const TextCorpus& corpus) {
 // The flags of the length evaluation that take no part in a stream (attention statistics,
 // greedy decoding), refused by name.
 void refuse_measurements(const TestTimeAttention& given) {
-  const auto text = [](const auto& value) { return fmt::format("{}", value); };
-  const TestTimeAttention base;
-  std::vector<std::string> defaults;
-  visit_test_time_settings(
-      base, [&](const Setting&, const auto& value) { defaults.push_back(text(value)); });
-  size_t i = 0;
-  visit_test_time_settings(given, [&](const Setting& row, const auto& value) {
-    if (row.has(Setting::kMeasureOnly) && text(value) != defaults[i])
+  for (const Setting& row : given.changed())
+    if (row.has(Setting::kMeasureOnly))
       throw UsageError(fmt::format(
           "{} measures the evaluation by lengths; --stream scores each position of one text "
           "(stream.csv) and takes no such flag",
           row.flag_name()));
-    ++i;
-  });
 }
 
 std::string csv_header() {
@@ -104,8 +96,7 @@ int run_stream(const StreamOptions& o) {
         "the run in {} is task '{}': --stream reads a text through a text run's model (task "
         "text); evaluate this run by lengths (leave --stream out)",
         o.run_dir.string(), trained.task));
-  const std::string manifest = (o.run_dir / "manifest.json").string();
-  const ResolvedSpec resolved = in_source(manifest, [&] { return resolve(trained); });
+  const ResolvedSpec resolved = resolve_completed(o.run_dir, trained);
   const ModelConfig& config = resolved.model;
   const TextCorpus& corpus = *pin->corpus();
   const Source source = stream_source(o.source, corpus);
@@ -186,14 +177,13 @@ int run_stream(const StreamOptions& o) {
   info["source"] = {{"dir", fs::absolute(o.run_dir).lexically_normal().string()},
                     {"id", record.id},
                     {"config", to_json(trained)}};
-  info["stream"] = {
-      {"source", o.source},
-      {"text", source.name},
-      {"corpus", corpus.path()},
-      {"characters", read},
-      {"of_characters", available},
-      {"chunk", o.chunk},
-      {"overlaps_training", o.source == "all" || o.source == "training" || o.source == "train"}};
+  info["stream"] = {{"source", o.source},
+                    {"text", source.name},
+                    {"corpus", corpus.path()},
+                    {"characters", read},
+                    {"of_characters", available},
+                    {"chunk", o.chunk},
+                    {"overlaps_training", o.source == "all" || o.source == "training"}};
   if (!o.attention.plain()) info["attention"] = attention_json(o.attention, job.attention);
   info["cross_entropy"] = ce;
   info["bits_per_character"] = ce / std::log(2.0);
