@@ -38,6 +38,10 @@ RunRecord open_completed_run(const std::filesystem::path& dir, TaskKind& task,
   return *record;
 }
 
+ResolvedSpec resolve_completed(const std::filesystem::path& dir, const TrainSpec& trained) {
+  return in_source((dir / "manifest.json").string(), [&] { return resolve(trained); });
+}
+
 void check_attention_without_test_set(const TestTimeAttention& attention, const std::string& work) {
   if (temperature_alignment(attention))
     throw UsageError(fmt::format(

@@ -11,6 +11,7 @@
 #include "tasks/task.hpp"
 #include "tasks/text_corpus.hpp"
 #include "train/inference_settings.hpp"
+#include "train/run_settings.hpp"
 
 namespace lenlab {
 
@@ -19,6 +20,9 @@ namespace lenlab {
 // be the one the run trained on (its hash), since its bytes are the vocabulary.
 RunRecord open_completed_run(const std::filesystem::path& dir, TaskKind& task,
                              std::optional<CorpusPin>& pin);
+
+// The completed run's settings resolved as when it trained (an error names its manifest.json).
+ResolvedSpec resolve_completed(const std::filesystem::path& dir, const TrainSpec& trained);
 
 // UsageError for a test-time setting that is measured on a test set, which `work` (e.g.
 // "generation") has not: an auto temperature, the trained distance cap.

@@ -48,8 +48,7 @@ int run_generate(const GenerateOptions& o) {
         "the run in {} is task '{}', whose model outputs a number, not tokens: lenlab generate "
         "writes with a token task's or a text run's model",
         o.run_dir.string(), trained.task));
-  const std::string manifest = (o.run_dir / "manifest.json").string();
-  const ResolvedSpec resolved = in_source(manifest, [&] { return resolve(trained); });
+  const ResolvedSpec resolved = resolve_completed(o.run_dir, trained);
   const ModelConfig& config = resolved.model;
   GenerateJob job;
   job.attention = test_time_attention(o.attention, trained, config.pe);
