@@ -6,7 +6,6 @@
 //   usage: lenlab_vcl_bench [steps (default 200)] [--length M (default 64)] [--pe PE]
 #include <fmt/format.h>
 #include <omp.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <Eigen/Core>
@@ -19,6 +18,7 @@
 
 #include "bench/bench_args.hpp"
 #include "core/error.hpp"
+#include "core/process_memory.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/model.hpp"
 #include "train/run_settings.hpp"
@@ -51,9 +51,7 @@ Measured measure(const TrainSpec& base, const Variant& v) {
     model.init(spec.seed);
     best = std::min(best, train(model, {{&spec, &resolved, {}}})[0].seconds);
   }
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return {spec.steps / best, usage.ru_maxrss / 1024.0};  // ru_maxrss: KiB on Linux
+  return {spec.steps / best, static_cast<double>(peak_resident_memory_bytes()) / (1 << 20)};
 }
 
 }  // namespace
