@@ -119,6 +119,17 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
   cost.train_step_flops = 3 * spec.batch_size * mean_flops;
   cost.train_flops = cost.train_step_flops * spec.steps;
   cost.train_attention_flops = 3 * spec.batch_size * mean_attention * spec.steps;
+  if (spec.until_fit.on) {
+    // The stop rule's checks (train/until_fit.hpp), as many as --steps allows: each an inference
+    // forward of --fit-samples sequences at every training length. A run that stops early costs
+    // less; the estimate is its cap.
+    const LengthRange range = training_lengths(spec);
+    double check = 0;
+    for (int l = range.lo; l <= range.hi; ++l)
+      check += cost.eval_flops_at(l) / spec.eval_samples * spec.until_fit.samples;
+    cost.fit_check_flops = check * (spec.steps / spec.until_fit.every);
+    cost.train_flops += cost.fit_check_flops;
+  }
   const std::vector<int> lengths = test_lengths(spec);
   for (const int l : lengths) cost.eval_flops += cost.eval_flops_at(l);
   if (temperature_alignment(spec.test_attention)) {
@@ -147,8 +158,12 @@ RunCost estimate_run_cost(const TrainSpec& spec, const ModelConfig& c) {
       fmt::format("--d-model {}, --d-ff {}, --n-layer {}", c.d_model, c.d_ff, c.n_layer);
   cost.work_parts = {
       {"training", cost.train_flops,
-       fmt::format("--steps {}, --batch {}, --l-train {}, {}", spec.steps, spec.batch_size,
-                   spec.l_train, model_flags),
+       fmt::format("--steps {}, --batch {}, --l-train {}, {}{}", spec.steps, spec.batch_size,
+                   spec.l_train, model_flags,
+                   spec.until_fit.on ? fmt::format(", --until-fit every {} steps (at most: it "
+                                                   "may stop earlier)",
+                                                   spec.until_fit.every)
+                                     : ""),
        /*training=*/true},
       {"evaluation", cost.eval_flops,
        fmt::format("{}, --eval-samples {}, {}{}{}", length_flags, spec.eval_samples, model_flags,

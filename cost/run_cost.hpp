@@ -34,7 +34,8 @@ struct RunCost {
   std::vector<CostPart> work_parts;    // training, evaluation: they sum to flops()
   double train_flops = 0;              // every training step
   double train_attention_flops = 0;    // attention's part of train_flops (cost/time_model.hpp)
-  double eval_flops = 0;               // every test length, and the temperature search
+  double fit_check_flops = 0;  // --until-fit's validation checks at most, part of train_flops
+  double eval_flops = 0;       // every test length, and the temperature search
   // temperature = auto-pmax / auto-entropy: paper 002's search before the evaluation
   // (train/inference_eval.hpp), part of eval_flops.
   double temperature_search_flops = 0;

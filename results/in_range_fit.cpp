@@ -36,19 +36,26 @@ InRangeRule in_range_rule(const TrainSpec& spec) {
   return rule;
 }
 
+std::optional<double> in_range_value(const std::vector<LengthResult>& rows,
+                                     const InRangeRule& rule) {
+  if (rule.metric.empty()) return std::nullopt;
+  double sum = 0;
+  int n = 0;
+  for (const LengthResult& row : rows)
+    if (row.length >= rule.lo && row.length <= rule.hi) {
+      sum += metric_value(row, rule.metric);
+      ++n;
+    }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
 InRangeFit in_range_fit(const RunRecord& run) {
   InRangeFit fit;
   fit.rule = in_range_rule(run.spec);
-  if (fit.rule.metric.empty()) return fit;
-  double sum = 0;
-  int n = 0;
-  for (const LengthResult& row : run.results)
-    if (row.length >= fit.rule.lo && row.length <= fit.rule.hi) {
-      sum += metric_value(row, fit.rule.metric);
-      ++n;
-    }
-  if (n == 0) return fit;
-  fit.value = sum / n;
+  const std::optional<double> value = in_range_value(run.results, fit.rule);
+  if (!value) return fit;
+  fit.value = *value;
   const bool ok =
       fit.rule.at_least ? fit.value >= fit.rule.threshold : fit.value <= fit.rule.threshold;
   fit.state = ok ? FitState::kFits : FitState::kDoesNotFit;

@@ -8,6 +8,7 @@
 //   other tokens   in-range token accuracy ≥ 0.99 (every answer row of the study's score).
 // "In range": the test lengths inside the training lengths (train/run_settings.hpp's
 // training_lengths), averaged with equal weight per result row (passkey: per (length, depth) cell).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ struct InRangeFit {
   InRangeRule rule;
   bool enters() const { return state != FitState::kDoesNotFit; }
 };
+
+// The rule's metric averaged with equal weight over the rows inside its training lengths; nullopt
+// when the task has no rule or no row is inside.
+std::optional<double> in_range_value(const std::vector<LengthResult>& rows,
+                                     const InRangeRule& rule);
 
 // Unchecked when the task has no rule or the run has no result row inside its training lengths.
 InRangeFit in_range_fit(const RunRecord& run);

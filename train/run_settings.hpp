@@ -15,6 +15,7 @@
 #include "tasks/token_tasks.hpp"
 #include "train/inference_settings.hpp"
 #include "train/misalign_regularizer.hpp"
+#include "train/until_fit.hpp"
 #include "train/vcl.hpp"
 
 namespace lenlab {
@@ -71,6 +72,9 @@ struct TrainSpec {
   // (lab/run/run_group_impl.hpp trains one model for them).
   TestTimeAttention test_attention;
   int steps = 2000;
+  // Stop before --steps once the training range is learned or learning stalls
+  // (train/until_fit.hpp).
+  UntilFitSettings until_fit;
   int batch_size = 64;
   uint64_t seed = 1;
   int n_layer = 2;

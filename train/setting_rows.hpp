@@ -174,6 +174,27 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
   visit_test_time_settings(s.test_attention, visit);
   visit(S{.key = "steps", .help = "Training steps (one fresh batch each)", .traits = kId, .min = 1},
         s.steps);
+  visit(S{.key = "until_fit",
+          .help = "Stop before --steps once the model fits its training range on validation "
+                  "sequences (its task's in-range rule, e.g. token accuracy >= 0.99) or its "
+                  "score stops improving (--fit-patience); --steps is the cap",
+          .traits = S::kSwitch,
+          .label = "Train until fit"},
+        s.until_fit.on);
+  visit(S{.key = "fit_every",
+          .help = "With --until-fit: training steps between two validation checks",
+          .min = 1},
+        s.until_fit.every);
+  visit(S{.key = "fit_patience",
+          .help = "With --until-fit: checks without a better validation score before the run "
+                  "stops as stalled (0: stop only when the range is learned)",
+          .min = 0},
+        s.until_fit.patience);
+  visit(S{.key = "fit_samples",
+          .help = "With --until-fit: validation sequences per training length (drawn apart from "
+                  "the test sequences)",
+          .min = 1},
+        s.until_fit.samples);
   visit(S{.key = "batch_size",
           .help = "Sequences per training batch",
           .traits = kId,

@@ -18,13 +18,15 @@ double TrainOutcome::final_loss() const {
 
 // The CPU instantiations: float, and double for --precision float64 and the gradient checks.
 template std::vector<TrainOutcome> train(Model<CpuBackend<float>>&, const std::vector<TrainJob>&,
-                                         const std::function<void(int, int, double)>&);
+                                         const std::function<void(int, int, double)>&,
+                                         const StopCheck&);
 template std::vector<std::vector<LengthResult>> evaluate(Model<CpuBackend<float>>&,
                                                          const std::vector<EvalJob>&,
                                                          const std::function<void(int, int)>&,
                                                          size_t);
 template std::vector<TrainOutcome> train(Model<CpuBackend<double>>&, const std::vector<TrainJob>&,
-                                         const std::function<void(int, int, double)>&);
+                                         const std::function<void(int, int, double)>&,
+                                         const StopCheck&);
 template std::vector<std::vector<LengthResult>> evaluate(Model<CpuBackend<double>>&,
                                                          const std::vector<EvalJob>&,
                                                          const std::function<void(int, int)>&,

@@ -31,6 +31,9 @@ struct TrainOutcome {
   // Why, when the cause is known before the loss: f(y) not finite on a training target (a reparam
   // registered from Python is checked on a grid, not at every value). Empty: the loss or gradient.
   std::string diverged_reason;
+  // The step after which a stop check (StopCheck) stopped the run, its weights those after that
+  // step; 0: it ran every step (or diverged).
+  int stopped_step = 0;
   double seconds = 0;
   // Mean loss of the last min(100, steps) steps: less noisy than the last batch's.
   double final_loss() const;
@@ -46,10 +49,17 @@ struct TrainJob {
   std::function<void(int step, const Batch& batch, const double* f_targets)> on_batch;
 };
 
+// Called after every step with which models are still training (1: neither stopped nor
+// diverged); returns, per model, whether it stops now (train/until_fit.hpp's rule). A stopped
+// model keeps the weights it has after this step; the group's other models go on.
+using StopCheck = std::function<std::vector<char>(int step, const std::vector<char>& training)>;
+
 // Trains model k of `model` on jobs[k] (every job has the same steps and batch size); model k
-// must be initialised. on_step(k, step, loss) is called after each of run k's steps.
+// must be initialised. on_step(k, step, loss) is called after each of run k's steps; `stop`, when
+// given, after every step.
 template <class B>
 std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jobs,
-                                const std::function<void(int, int, double)>& on_step = {});
+                                const std::function<void(int, int, double)>& on_step = {},
+                                const StopCheck& stop = {});
 
 }  // namespace lenlab

@@ -19,7 +19,8 @@ namespace lenlab {
 
 template <class B>
 std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jobs,
-                                const std::function<void(int, int, double)>& on_step) {
+                                const std::function<void(int, int, double)>& on_step,
+                                const StopCheck& stop) {
   using T = typename B::Scalar;
   const int K = model.n_models();
   if (static_cast<int>(jobs.size()) != K)
@@ -52,6 +53,11 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
       host_norms(K);
   PackedBatch<B> packed;
   int n_active = K;
+  // training[k]: model k neither diverged nor stopped. A stopped model still steps with the group
+  // (the models are one computation); its weights at the stop are kept here and put back at the
+  // end.
+  std::vector<char> training(K, 1);
+  std::vector<std::vector<T>> kept(K);
   for (int step = 0; step < steps && n_active > 0; ++step) {
     for (int k = 0; k < K; ++k) {
       const TrainJob& j = jobs[k];
@@ -82,7 +88,7 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
     for (int k = 0; k < K; ++k) {
       TrainOutcome& o = outcomes[k];
       const double* fy = host_targets.data() + static_cast<size_t>(k) * R;
-      for (int i = 0; i < batches[k].n_read() && !o.diverged; ++i)
+      for (int i = 0; i < batches[k].n_read() && training[k]; ++i)
         if (!std::isfinite(fy[i])) {  // the loss would say only "non-finite"; say why
           o.diverged = true;
           o.diverged_step = step + 1;
@@ -90,11 +96,12 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
               "reparam '{}' is {} at the training target y = {} (step {}); choose a reparam that "
               "is finite on every target of the task, or a --reparam-shift",
               jobs[k].spec->reparam, fy[i], batches[k].targets[i], step + 1);
+          training[k] = 0;
           --n_active;
         }
     }
     for (int k = 0; k < K; ++k)
-      if (jobs[k].on_batch && !outcomes[k].diverged)
+      if (jobs[k].on_batch && training[k])
         jobs[k].on_batch(step + 1, batches[k], host_targets.data() + static_cast<size_t>(k) * R);
     B::upload(targets, host_targets.data(), host_targets.size());
 
@@ -131,19 +138,32 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
     B::download(host_norms.data(), norms.data(), K);
     for (int k = 0; k < K; ++k) {
       TrainOutcome& o = outcomes[k];
-      if (o.diverged) continue;
+      if (!training[k]) continue;  // diverged, or stopped: its steps since are not its own
       const double pairs = packed.n_pairs > 0 ? host_pairs[k] : 0.0;  // α·L_misalign
       const double total = (R > 0 ? host_loss[k] : 0.0) + host_token[k] + pairs;
       if (!std::isfinite(total) || !std::isfinite(host_norms[k])) {  // adamw_step skipped it
         o.diverged = true;
         o.diverged_step = step + 1;
+        training[k] = 0;
         --n_active;
         continue;
       }
       o.log.push_back({step + 1, lr[k], total, host_norms[k], pairs});
       if (on_step) on_step(k, step + 1, total);
     }
+    if (stop && n_active > 0) {
+      const std::vector<char> now = stop(step + 1, training);
+      for (int k = 0; k < K; ++k)
+        if (training[k] && k < static_cast<int>(now.size()) && now[k]) {
+          outcomes[k].stopped_step = step + 1;
+          kept[k] = model.parameters(k);
+          training[k] = 0;
+          --n_active;
+        }
+    }
   }
+  for (int k = 0; k < K; ++k)
+    if (!kept[k].empty()) model.set_parameters(k, kept[k].data());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (TrainOutcome& o : outcomes) o.seconds = seconds;

@@ -277,6 +277,18 @@ void RunFolder::write_completed(const TrainOutcome& outcome,
       *log << fmt::format("{} {:.3e} for {}", n_in_range > 0 ? "," : "", beyond / n_beyond,
                           every ? fmt::format("{}..{}", spec_.l_train + 1, spec_.l_test)
                                 : fmt::format("{} lengths > {}", n_beyond, spec_.l_train));
+    if (manifest_.contains("until_fit")) {
+      const auto& u = manifest_["until_fit"];
+      const std::string reason = u["reason"].get<std::string>();
+      *log << fmt::format("\n--until-fit: {} after step {} of {} ({} validation checks; rule: {})",
+                          reason == "fit" ? "fit its training range"
+                          : reason == "stalled"
+                              ? fmt::format("stopped, no better validation score in {} checks",
+                                            u["patience"].get<int>())
+                              : "did not fit within --steps",
+                          u["steps_trained"].get<int>(), spec_.steps, u["check_steps"].size(),
+                          u["rule"].get<std::string>());
+    }
     if (manifest_.contains("misalignment")) {
       const auto& m = manifest_["misalignment"];
       *log << fmt::format("\nlong-short misalignment at suffix lengths {}..{}: {:.3e} ({})",

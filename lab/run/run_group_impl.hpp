@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,12 +25,14 @@
 #include "lab/run/run_group.hpp"
 #include "models/encodings/encoding_math.hpp"
 #include "models/model.hpp"
+#include "results/in_range_fit.hpp"
 #include "tasks/text_corpus.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/evaluate.hpp"
 #include "train/inference_eval.hpp"
 #include "train/misalignment.hpp"
 #include "train/trainer.hpp"
+#include "train/until_fit.hpp"
 
 namespace lenlab {
 
@@ -123,13 +126,52 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
       };
     train_jobs.push_back(std::move(job));
   }
+  // The stop rule (train/until_fit.hpp) of the models whose runs ask for it: model m is scored
+  // every fit_every steps on validation sequences inside its training lengths, by its task's
+  // in-range rule, all due models in one evaluation.
+  std::vector<std::optional<FitWatch>> watches(M);
+  std::vector<InRangeRule> fit_rules(M);
+  std::vector<EvalJob> validation(M);
+  for (int m = 0; m < M; ++m) {
+    const TrainSpec& spec = jobs[trainer_of[m]].spec;
+    if (!spec.until_fit.on) continue;
+    fit_rules[m] = in_range_rule(spec);
+    validation[m] = eval_job(resolved[trainer_of[m]], spec);
+    validation[m].lengths.clear();
+    for (int l = fit_rules[m].lo; l <= fit_rules[m].hi; ++l) validation[m].lengths.push_back(l);
+    validation[m].eval_samples = spec.until_fit.samples;
+    validation[m].eval_seed = validation_seed(spec.eval_seed);
+    watches[m].emplace(spec.until_fit, fit_rules[m].threshold, fit_rules[m].at_least);
+  }
+  StopCheck stop;
+  if (std::any_of(watches.begin(), watches.end(), [](const auto& w) { return w.has_value(); }))
+    stop = [&](int step, const std::vector<char>& training) {
+      std::vector<EvalJob> due(M);
+      std::vector<char> stops(M, 0), checked(M, 0);
+      for (int m = 0; m < M; ++m) {
+        checked[m] =
+            watches[m] && training[m] && step % jobs[trainer_of[m]].spec.until_fit.every == 0;
+        due[m] = checked[m] ? validation[m]
+                            : scalar_job(resolved[0].task, &resolved[0].reparam, {}, 1, 0);
+      }
+      if (std::find(checked.begin(), checked.end(), 1) == checked.end()) return stops;
+      const std::vector<std::vector<LengthResult>> scores = evaluate(model, due);
+      for (int m = 0; m < M; ++m)
+        if (checked[m])
+          stops[m] =
+              watches[m]->observe(step, in_range_value(scores[m], fit_rules[m])
+                                            .value_or(std::numeric_limits<double>::quiet_NaN()));
+      return stops;
+    };
   if (log) bar.emplace("train", jobs[0].spec.steps, *log, jobs[0].options.log_is_tty);
-  const std::vector<TrainOutcome> outcomes =
-      train(model, train_jobs, [&](int m, int step, double loss) {
+  const std::vector<TrainOutcome> outcomes = train(
+      model, train_jobs,
+      [&](int m, int step, double loss) {
         if (bar && m == 0) bar->update(step, fmt::format("loss {:.3e}", loss));
         for (int k = 0; k < K; ++k)
           if (slot_of[k] == m) work_done(k, costs[k].train_step_flops);
-      });
+      },
+      stop);
   if (bar) bar->finish();
 
   // ---- evaluation: every run whose model did not diverge, at every length, through the inference
@@ -239,6 +281,13 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
     if (const auto& mis = misaligned[m])
       folders[k]->manifest()["misalignment"] = misalignment_json(*mis);
     add_temperature_json(folders[k]->manifest(), temperatures[k]);
+    if (const auto& watch = watches[m]) {
+      const TrainOutcome& o = outcomes[m];
+      const int trained = o.stopped_step > 0 ? o.stopped_step
+                          : o.diverged       ? o.diverged_step - 1
+                                             : jobs[k].spec.steps;
+      folders[k]->manifest()["until_fit"] = watch->to_json(fit_rules[m].text(), trained);
+    }
     // What a distance cap came to in tokens ("train" the window's, "trained" the model's own).
     if (!jobs[k].spec.test_attention.distance_cap.empty() && !eval_jobs[k].lengths.empty())
       folders[k]->manifest()["distance_cap_applied"] = eval_jobs[k].attention.window.max_distance;

@@ -6,7 +6,8 @@
 namespace lenlab {
 
 template std::vector<TrainOutcome> train(Model<CudaBackend>&, const std::vector<TrainJob>&,
-                                         const std::function<void(int, int, double)>&);
+                                         const std::function<void(int, int, double)>&,
+                                         const StopCheck&);
 template std::vector<std::vector<LengthResult>> evaluate(Model<CudaBackend>&,
                                                          const std::vector<EvalJob>&,
                                                          const std::function<void(int, int)>&,

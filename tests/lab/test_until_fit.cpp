@@ -1,0 +1,200 @@
+// --until-fit (train/until_fit.hpp): the stop rule's decisions on planted scores, its validation
+// sequences apart from the test's, and runs that stop: in a group on the CPU a stopped run keeps
+// the weights it had at its stop while the group's other run trains on, each folder equal to the
+// run trained alone, and the manifest records every check.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "lab/run/device.hpp"
+#include "lab/run/run_group.hpp"
+#include "results/in_range_fit.hpp"
+#include "tasks/task.hpp"
+#include "tests/support/test_support.hpp"
+#include "train/run_settings.hpp"
+#include "train/until_fit.hpp"
+
+using namespace lenlab;
+using namespace lenlab::test;
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+namespace {
+
+UntilFitSettings rule(int patience) {
+  UntilFitSettings s;
+  s.on = 1;
+  s.patience = patience;
+  return s;
+}
+
+// Feeds the scores, one check every 100 steps; returns the step it stopped after (0: never).
+int stop_step(FitWatch& watch, const std::vector<double>& scores) {
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (watch.observe(static_cast<int>(100 * (i + 1)), scores[i]))
+      return static_cast<int>(100 * (i + 1));
+  return 0;
+}
+
+// A safetensors file's tensor bytes, after its header (whose metadata holds the run's settings).
+std::string tensor_bytes(const fs::path& file) {
+  const std::string bytes = read_text(file);
+  REQUIRE(bytes.size() >= 8);
+  uint64_t header = 0;
+  for (int i = 7; i >= 0; --i) header = header << 8 | static_cast<unsigned char>(bytes[i]);
+  REQUIRE(8 + header <= bytes.size());
+  return bytes.substr(8 + header);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the stop rule stops at the first fitting score, or after `patience` checks without a "
+    "better one") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  SUBCASE("an accuracy that reaches the threshold stops there, exactly at it included") {
+    FitWatch w(rule(10), 0.99, /*at_least=*/true);
+    CHECK(stop_step(w, {0.5, 0.8, 0.99, 1.0}) == 300);
+    CHECK(w.reason() == "fit");
+    CHECK(w.checks().size() == 3);
+  }
+  SUBCASE("an error must fall to the threshold") {
+    FitWatch w(rule(10), 0.01, /*at_least=*/false);
+    CHECK(stop_step(w, {0.5, 0.02, 0.0100001, 0.01}) == 400);
+    CHECK(w.reason() == "fit");
+  }
+  SUBCASE("stalled: patience checks in a row no better than the best so far") {
+    FitWatch w(rule(3), 0.99, true);
+    // best 0.7 at check 2; 0.6, 0.7 (equal is not better), 0.65: three without a better score
+    CHECK(stop_step(w, {0.5, 0.7, 0.6, 0.7, 0.65, 0.9}) == 500);
+    CHECK(w.reason() == "stalled");
+  }
+  SUBCASE("a better score starts the count again") {
+    FitWatch w(rule(2), 0.99, true);
+    CHECK(stop_step(w, {0.5, 0.4, 0.6, 0.5, 0.7, 0.6, 0.5}) == 700);
+  }
+  SUBCASE("patience 0 never stalls: the run goes to --steps") {
+    FitWatch w(rule(0), 0.99, true);
+    CHECK(stop_step(w, std::vector<double>(50, 0.5)) == 0);
+    CHECK(w.reason().empty());
+    CHECK(w.to_json("r", 6000)["reason"] == "steps");
+    CHECK(w.to_json("r", 6000)["stopped_step"] == 0);
+  }
+  SUBCASE("a score that is not a number never fits and never improves; JSON writes it as null") {
+    FitWatch w(rule(2), 0.01, false);
+    CHECK(stop_step(w, {nan, 0.5, nan, nan}) == 400);
+    CHECK(w.reason() == "stalled");
+    const auto j = w.to_json("rule text", 400);
+    CHECK(j["check_values"][0].is_null());
+    CHECK(j["check_values"][1] == 0.5);
+    CHECK(j["check_steps"] == Json::array({100, 200, 300, 400}));
+    CHECK(j["stopped_step"] == 400);
+    CHECK(j["rule"] == "rule text");
+  }
+}
+
+TEST_CASE("the validation sequences are not the test sequences") {
+  const uint64_t seed = TrainSpec{}.eval_seed;
+  CHECK(validation_seed(seed) != seed);
+  CHECK(validation_seed(seed) != validation_seed(seed + 1));
+  // At a length with more sequences than samples, the two sets differ.
+  const Batch test = eval_batch(TaskKind::kSum, 30, 64, seed);
+  const Batch validation = eval_batch(TaskKind::kSum, 30, 64, validation_seed(seed));
+  CHECK(test.tokens != validation.tokens);
+}
+
+TEST_CASE("--until-fit's settings are checked, one message each") {
+  const auto refused = [](UntilFitSettings s, TaskKind task = TaskKind::kParity) {
+    return usage_message([&] { check_until_fit(s, task); });
+  };
+  UntilFitSettings s = rule(10);
+  s.every = 0;
+  CHECK(contains(refused(s), "--fit-every (fit_every) must be >= 1"));
+  s = rule(-1);
+  CHECK(contains(refused(s), "--fit-patience (fit_patience) must be >= 0"));
+  s = rule(10);
+  s.samples = 0;
+  CHECK(contains(refused(s), "--fit-samples (fit_samples) must be >= 1"));
+  s = UntilFitSettings{};
+  s.patience = 3;
+  CHECK(contains(refused(s), "give --until-fit"));
+  CHECK(contains(refused(rule(10), TaskKind::kText), "task 'text' has no in-range rule"));
+  CHECK_NOTHROW(check_until_fit(rule(10), TaskKind::kParity));
+  CHECK_NOTHROW(check_until_fit(UntilFitSettings{}, TaskKind::kText));
+}
+
+TEST_CASE("a run that stops keeps its weights at the stop while its group trains on") {
+  // A constant learning rate, so that the first s steps of a run of --steps 2000 are a run of
+  // --steps s: the stopped run's folder can be compared with a run trained for s steps. Parity at
+  // l_train 8 fits within about a thousand steps here.
+  const fs::path dir = fresh_dir("until_fit", "group");
+  TrainSpec fits;
+  fits.task = "parity";
+  fits.l_train = 8;
+  fits.l_test = 8;
+  fits.steps = 2000;
+  fits.batch_size = 32;
+  fits.eval_samples = 32;
+  fits.d_model = 32;
+  fits.n_head = 2;
+  fits.d_ff = 64;
+  fits.optimizer.lr = 3e-3;
+  fits.optimizer.warmup_steps = 0;
+  fits.optimizer.min_lr_ratio = 1.0;
+  fits.until_fit = rule(0);
+  fits.until_fit.every = 50;
+  TrainSpec plain = fits;  // no stop rule
+  plain.until_fit = UntilFitSettings{};
+  TrainSpec other = plain;  // another seed, beside it in the group
+  other.seed = 2;
+
+  const Device cpu = Device::choose("cpu");
+  const auto group = [&](const std::string& name, const TrainSpec& a, const TrainSpec& b) {
+    RunOptions o;
+    o.device = "cpu";
+    o.out = dir / name / "a";
+    RunOptions p = o;
+    p.out = dir / name / "b";
+    REQUIRE(cpu.train({GroupJob(a, o), GroupJob(b, p)}) == std::vector<int>{kExitOk, kExitOk});
+  };
+  group("stops", fits, other);
+
+  const Json m = Json::parse(read_text(dir / "stops" / "a" / "manifest.json"));
+  REQUIRE(m.contains("until_fit"));
+  const Json& u = m["until_fit"];
+  REQUIRE(u["reason"] == "fit");
+  const int stopped = u["stopped_step"].get<int>();
+  CHECK(stopped > 0);
+  CHECK(stopped < fits.steps);
+  CHECK(stopped % 50 == 0);
+  CHECK(u["steps_trained"] == stopped);
+  CHECK(u["check_steps"].size() == static_cast<size_t>(stopped / 50));
+  CHECK(u["check_values"].back().get<double>() >= kFitTokenAccuracy);
+  for (size_t i = 0; i + 1 < u["check_values"].size(); ++i)
+    CHECK(u["check_values"][i].get<double>() < kFitTokenAccuracy);
+  CHECK(contains(u["rule"].get<std::string>(), "token accuracy ≥ 0.99 inside 1..8"));
+  // loss.csv: a header and one row per step the run trained.
+  const std::string loss = read_text(dir / "stops" / "a" / "loss.csv");
+  CHECK(std::count(loss.begin(), loss.end(), '\n') == stopped + 1);
+  CHECK_FALSE(Json::parse(read_text(dir / "stops" / "b" / "manifest.json")).contains("until_fit"));
+
+  // The stopped run's weights are those after its stop: a group trained for that many steps.
+  TrainSpec short_plain = plain, short_other = other;
+  short_plain.steps = short_other.steps = stopped;
+  group("short", short_plain, short_other);
+  CHECK(tensor_bytes(dir / "stops" / "a" / "model.safetensors") ==
+        tensor_bytes(dir / "short" / "a" / "model.safetensors"));
+  for (const std::string file : {"results.csv", "loss.csv"})
+    CHECK(read_text(dir / "stops" / "a" / file) == read_text(dir / "short" / "a" / file));
+  // Its neighbour trained every step, unchanged by the stop: as beside a run without the rule.
+  group("neither", plain, other);
+  for (const std::string file : {"model.safetensors", "results.csv", "loss.csv"})
+    CHECK(read_text(dir / "stops" / "b" / file) == read_text(dir / "neither" / "b" / file));
+}
