@@ -277,13 +277,34 @@ FigureSummary summarize_figure(const FigureSpec& figure, const std::vector<uint6
     const std::vector<uint64_t> line_seeds = figure.line_seeds(i, seeds);
     line.spec = figure.line_spec(i, line_seeds.front());
     for (uint64_t seed : line_seeds) {
-      const TrainSpec spec = figure.line_spec(i, seed);
-      const auto it = runs.find(id_of ? id_of(spec) : run_id(spec));
-      if (it == runs.end() || it->second.status != "completed") {
+      if (figure.grid.empty()) {
+        const TrainSpec spec = figure.line_spec(i, seed);
+        const auto it = runs.find(id_of ? id_of(spec) : run_id(spec));
+        if (it == runs.end() || it->second.status != "completed") {
+          ++out.missing_runs;
+          continue;
+        }
+        line.runs.push_back(&it->second);
+        continue;
+      }
+      // [select]: a choice needs every combination run (diverged ones are not chosen).
+      GridChoice choice;
+      choice.seed = seed;
+      bool all_ran = true;
+      for (const TrainSpec& spec : figure.line_candidates(i, seed)) {
+        const auto it = runs.find(id_of ? id_of(spec) : run_id(spec));
+        if (it == runs.end() || it->second.status == "running")
+          all_ran = false;
+        else if (it->second.status == "completed")
+          choice.tried.push_back(&it->second);
+      }
+      choice.chosen = all_ran ? choose_on_validation(choice.tried) : nullptr;
+      if (!choice.chosen) {
         ++out.missing_runs;
         continue;
       }
-      line.runs.push_back(&it->second);
+      line.runs.push_back(choice.chosen);
+      line.choices.push_back(std::move(choice));
     }
     std::vector<Curve> curves;
     for (const RunRecord* r : line.runs)

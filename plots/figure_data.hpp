@@ -12,6 +12,7 @@
 #include "results/correlation.hpp"
 #include "results/figure_setup.hpp"
 #include "results/run_record.hpp"
+#include "results/validation_choice.hpp"
 
 namespace lenlab {
 
@@ -39,7 +40,10 @@ struct FigureLine {
   std::string label;                   // e.g. "rope", "invsqrt", "15"; pooled: "vcl: 4"
   bool pooled = false;                 // gathered from another figure (FigureSpec::is_pooled)
   TrainSpec spec;                      // the line's settings (seed = the first seed's)
-  std::vector<const RunRecord*> runs;  // one per seed found completed
+  std::vector<const RunRecord*> runs;  // one per seed found completed (with [select]: the chosen)
+  // With a [select] grid (else empty): per seed whose every combination ran, what was tried and
+  // kept (results/validation_choice.hpp).
+  std::vector<GridChoice> choices;
   // The curve. x: the test lengths (plot "length" and "depth"), or the positions 1..L at the
   // run's longest test length L (plot "position"), ascending: every x any seed's run has.
   // A run's value at a length is its metric there; for passkey, the mean over its depth cells.
@@ -90,7 +94,9 @@ struct MisalignmentScatter {
 struct FigureSummary {
   const FigureSpec* spec = nullptr;
   std::vector<FigureLine> lines;
-  int missing_runs = 0;         // planned runs without completed results (diverged or not run)
+  // Planned runs without completed results (diverged or not run); with a [select] grid, a line
+  // and seed with a combination not run, or none completed with a validation score.
+  int missing_runs = 0;
   MisalignmentScatter scatter;  // plot "misalignment" only
 };
 

@@ -14,6 +14,7 @@
 #include "report/misalignment_report.hpp"
 #include "report/number_text.hpp"
 #include "report/paper_claims.hpp"
+#include "report/selection_report.hpp"
 #include "report/temperature_report.hpp"
 #include "report/token_report.hpp"
 #include "results/correlation.hpp"
@@ -105,6 +106,7 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
                        f.spec->title, f.spec->name, f.spec->name);
     if (f.missing_runs > 0)
       out += fmt::format("{} planned run(s) are missing or diverged.\n\n", f.missing_runs);
+    out += selection_section(f);
     if (f.spec->plot == "misalignment")
       out += misalignment_section(f);
     else

@@ -56,6 +56,39 @@ TrainSpec FigureSpec::line_spec(size_t line, uint64_t seed) const {
   return spec;
 }
 
+size_t SettingGrid::size() const {
+  size_t n = 1;
+  for (const auto& v : values) n *= v.size();
+  return n;
+}
+
+Json SettingGrid::point(size_t i) const {
+  Json j = Json::object();
+  for (size_t k = keys.size(); k-- > 0;) {
+    j[keys[k]] = values[k].at(i % values[k].size());
+    i /= values[k].size();
+  }
+  Json ordered = Json::object();  // in the keys' order
+  for (const std::string& key : keys) ordered[key] = j[key];
+  return ordered;
+}
+
+std::vector<TrainSpec> FigureSpec::line_candidates(size_t line, uint64_t seed) const {
+  if (is_pooled(line)) {
+    const auto [f, l] = pooled_lines.at(line - values.size());
+    return pooled[f].line_candidates(l, seed);
+  }
+  const TrainSpec spec = line_spec(line, seed);
+  if (grid.empty()) return {spec};
+  std::vector<TrainSpec> out;
+  for (size_t i = 0; i < grid.size(); ++i) {
+    TrainSpec candidate = spec_from_json(grid.point(i), spec, "[select]");
+    candidate.validate = 1;
+    out.push_back(std::move(candidate));
+  }
+  return out;
+}
+
 std::string FigureSpec::line_label(size_t line) const {
   if (is_pooled(line)) {
     const auto [f, l] = pooled_lines.at(line - values.size());

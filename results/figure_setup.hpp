@@ -17,6 +17,20 @@ namespace lenlab {
 // can change several settings at once (a method, or a pair of methods).
 inline constexpr const char* kVarySettings = "settings";
 
+// A config's [select] table (lab/experiment/experiment_config.hpp): training settings tried for
+// every line and seed of every figure, each combination a run with --validate; the figures keep,
+// per line and seed, the run with the best validation score (plots/figure_data.cpp), never
+// looking at a test length.
+struct SettingGrid {
+  std::vector<std::string> keys;                            // e.g. "lr", "warmup_steps"
+  std::vector<std::vector<nlohmann::ordered_json>> values;  // per key, the values tried
+  bool empty() const { return keys.empty(); }
+  // Combinations: the product of the values' counts (1 when empty: the line itself).
+  size_t size() const;
+  // Combination i as {key: value}, the last key changing fastest.
+  nlohmann::ordered_json point(size_t i) const;
+};
+
 struct FigureSpec {
   std::string name;  // the table's key, e.g. "1a"
   std::string title;
@@ -63,6 +77,11 @@ struct FigureSpec {
   std::vector<uint64_t> line_seeds(size_t line, const std::vector<uint64_t>& seeds) const;
   // The settings of line i (base with vary = values[i]) for one of its seeds.
   TrainSpec line_spec(size_t line, uint64_t seed) const;
+  // The config's [select] grid (empty: none): every line and seed runs each combination.
+  SettingGrid grid;
+  // The runs of line i for one seed: line_spec alone without a grid; with one, line_spec with
+  // each combination applied and validate = 1, in grid order.
+  std::vector<TrainSpec> line_candidates(size_t line, uint64_t seed) const;
   // The value as text, e.g. "rope" or "15"; a pooled line's is "figure: value", e.g. "vcl: 4".
   std::string line_label(size_t line) const;
 };

@@ -151,6 +151,9 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
         fmt::format("{}: 'models_trained_together' must be an integer from 1 to 1000000, got {}",
                     where, together.dump()));
   r.models_trained_together = together.get<int>();
+  if (m.contains("validation") && m["validation"].is_object() &&
+      m["validation"].contains("value") && m["validation"]["value"].is_number())
+    r.validation = m["validation"]["value"].get<double>();
   if (m.contains("misalignment") && m["misalignment"].is_object()) {
     const nlohmann::ordered_json& mis = m["misalignment"];
     auto number = [](const nlohmann::ordered_json& j, const char* key) -> std::optional<double> {

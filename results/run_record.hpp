@@ -26,6 +26,9 @@ struct RunRecord {
   // How many models trained together with it on a GPU (manifest "models_trained_together"; 1 on
   // the CPU): its seconds are the group's.
   int models_trained_together = 1;
+  // --validate: the trained model's in-range score on validation sequences (manifest "validation";
+  // train/until_fit.hpp), what a config's [select] chooses by; nullopt: not measured (or NaN).
+  std::optional<double> validation;
   // The long-short misalignment at l_train (manifest "misalignment"; train/misalignment.hpp), for
   // the tasks that have it.
   std::optional<double> misalignment;

@@ -261,7 +261,7 @@ ResolvedSpec resolve(const TrainSpec& s) {
   check_vcl(s.vcl, task, token, s.l_train);
   check_random_positions(s.random_positions, s.pe, task, token, s.l_train, s.l_test);
   check_misalign_regularizer(s.misalign, task, s.l_train);
-  check_until_fit(s.until_fit, task);
+  check_until_fit(s.until_fit, s.validate, task);
   check_temperature(s.test_attention.temperature);
   test_time_attention(s.test_attention, s, model.pe);  // the other test-time settings
   // A batch's rows are counted in int (packed offsets). The regularizer's batches hold two views

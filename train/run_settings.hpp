@@ -75,6 +75,9 @@ struct TrainSpec {
   // Stop before --steps once the training range is learned or learning stalls
   // (train/until_fit.hpp).
   UntilFitSettings until_fit;
+  // 1: also score the trained model on the stop rule's validation sequences (train/until_fit.hpp),
+  // written to the manifest's "validation": what a config's [select] chooses by.
+  int validate = 0;
   int batch_size = 64;
   uint64_t seed = 1;
   int n_layer = 2;

@@ -191,10 +191,16 @@ void visit_spec_fields(Spec& s, Visit&& visit) {
           .min = 0},
         s.until_fit.patience);
   visit(S{.key = "fit_samples",
-          .help = "With --until-fit: validation sequences per training length (drawn apart from "
-                  "the test sequences)",
+          .help = "With --until-fit or --validate: validation sequences per training length "
+                  "(drawn apart from the test sequences)",
           .min = 1},
         s.until_fit.samples);
+  visit(S{.key = "validate",
+          .help = "Also score the trained model on validation sequences inside its training range "
+                  "(--until-fit's rule and --fit-samples, drawn apart from the test's), written to "
+                  "the manifest's validation; a config's [select] chooses settings by it",
+          .traits = S::kSwitch},
+        s.validate);
   visit(S{.key = "batch_size",
           .help = "Sequences per training batch",
           .traits = kId,

@@ -10,9 +10,11 @@
 
 namespace lenlab {
 
-void check_until_fit(const UntilFitSettings& s, TaskKind task) {
+void check_until_fit(const UntilFitSettings& s, int validate, TaskKind task) {
   if (s.on != 0 && s.on != 1)
     throw UsageError(fmt::format("--until-fit (until_fit) must be 0 or 1, got {}", s.on));
+  if (validate != 0 && validate != 1)
+    throw UsageError(fmt::format("--validate (validate) must be 0 or 1, got {}", validate));
   if (s.every < 1)
     throw UsageError(fmt::format(
         "--fit-every (fit_every) must be >= 1 (training steps between two checks), got {}",
@@ -26,14 +28,20 @@ void check_until_fit(const UntilFitSettings& s, TaskKind task) {
     throw UsageError(fmt::format(
         "--fit-samples (fit_samples) must be >= 1 (validation sequences per length), got {}",
         s.samples));
-  if (s.on == 0 && s != UntilFitSettings{})
+  const UntilFitSettings defaults;
+  if (s.on == 0 && (s.every != defaults.every || s.patience != defaults.patience))
     throw UsageError(
-        "--fit-every, --fit-patience and --fit-samples set the stop rule of --until-fit "
-        "(until_fit): give --until-fit, or leave them at their defaults");
-  if (s.on == 1 && task == TaskKind::kText)
+        "--fit-every and --fit-patience set the stop rule of --until-fit (until_fit): give "
+        "--until-fit, or leave them at their defaults");
+  if (s.on == 0 && validate == 0 && s.samples != defaults.samples)
     throw UsageError(
-        "--until-fit: task 'text' has no in-range rule (real text has no known floor, so no "
-        "score says its range is learned); train it for --steps");
+        "--fit-samples sets the validation sequences of --until-fit or --validate: give one of "
+        "them, or leave it at its default");
+  if ((s.on == 1 || validate == 1) && task == TaskKind::kText)
+    throw UsageError(fmt::format(
+        "{}: task 'text' has no in-range rule (real text has no known floor, so no score says "
+        "its range is learned){}",
+        s.on == 1 ? "--until-fit" : "--validate", s.on == 1 ? "; train it for --steps" : ""));
 }
 
 uint64_t validation_seed(uint64_t eval_seed) {

@@ -30,9 +30,10 @@ struct UntilFitSettings {
   auto operator<=>(const UntilFitSettings&) const = default;
 };
 
-// UsageError naming the bad value: every/samples >= 1, patience >= 0, on 0 or 1, settings changed
-// without --until-fit, or a task without an in-range rule (text).
-void check_until_fit(const UntilFitSettings& s, TaskKind task);
+// UsageError naming the bad value: every/samples >= 1, patience >= 0, on and validate 0 or 1,
+// settings changed without --until-fit (--fit-samples: or --validate), or a task without an
+// in-range rule (text).
+void check_until_fit(const UntilFitSettings& s, int validate, TaskKind task);
 
 // The seed of the validation sequences: independent of every test length's stream of eval_seed.
 uint64_t validation_seed(uint64_t eval_seed);

@@ -88,6 +88,70 @@ int seeds_until_decided_of(const toml::table& root, const std::string& source) {
   return static_cast<int>(*v);
 }
 
+// The settings a [select] grid may try: how a model is trained, not what it is or how it is tested.
+const std::vector<std::string> kGridKeys = {
+    "lr",    "warmup_steps", "weight_decay", "min_lr_ratio", "clip_norm",
+    "beta1", "beta2",        "adam_eps",     "batch_size",   "steps"};
+
+// [select]: by = "validation" (the only way: a test length never chooses) and, per setting of
+// kGridKeys, a non-empty list of its values. Every combination is applied to [defaults] now, so a
+// wrong type fails at load time.
+SettingGrid grid_of(const toml::table& root, const TrainSpec& defaults, const std::string& source) {
+  SettingGrid grid;
+  const toml::node* node = root.get("select");
+  if (!node) return grid;
+  const toml::table* t = node->as_table();
+  if (!t) throw UsageError(fmt::format("{}: 'select' must be a table", where(source, *node, "")));
+  const toml::node* by = t->get("by");
+  if (!by || !by->as_string() || by->as_string()->get() != "validation")
+    throw UsageError(fmt::format(
+        "{}: [select] needs by = \"validation\": each line and seed keeps the combination whose "
+        "model scores best on validation sequences inside its training range (a test length "
+        "never chooses)",
+        where(source, by ? *by : *node, "select")));
+  for (const auto& [key, value] : *t) {
+    const std::string k(key.str());
+    if (k == "by") continue;
+    if (std::find(kGridKeys.begin(), kGridKeys.end(), k) == kGridKeys.end())
+      throw UsageError(fmt::format("{}: [select] cannot try '{}'; valid settings: {}",
+                                   where(source, value, "select"), k, join_choices(kGridKeys)));
+    const toml::array* values = value.as_array();
+    if (!values || values->empty())
+      throw UsageError(
+          fmt::format("{}: [select] {} must be a non-empty list of values, e.g. "
+                      "lr = [1e-4, 3e-4, 5e-4]",
+                      where(source, value, "select"), k));
+    grid.keys.push_back(k);
+    grid.values.emplace_back();
+    for (const toml::node& v : *values) {
+      Json one = Json::object();
+      one[k] = scalar_to_json(v);
+      spec_from_json(one, defaults, where(source, v, "select"));
+      grid.values.back().push_back(one[k]);
+    }
+  }
+  if (grid.empty())
+    throw UsageError(
+        fmt::format("{}: [select] lists no setting to try; add one, e.g. lr = [1e-4, 3e-4, 5e-4]",
+                    where(source, *node, "select")));
+  return grid;
+}
+
+// A figure under a [select] grid must leave the grid's settings to it.
+void check_grid_free(const FigureSpec& fig, const toml::table& t, const SettingGrid& grid,
+                     const std::string& source, const std::string& at) {
+  for (const std::string& k : grid.keys) {
+    bool set = t.contains(k) || fig.vary == k;
+    if (fig.vary == kVarySettings)
+      for (const Json& line : fig.values) set = set || line.contains(k);
+    if (set)
+      throw UsageError(fmt::format(
+          "{}: '{}' is tried by [select] for every run; a figure or line cannot also set it "
+          "(drop it here, or from [select])",
+          where(source, t, at), k));
+  }
+}
+
 // The text parsed as TOML, a syntax error named with its line.
 toml::table parse_toml(const std::string& text, const std::string& source) {
   try {
@@ -146,7 +210,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
   check_ascii_outside_strings(text, source);
   toml::table root = parse_toml(text, source);
   ExperimentConfig config;
-  const std::vector<std::string> top_level = {"seeds", "seeds_until_decided", "defaults",
+  const std::vector<std::string> top_level = {"seeds", "seeds_until_decided", "defaults", "select",
                                               "figures"};
   for (const auto& [key, node] : root) {
     const std::string k(key.str());
@@ -162,6 +226,7 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     if (!d.is_table()) throw UsageError(fmt::format("{}: 'defaults' must be a table", source));
     defaults = settings_from_table(*d.as_table(), defaults, {}, source, "defaults");
   }
+  const SettingGrid grid = grid_of(root, defaults, source);
 
   std::set<std::string> pooling;  // figures with a `pool`: resolved once every figure is read
   const toml::table* figures = root["figures"].as_table();
@@ -222,6 +287,10 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
       }
       spec_from_json(j, fig.base, where(source, *t, at) + " values");
     }
+    if (!grid.empty()) {
+      check_grid_free(fig, *t, grid, source, at);
+      fig.grid = grid;
+    }
     if (!pools) {  // a pooling figure's plot and metric are checked with its pooled lines
       resolve_plot_and_metric(fig, *t, source, at);
       resolve_at_length(fig, *t, source, at);
@@ -229,6 +298,14 @@ ExperimentConfig parse_experiment_config(const std::string& text, const std::str
     }
     config.figures.push_back(std::move(fig));
   }
+  if (!grid.empty())  // a fine-tune's parent is one run of a line, not a choice among several
+    for (const FigureSpec& f : config.figures)
+      for (size_t i = 0; i < f.values.size(); ++i)
+        if (f.line_spec(i, 0).init_from.rfind("figure:", 0) == 0)
+          throw UsageError(fmt::format(
+              "{}: figure {} fine-tunes another figure (init_from = \"figure:...\"), which a "
+              "[select] grid cannot: its parent would be one of several runs",
+              source, f.name));
   for (const std::string& name : pooling) resolve_pool(config, name, *figures, pooling, source);
   std::sort(config.figures.begin(), config.figures.end(),
             [](const FigureSpec& a, const FigureSpec& b) { return a.name < b.name; });

@@ -8,6 +8,12 @@
 //                                  #   --seeds-until-decided overrides it)
 //   [defaults]                     # any `lenlab train` setting, its flag with '_' for '-'
 //   steps = 1000                   #   (l_train, lr, eval_samples, ...)
+//   [select]                       # optional: training settings tried for every line and
+//   by = "validation"              #   seed; each keeps the run whose model scores best on
+//   lr = [1e-4, 3e-4, 5e-4]        #   validation sequences inside its training range (never a
+//   warmup_steps = [0, 100]        #   test length; results/validation_choice.hpp). Settings:
+//                                  #   the optimizer's, batch_size and steps; a figure or line
+//                                  #   cannot also set them
 //   [figures.1a]                   # one table per figure
 //   title = "Mean prediction"
 //   task = "mean"                  # settings that differ from [defaults] for this figure

@@ -90,10 +90,11 @@ std::vector<PlannedRun> plan_runs(const ExperimentConfig& config,
     if (!figures.empty() && std::find(figures.begin(), figures.end(), fig.name) == figures.end())
       continue;
     for (size_t line = 0; line < fig.n_lines(); ++line)
-      for (uint64_t seed : fig.line_seeds(line, seeds)) {
-        planner.chain = {fig.name};
-        planner.add(fig.line_spec(line, seed));
-      }
+      for (uint64_t seed : fig.line_seeds(line, seeds))
+        for (TrainSpec& candidate : fig.line_candidates(line, seed)) {  // [select]: several
+          planner.chain = {fig.name};
+          planner.add(std::move(candidate));
+        }
   }
   return std::move(planner.runs);
 }

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -128,20 +129,24 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
   }
   // The stop rule (train/until_fit.hpp) of the models whose runs ask for it: model m is scored
   // every fit_every steps on validation sequences inside its training lengths, by its task's
-  // in-range rule, all due models in one evaluation.
+  // in-range rule, all due models in one evaluation; --validate scores the trained model on the
+  // same sequences once.
   std::vector<std::optional<FitWatch>> watches(M);
   std::vector<InRangeRule> fit_rules(M);
   std::vector<EvalJob> validation(M);
+  const auto no_job = [&] { return scalar_job(resolved[0].task, &resolved[0].reparam, {}, 1, 0); };
   for (int m = 0; m < M; ++m) {
     const TrainSpec& spec = jobs[trainer_of[m]].spec;
-    if (!spec.until_fit.on) continue;
+    validation[m] = no_job();
+    if (!spec.until_fit.on && !spec.validate) continue;
     fit_rules[m] = in_range_rule(spec);
     validation[m] = eval_job(resolved[trainer_of[m]], spec);
     validation[m].lengths.clear();
     for (int l = fit_rules[m].lo; l <= fit_rules[m].hi; ++l) validation[m].lengths.push_back(l);
     validation[m].eval_samples = spec.until_fit.samples;
     validation[m].eval_seed = validation_seed(spec.eval_seed);
-    watches[m].emplace(spec.until_fit, fit_rules[m].threshold, fit_rules[m].at_least);
+    if (spec.until_fit.on)
+      watches[m].emplace(spec.until_fit, fit_rules[m].threshold, fit_rules[m].at_least);
   }
   StopCheck stop;
   if (std::any_of(watches.begin(), watches.end(), [](const auto& w) { return w.has_value(); }))
@@ -151,8 +156,7 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
       for (int m = 0; m < M; ++m) {
         checked[m] =
             watches[m] && training[m] && step % jobs[trainer_of[m]].spec.until_fit.every == 0;
-        due[m] = checked[m] ? validation[m]
-                            : scalar_job(resolved[0].task, &resolved[0].reparam, {}, 1, 0);
+        due[m] = checked[m] ? validation[m] : no_job();
       }
       if (std::find(checked.begin(), checked.end(), 1) == checked.end()) return stops;
       const std::vector<std::vector<LengthResult>> scores = evaluate(model, due);
@@ -173,6 +177,22 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
       },
       stop);
   if (bar) bar->finish();
+  // --validate: the trained models' validation scores, all in one evaluation.
+  std::vector<std::optional<double>> validated(M);
+  {
+    std::vector<EvalJob> due(M);
+    bool any = false;
+    for (int m = 0; m < M; ++m) {
+      const bool wanted = jobs[trainer_of[m]].spec.validate && !outcomes[m].diverged;
+      due[m] = wanted ? validation[m] : no_job();
+      any = any || wanted;
+    }
+    if (any) {
+      const std::vector<std::vector<LengthResult>> scores = evaluate(model, due);
+      for (int m = 0; m < M; ++m)
+        if (!due[m].lengths.empty()) validated[m] = in_range_value(scores[m], fit_rules[m]);
+    }
+  }
 
   // ---- evaluation: every run whose model did not diverge, at every length, through the inference
   // path. Rounds: round r evaluates, for every model, the r-th run it serves, all models at once.
@@ -288,6 +308,13 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
                                              : jobs[k].spec.steps;
       folders[k]->manifest()["until_fit"] = watch->to_json(fit_rules[m].text(), trained);
     }
+    if (const std::optional<double>& v = validated[m])
+      folders[k]->manifest()["validation"] = {
+          {"rule", fit_rules[m].text()},
+          {"lengths", {fit_rules[m].lo, fit_rules[m].hi}},
+          {"samples", jobs[k].spec.until_fit.samples},
+          {"seed", validation[m].eval_seed},
+          {"value", std::isnan(*v) ? nlohmann::ordered_json() : nlohmann::ordered_json(*v)}};
     // What a distance cap came to in tokens ("train" the window's, "trained" the model's own).
     if (!jobs[k].spec.test_attention.distance_cap.empty() && !eval_jobs[k].lengths.empty())
       folders[k]->manifest()["distance_cap_applied"] = eval_jobs[k].attention.window.max_distance;

@@ -233,6 +233,8 @@ std::vector<Misuse> run_misuses() {
       {train({"--until-fit", "--fit-samples", "0"}), 2, "--fit-samples"},
       {train({"--fit-patience", "3"}), 2, "give --until-fit"},
       {train({"--until-fit", "--task", "text"}), 2, "task 'text' has no in-range rule"},
+      {train({"--validate", "--task", "text"}), 2, "--validate: task 'text' has no in-range rule"},
+      {train({"--fit-samples", "8"}), 2, "give one of them"},
       {train({"--random-positions", "-1", "--pe", "rope"}), 2, "--random-positions"},
       {train({"--random-positions", "64"}), 2, "--pe nope reads no positions"},
       {train({"--random-positions", "4", "--pe", "learned"}), 2, "give at least 7"},

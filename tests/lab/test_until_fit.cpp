@@ -1,7 +1,7 @@
-// --until-fit (train/until_fit.hpp): the stop rule's decisions on planted scores, its validation
-// sequences apart from the test's, and runs that stop: in a group on the CPU a stopped run keeps
-// the weights it had at its stop while the group's other run trains on, each folder equal to the
-// run trained alone, and the manifest records every check.
+// --until-fit and --validate (train/until_fit.hpp): the stop rule's decisions on planted scores,
+// its validation sequences apart from the test's, runs that stop (in a group on the CPU a stopped
+// run keeps the weights it had at its stop while the group's other run trains on; the manifest
+// records every check), and --validate's score measured again by lenlab eval.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "lab/run/run_group.hpp"
 #include "results/in_range_fit.hpp"
 #include "tasks/task.hpp"
+#include "tests/support/cli_support.hpp"
 #include "tests/support/test_support.hpp"
 #include "train/run_settings.hpp"
 #include "train/until_fit.hpp"
@@ -112,7 +114,7 @@ TEST_CASE("the validation sequences are not the test sequences") {
 
 TEST_CASE("--until-fit's settings are checked, one message each") {
   const auto refused = [](UntilFitSettings s, TaskKind task = TaskKind::kParity) {
-    return usage_message([&] { check_until_fit(s, task); });
+    return usage_message([&] { check_until_fit(s, 0, task); });
   };
   UntilFitSettings s = rule(10);
   s.every = 0;
@@ -125,9 +127,19 @@ TEST_CASE("--until-fit's settings are checked, one message each") {
   s = UntilFitSettings{};
   s.patience = 3;
   CHECK(contains(refused(s), "give --until-fit"));
+  s = UntilFitSettings{};
+  s.every = 100;
+  CHECK(contains(refused(s), "give --until-fit"));
   CHECK(contains(refused(rule(10), TaskKind::kText), "task 'text' has no in-range rule"));
-  CHECK_NOTHROW(check_until_fit(rule(10), TaskKind::kParity));
-  CHECK_NOTHROW(check_until_fit(UntilFitSettings{}, TaskKind::kText));
+  CHECK_NOTHROW(check_until_fit(rule(10), 0, TaskKind::kParity));
+  CHECK_NOTHROW(check_until_fit(UntilFitSettings{}, 0, TaskKind::kText));
+  s = UntilFitSettings{};
+  s.samples = 16;  // the validation sequences of --validate alone
+  CHECK_NOTHROW(check_until_fit(s, 1, TaskKind::kParity));
+  CHECK(contains(usage_message([&] { check_until_fit(s, 0, TaskKind::kParity); }),
+                 "--fit-samples sets the validation sequences"));
+  CHECK(contains(usage_message([&] { check_until_fit(UntilFitSettings{}, 1, TaskKind::kText); }),
+                 "--validate: task 'text' has no in-range rule"));
 }
 
 TEST_CASE("a run that stops keeps its weights at the stop while its group trains on") {
@@ -197,4 +209,42 @@ TEST_CASE("a run that stops keeps its weights at the stop while its group trains
   group("neither", plain, other);
   for (const std::string file : {"model.safetensors", "results.csv", "loss.csv"})
     CHECK(read_text(dir / "stops" / "b" / file) == read_text(dir / "neither" / "b" / file));
+}
+
+TEST_CASE(
+    "--validate records the trained model's in-range score on the validation sequences, "
+    "which lenlab eval with the validation seed measures again") {
+  const fs::path dir = fresh_dir("until_fit", "validate");
+  const std::string run = (dir / "run").string(), again = (dir / "again").string();
+  const CliResult trained = run_cli(
+      {"train",   "--task",     "parity",        "--l-train", "6",        "--l-test", "8",
+       "--steps", "300",        "--d-model",     "16",        "--n-head", "2",        "--d-ff",
+       "32",      "--validate", "--fit-samples", "20",        "--out",    run});
+  INFO(trained.err);
+  REQUIRE(trained.rc == 0);
+  const Json v = Json::parse(read_text(dir / "run" / "manifest.json"))["validation"];
+  CHECK(v["lengths"] == Json::array({1, 6}));
+  CHECK(v["samples"] == 20);
+  const uint64_t seed = v["seed"].get<uint64_t>();
+  CHECK(seed == validation_seed(TrainSpec{}.eval_seed));
+  const CliResult measured = run_cli({"eval", run, "--lengths", "1..6", "--samples", "20",
+                                      "--eval-seed", std::to_string(seed), "--out", again});
+  INFO(measured.err);
+  REQUIRE(measured.rc == 0);
+  // results.csv: the mean of token_accuracy (the third column) over lengths 1..6.
+  std::istringstream csv(read_text(dir / "again" / "results.csv"));
+  std::string line;
+  std::getline(csv, line);
+  REQUIRE(contains(line, "length,depth,token_accuracy,"));
+  double sum = 0;
+  int n = 0;
+  while (std::getline(csv, line)) {
+    std::istringstream cells(line);
+    std::string cell;
+    for (int i = 0; i < 3; ++i) std::getline(cells, cell, ',');
+    sum += std::stod(cell);
+    ++n;
+  }
+  REQUIRE(n == 6);
+  CHECK(v["value"].get<double>() == doctest::Approx(sum / n).epsilon(1e-12));
 }
