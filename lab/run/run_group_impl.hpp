@@ -11,8 +11,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,19 +19,18 @@
 #include "core/error.hpp"
 #include "core/progress.hpp"
 #include "cost/run_cost.hpp"
+#include "lab/run/group_validation.hpp"
 #include "lab/run/init_from.hpp"
 #include "lab/run/run_folder.hpp"
 #include "lab/run/run_group.hpp"
 #include "models/encodings/encoding_math.hpp"
 #include "models/model.hpp"
-#include "results/in_range_fit.hpp"
 #include "tasks/text_corpus.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/evaluate.hpp"
 #include "train/inference_eval.hpp"
 #include "train/misalignment.hpp"
 #include "train/trainer.hpp"
-#include "train/until_fit.hpp"
 
 namespace lenlab {
 
@@ -127,46 +124,8 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
       };
     train_jobs.push_back(std::move(job));
   }
-  // The stop rule (train/until_fit.hpp) of the models whose runs ask for it: model m is scored
-  // every fit_every steps on validation sequences inside its training lengths, by its task's
-  // in-range rule, all due models in one evaluation; --validate scores the trained model on the
-  // same sequences once.
-  std::vector<std::optional<FitWatch>> watches(M);
-  std::vector<InRangeRule> fit_rules(M);
-  std::vector<EvalJob> validation(M);
-  const auto no_job = [&] { return scalar_job(resolved[0].task, &resolved[0].reparam, {}, 1, 0); };
-  for (int m = 0; m < M; ++m) {
-    const TrainSpec& spec = jobs[trainer_of[m]].spec;
-    validation[m] = no_job();
-    if (!spec.until_fit.on && !spec.validate) continue;
-    fit_rules[m] = in_range_rule(spec);
-    validation[m] = eval_job(resolved[trainer_of[m]], spec);
-    validation[m].lengths.clear();
-    for (int l = fit_rules[m].lo; l <= fit_rules[m].hi; ++l) validation[m].lengths.push_back(l);
-    validation[m].eval_samples = spec.until_fit.samples;
-    validation[m].eval_seed = validation_seed(spec.eval_seed);
-    if (spec.until_fit.on)
-      watches[m].emplace(spec.until_fit, fit_rules[m].threshold, fit_rules[m].at_least);
-  }
-  StopCheck stop;
-  if (std::any_of(watches.begin(), watches.end(), [](const auto& w) { return w.has_value(); }))
-    stop = [&](int step, const std::vector<char>& training) {
-      std::vector<EvalJob> due(M);
-      std::vector<char> stops(M, 0), checked(M, 0);
-      for (int m = 0; m < M; ++m) {
-        checked[m] =
-            watches[m] && training[m] && step % jobs[trainer_of[m]].spec.until_fit.every == 0;
-        due[m] = checked[m] ? validation[m] : no_job();
-      }
-      if (std::find(checked.begin(), checked.end(), 1) == checked.end()) return stops;
-      const std::vector<std::vector<LengthResult>> scores = evaluate(model, due);
-      for (int m = 0; m < M; ++m)
-        if (checked[m])
-          stops[m] =
-              watches[m]->observe(step, in_range_value(scores[m], fit_rules[m])
-                                            .value_or(std::numeric_limits<double>::quiet_NaN()));
-      return stops;
-    };
+  // --until-fit's checks and --validate's score (lab/run/group_validation.hpp).
+  GroupValidation<B> validation(jobs, trainer_of);
   if (log) bar.emplace("train", jobs[0].spec.steps, *log, jobs[0].options.log_is_tty);
   const std::vector<TrainOutcome> outcomes = train(
       model, train_jobs,
@@ -175,24 +134,9 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
         for (int k = 0; k < K; ++k)
           if (slot_of[k] == m) work_done(k, costs[k].train_step_flops);
       },
-      stop);
+      validation.stop_check(model));
   if (bar) bar->finish();
-  // --validate: the trained models' validation scores, all in one evaluation.
-  std::vector<std::optional<double>> validated(M);
-  {
-    std::vector<EvalJob> due(M);
-    bool any = false;
-    for (int m = 0; m < M; ++m) {
-      const bool wanted = jobs[trainer_of[m]].spec.validate && !outcomes[m].diverged;
-      due[m] = wanted ? validation[m] : no_job();
-      any = any || wanted;
-    }
-    if (any) {
-      const std::vector<std::vector<LengthResult>> scores = evaluate(model, due);
-      for (int m = 0; m < M; ++m)
-        if (!due[m].lengths.empty()) validated[m] = in_range_value(scores[m], fit_rules[m]);
-    }
-  }
+  validation.validate_trained(model, outcomes);
 
   // ---- evaluation: every run whose model did not diverge, at every length, through the inference
   // path. Rounds: round r evaluates, for every model, the r-th run it serves, all models at once.
@@ -301,20 +245,7 @@ std::vector<int> run_group_on(const std::vector<GroupJob>& jobs, const std::stri
     if (const auto& mis = misaligned[m])
       folders[k]->manifest()["misalignment"] = misalignment_json(*mis);
     add_temperature_json(folders[k]->manifest(), temperatures[k]);
-    if (const auto& watch = watches[m]) {
-      const TrainOutcome& o = outcomes[m];
-      const int trained = o.stopped_step > 0 ? o.stopped_step
-                          : o.diverged       ? o.diverged_step - 1
-                                             : jobs[k].spec.steps;
-      folders[k]->manifest()["until_fit"] = watch->to_json(fit_rules[m].text(), trained);
-    }
-    if (const std::optional<double>& v = validated[m])
-      folders[k]->manifest()["validation"] = {
-          {"rule", fit_rules[m].text()},
-          {"lengths", {fit_rules[m].lo, fit_rules[m].hi}},
-          {"samples", jobs[k].spec.until_fit.samples},
-          {"seed", validation[m].eval_seed},
-          {"value", std::isnan(*v) ? nlohmann::ordered_json() : nlohmann::ordered_json(*v)}};
+    validation.write(folders[k]->manifest(), m, outcomes[m]);
     // What a distance cap came to in tokens ("train" the window's, "trained" the model's own).
     if (!jobs[k].spec.test_attention.distance_cap.empty() && !eval_jobs[k].lengths.empty())
       folders[k]->manifest()["distance_cap_applied"] = eval_jobs[k].attention.window.max_distance;
