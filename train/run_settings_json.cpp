@@ -91,6 +91,13 @@ TrainSpec spec_from_json(const nlohmann::ordered_json& j, const TrainSpec& base,
       // A TOML config may write inf or nan; no setting means either.
       if constexpr (std::is_same_v<T, double>)
         ok = value.is_number() && std::isfinite(value.template get<double>());
+      // A switch (a 0/1 integer given as a flag without a value) may be written true or false
+      // too, as Python and TOML write a yes or no.
+      if constexpr (std::is_same_v<T, int>)
+        if (row.has(Setting::kSwitch) && value.is_boolean()) {
+          field = value.template get<bool>() ? 1 : 0;
+          return;
+        }
       if (!ok)
         throw UsageError(fmt::format("{}: '{}' must be {}, got {}", where, key, type_name<T>(),
                                      shown(value.dump())));

@@ -248,3 +248,16 @@ TEST_CASE(
   REQUIRE(n == 6);
   CHECK(v["value"].get<double>() == doctest::Approx(sum / n).epsilon(1e-12));
 }
+
+TEST_CASE("a switch may be written true or false in a config or from Python; other integers not") {
+  TrainSpec s =
+      spec_from_json(Json::parse(R"({"until_fit": true, "validate": true})"), TrainSpec{}, "test");
+  CHECK(s.until_fit.on == 1);
+  CHECK(s.validate == 1);
+  s = spec_from_json(Json::parse(R"({"until_fit": false})"), s, "test");
+  CHECK(s.until_fit.on == 0);
+  CHECK(contains(usage_message([] {
+                   spec_from_json(Json::parse(R"({"fit_every": true})"), TrainSpec{}, "test");
+                 }),
+                 "'fit_every' must be"));
+}
