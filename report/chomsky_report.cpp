@@ -43,8 +43,11 @@ std::string cell_text(const SuiteCell& c) {
   if (c.n_seeds == 0) return "—";
   const std::string told =
       c.written ? fmt::format(" · told **{:.3f}** · {:.3f}", c.told_max, c.told_mean) : "";
-  return fmt::format("**{:.3f}** · {:.3f} ± {:.3f} ({}, {} fit){}", c.max, c.mean, c.sd, c.n_seeds,
-                     c.n_fit, told);
+  // Where some seeds fit and some do not, the mean of those that fit (all or none: the mean).
+  const std::string fit_only =
+      c.n_fit > 0 && c.n_fit < c.n_seeds ? fmt::format(": {:.3f}", c.fit_mean) : "";
+  return fmt::format("**{:.3f}** · {:.3f} ± {:.3f} ({}, {} fit{}){}", c.max, c.mean, c.sd,
+                     c.n_seeds, c.n_fit, fit_only, told);
 }
 
 // The max, mean and (when sd is given) sample standard deviation of `scores`, not empty.
@@ -111,6 +114,14 @@ SuiteCell suite_cell(const FigureLine& line) {
   }
   describe(lead, c.max, c.mean, &c.sd);
   describe(told, c.told_max, c.told_mean, nullptr);
+  std::vector<double> fitting;
+  for (size_t i = 0; i < scored.size(); ++i)
+    if (in_range_fit(*scored[i]).state == FitState::kFits) fitting.push_back(lead[i]);
+  double unused = 0;
+  if (fitting.empty())
+    c.fit_mean = std::numeric_limits<double>::quiet_NaN();
+  else
+    describe(fitting, unused, c.fit_mean, nullptr);
   return c;
 }
 
@@ -145,7 +156,8 @@ std::string chomsky_suite_section(const std::vector<FigureSummary>& figures) {
       "print), then the "
       "mean ± standard deviation over seeds, their number and how many of them fit their own "
       "training range (token accuracy ≥ 0.99 inside 1..l_train, the in-range gate: a run that "
-      "did not learn its range says nothing about extrapolation; the study trains until it does). "
+      "did not learn its range says nothing about extrapolation; the study trains until it does), "
+      "and where some seeds fit and others do not, after a colon the mean of those that fit. "
       "chomsky_scores.csv has every run's score. Chance for a one-token answer is one over its "
       "classes (parity, even-pairs, missing-duplicate-string: 0.5; the modulus-5 tasks: 0.2).\n\n";
   out += "| level | task | figure | lengths scored |";

@@ -35,6 +35,9 @@ struct SuiteCell {
   double max = 0, mean = 0, sd = 0;  // sd: sample standard deviation (0 for one seed)
   bool written = false;              // max, mean, sd are of what the runs wrote
   double told_max = 0, told_mean = 0;
+  // The mean of the lead score over the runs that fit alone (NaN when none does): extrapolation
+  // scored only where the range was learned.
+  double fit_mean = 0;
 };
 SuiteCell suite_cell(const FigureLine& line);
 

@@ -75,6 +75,8 @@ TEST_CASE("the Chomsky-hierarchy suite: scores past l_train, max and mean ± sd 
   CHECK(nope.max == doctest::Approx(0.8));
   CHECK(nope.mean == doctest::Approx(0.7));
   CHECK(nope.sd == doctest::Approx(0.1));
+  CHECK(nope.n_fit == 2);
+  CHECK(nope.fit_mean == doctest::Approx(0.65));  // seeds 1 and 2: seed 3 missed its range
   const SuiteCell rope = suite_cell(figures[1].lines[1]);
   CHECK(rope.n_seeds == 2);
   CHECK(rope.sd == doctest::Approx(std::sqrt(0.005)));
@@ -85,11 +87,11 @@ TEST_CASE("the Chomsky-hierarchy suite: scores past l_train, max and mean ± sd 
   CHECK(contains(section, "| level | task | figure | lengths scored | nope | rope |\n"));
   // Regular before context-sensitive, whatever the config's order.
   const size_t parity = section.find(
-      "| regular | parity | par | 5..7 (3) | **0.800** · 0.700 ± 0.100 (3, 2 fit) | **0.700** · "
-      "0.650 ± 0.071 (2, 2 fit) |\n");
+      "| regular | parity | par | 5..7 (3) | **0.800** · 0.700 ± 0.100 (3, 2 fit: 0.650) | "
+      "**0.700** · 0.650 ± 0.071 (2, 2 fit) |\n");
   const size_t sqrt = section.find(
-      "| context-sensitive | compute-sqrt | sqrt | 5..7 (3) | **0.800** · 0.700 ± 0.100 (3, 2 fit) "
-      "| |\n");
+      "| context-sensitive | compute-sqrt | sqrt | 5..7 (3) | **0.800** · 0.700 ± 0.100 (3, 2 fit: "
+      "0.650) | |\n");
   REQUIRE(parity != std::string::npos);
   REQUIRE(sqrt != std::string::npos);
   CHECK(parity < sqrt);
