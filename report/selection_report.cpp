@@ -36,16 +36,23 @@ std::string selection_section(const FigureSummary& f) {
       for (const RunRecord* r : c.tried)
         tried +=
             fmt::format("{}{}: {}", tried.empty() ? "" : " · ", grid_values(grid, *r), score(*r));
-      rows += fmt::format("| {} | {} | {} | {} | {} |\n", line.label, c.seed,
-                          grid_values(grid, *c.chosen), score(*c.chosen), tried);
+      const RunRecord& kept = *c.chosen;
+      const std::string trained =
+          kept.stop_reason.empty() ? "all"
+                                   : fmt::format("{} ({})", kept.steps_trained, kept.stop_reason);
+      rows += fmt::format("| {} | {} | {} | {} | {} | {} |\n", line.label, c.seed,
+                          grid_values(grid, kept), score(kept), trained, tried);
     }
   if (rows.empty())
     return "No line and seed of this figure has every [select] combination run yet.\n\n";
   return fmt::format(
       "Settings chosen per line and seed by [select] ({} combinations): the run whose model "
       "scored best on validation sequences inside its training range ({}), never on a test "
-      "length; the figure's curves and tables are the chosen runs'.\n\n"
-      "| line | seed | chosen | validation | tried (validation) |\n|---|---|---|---|---|\n{}\n",
+      "length; the figure's curves and tables are the chosen runs'. Steps trained: with "
+      "--until-fit, where the chosen run stopped and why (fit: its validation score met the rule; "
+      "stalled: no better score for --fit-patience checks; steps: it ran every step).\n\n"
+      "| line | seed | chosen | validation | steps trained | tried (validation) |\n"
+      "|---|---|---|---|---|---|\n{}\n",
       grid.size(), rule, rows);
 }
 

@@ -154,6 +154,14 @@ RunRecord record_from_manifest(const nlohmann::ordered_json& m, const std::files
   if (m.contains("validation") && m["validation"].is_object() &&
       m["validation"].contains("value") && m["validation"]["value"].is_number())
     r.validation = m["validation"]["value"].get<double>();
+  if (m.contains("until_fit") && m["until_fit"].is_object()) {
+    const nlohmann::ordered_json& u = m["until_fit"];
+    if (u.contains("reason") && u["reason"].is_string()) r.stop_reason = u["reason"];
+    if (u.contains("steps_trained") && u["steps_trained"].is_number_integer() &&
+        u["steps_trained"].get<int64_t>() >= 0 &&
+        u["steps_trained"].get<int64_t>() <= std::numeric_limits<int>::max())
+      r.steps_trained = u["steps_trained"].get<int>();
+  }
   if (m.contains("misalignment") && m["misalignment"].is_object()) {
     const nlohmann::ordered_json& mis = m["misalignment"];
     auto number = [](const nlohmann::ordered_json& j, const char* key) -> std::optional<double> {

@@ -29,6 +29,10 @@ struct RunRecord {
   // --validate: the trained model's in-range score on validation sequences (manifest "validation";
   // train/until_fit.hpp), what a config's [select] chooses by; nullopt: not measured (or NaN).
   std::optional<double> validation;
+  // --until-fit (manifest "until_fit"): why the run stopped ("fit", "stalled", or "steps" when it
+  // ran every step) and the steps it trained; "" and 0 for a run without the rule.
+  std::string stop_reason;
+  int steps_trained = 0;
   // The long-short misalignment at l_train (manifest "misalignment"; train/misalignment.hpp), for
   // the tasks that have it.
   std::optional<double> misalignment;

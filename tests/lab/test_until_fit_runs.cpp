@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "lab/run/device.hpp"
 #include "lab/run/run_group.hpp"
 #include "results/in_range_fit.hpp"
+#include "results/run_record.hpp"
 #include "tests/support/cli_support.hpp"
 #include "tests/support/test_support.hpp"
 #include "train/run_settings.hpp"
@@ -99,6 +101,10 @@ TEST_CASE("a run that stops keeps its weights at the stop while its group trains
   const std::string loss = read_text(dir / "stops" / "a" / "loss.csv");
   CHECK(std::count(loss.begin(), loss.end(), '\n') == stopped + 1);
   CHECK_FALSE(Json::parse(read_text(dir / "stops" / "b" / "manifest.json")).contains("until_fit"));
+  const std::optional<RunRecord> record = load_run(dir / "stops" / "a");
+  REQUIRE(record);
+  CHECK(record->stop_reason == "fit");
+  CHECK(record->steps_trained == stopped);
 
   // The stopped run's weights are those after its stop: a group trained for that many steps.
   TrainSpec short_plain = plain, short_other = other;

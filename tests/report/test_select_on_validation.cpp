@@ -113,6 +113,10 @@ TEST_CASE("[select] keeps the best validation score, never the best test score")
         r.status = "completed";
         r.validation = c == 2 ? 0.95 : c == 4 ? 0.9 : 0.5;
         r.results = rows(*r.validation, c == 2 ? 0.5 : c == 4 ? 0.99 : 0.4);
+        if (c == 2) {  // stopped by --until-fit
+          r.stop_reason = "fit";
+          r.steps_trained = 1750;
+        }
         if (line == 1 && seed == 2 && c == 2) r.status = "diverged";
         runs[r.id] = r;
       }
@@ -136,9 +140,10 @@ TEST_CASE("[select] keeps the best validation score, never the best test score")
   CHECK(rope.choices[1].chosen->spec.optimizer.warmup_steps == 0);
 
   const std::string section = selection_section(summary);
-  CHECK(contains(section, "| nope | 1 | lr 0.0003, warmup_steps 0 | 0.95 |"));
+  CHECK(contains(section, "| nope | 1 | lr 0.0003, warmup_steps 0 | 0.95 | 1750 (fit) |"));
   CHECK(contains(section, "token accuracy ≥ 0.99 inside 1..4"));
   CHECK(contains(section, "lr 0.0005, warmup_steps 0: 0.9"));
+  CHECK(contains(section, "| rope | 2 | lr 0.0005, warmup_steps 0 | 0.9 | all |"));
 
   // A combination not run yet: that line and seed is missing, not chosen among the rest.
   runs.erase(run_id(fig.line_candidates(0, 1)[5]));
