@@ -123,7 +123,7 @@ TEST_CASE("--until-fit's settings are checked, one message each") {
                  "--validate: task 'text' has no in-range rule"));
 }
 
-TEST_CASE("a switch may be written true or false in a config or from Python; other integers not") {
+TEST_CASE("a switch may be written true or false in a config or from Python, other integers not") {
   TrainSpec s =
       spec_from_json(Json::parse(R"({"until_fit": true, "validate": true})"), TrainSpec{}, "test");
   CHECK(s.until_fit.on == 1);
