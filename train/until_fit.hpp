@@ -27,7 +27,6 @@ struct UntilFitSettings {
   int every = 200;    // --fit-every: training steps between two validation checks
   int patience = 10;  // --fit-patience: checks without a better score before stopping; 0: never
   int samples = 64;   // --fit-samples: validation sequences per in-range length
-  auto operator<=>(const UntilFitSettings&) const = default;
 };
 
 // UsageError naming the bad value: every/samples >= 1, patience >= 0, on and validate 0 or 1,
