@@ -26,6 +26,7 @@
 
 #include "core/error.hpp"
 #include "core/json_input.hpp"
+#include "core/version.hpp"
 #include "cost/run_cost.hpp"
 #include "lab/experiment/experiment.hpp"
 #include "lab/experiment/experiment_folder.hpp"
@@ -448,4 +449,5 @@ PYBIND11_MODULE(_lenlab, m) {
   m.def("load_parameters", &load_parameters, py::arg("path"));
   m.attr("EXIT_OK") = static_cast<int>(kExitOk);
   m.attr("EXIT_DIVERGED") = static_cast<int>(kExitDiverged);
+  m.attr("__version__") = version();  // CMakeLists.txt's project VERSION, as `lenlab --version`
 }

@@ -6,6 +6,7 @@
 #include "core/git_revision.hpp"
 #include "core/json_input.hpp"
 #include "core/text_file.hpp"
+#include "core/version.hpp"
 #include "train/lengths.hpp"
 #include "train/representation_stats.hpp"
 
@@ -36,7 +37,7 @@ nlohmann::ordered_json attention_json(const TestTimeAttention& given_flags,
 
 std::string eval_json_text(const EvalRecord& r) {
   nlohmann::ordered_json info;
-  info["lenlab_version"] = "0.1.0";
+  info["lenlab_version"] = version();
   info["git_revision"] = git_revision();
   info["command_line"] = r.command_line;
   info["source"] = {{"dir", std::filesystem::absolute(r.source_dir).lexically_normal().string()},

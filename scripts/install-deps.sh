@@ -15,11 +15,14 @@ set -euo pipefail
 # default corpus (cmake/kjv_corpus.cmake; docs/tasks.md). ccache: a build of sources compiled
 # before, in any clone, takes seconds (CMakeLists.txt). libboost-dev: Boost.Math's distributions
 # for the verdicts' tests (stats/); python3-scipy: their reference in tests/stats.
+# python3-venv, python3-pip and python3-build: lenlab as a pip package in a venv, and
+# `python3 -m build` (docs/python.md); the test suite installs it so, without network.
 packages=(g++ cmake make git libeigen3-dev doctest-dev libmuparser-dev nlohmann-json3-dev
           libcli11-dev libfmt-dev libtomlplusplus-dev libgmp-dev bible-kjv gnuplot-nox libcmark-gfm-dev
           libcmark-gfm-extensions-dev libcpp-httplib-dev chromium libboost-dev python3-scipy
           python3-dev pybind11-dev python3-numpy python3-pytest python3-tqdm python3-pandas
           python3-matplotlib python3-nbformat python3-nbclient python3-ipykernel python3-torch
+          python3-venv python3-pip python3-build
           libopenblas0-openmp libopenblas-openmp-dev slurm-wlm munge ccache)
 
 missing=()

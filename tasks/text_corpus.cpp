@@ -1,7 +1,10 @@
 // Reading, checking and splitting a text corpus (tasks/text_corpus.hpp).
 #include "tasks/text_corpus.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -144,15 +147,53 @@ void TextCorpus::append_window(CorpusSplit split, int length, Rng& rng,
     tokens.push_back(token_of_[static_cast<unsigned char>(text_[static_cast<size_t>(i)])]);
 }
 
+namespace {
+
+// An installed lenlab's default corpus. The pip package (python/build_backend) installs it as
+// <prefix>/share/lenlab/kjv.txt, where <prefix> holds bin/lenlab and
+// lib/pythonX.Y/site-packages/lenlab/_lenlab*.so. <prefix> is found from the file holding this
+// code: four folders above the Python module, one above the program. In a build folder there is
+// no such file, and the build's own copy (LENLAB_DEFAULT_CORPUS) is the default.
+std::filesystem::path installed_corpus() {
+  namespace fs = std::filesystem;
+  static const char anchor = 0;
+  Dl_info info{};
+  if (dladdr(&anchor, &info) != 0 && info.dli_fname != nullptr &&
+      fs::path(info.dli_fname).filename().string().find(".so") != std::string::npos) {
+    std::error_code error;
+    const fs::path module = fs::absolute(info.dli_fname, error);
+    return (module.parent_path() / "../../../../share/lenlab/kjv.txt").lexically_normal();
+  }
+  std::error_code error;
+  const fs::path program = fs::read_symlink("/proc/self/exe", error);
+  if (error) return {};
+  return (program.parent_path() / "../share/lenlab/kjv.txt").lexically_normal();
+}
+
+}  // namespace
+
 std::string corpus_path(const std::string& setting) {
   if (!setting.empty()) return setting;
+  // LENLAB_CORPUS=FILE names the default corpus where it is neither installed nor built (an
+  // install moved by hand, `pip install --target`); then an installed lenlab's, then the build's.
+  if (const char* env = std::getenv("LENLAB_CORPUS"); env != nullptr && *env != '\0') return env;
+  std::error_code error;
+  const std::string installed = installed_corpus().string();
+  if (!installed.empty() && std::filesystem::exists(installed, error)) return installed;
   const std::string built = LENLAB_DEFAULT_CORPUS;
+  if (!built.empty() && std::filesystem::exists(built, error)) return built;
   if (built.empty())
-    throw UsageError(
+    throw UsageError(fmt::format(
         "text: no --corpus given, and this build has no default corpus: it is the King James "
         "Bible, written at build time by Debian's `bible` program (package bible-kjv; "
-        "scripts/install-deps.sh installs it, then rebuild), or pass --corpus FILE");
-  return built;
+        "scripts/install-deps.sh installs it, then rebuild), or pass --corpus FILE (no installed "
+        "one at {} either; LENLAB_CORPUS=FILE names one)",
+        installed));
+  throw UsageError(fmt::format(
+      "text: no --corpus given, and the default corpus is neither at {} (the build's) nor at {} "
+      "(an install's): rebuild lenlab or install it again, set LENLAB_CORPUS=FILE, or pass "
+      "--corpus FILE",
+      built, installed));
 }
 
 namespace {

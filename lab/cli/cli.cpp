@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
 #include "core/text_rule.hpp"
+#include "core/version.hpp"
 #include "lab/cli/eval_command.hpp"
 #include "lab/cli/experiment_command.hpp"
 #include "lab/cli/generate_command.hpp"
@@ -43,7 +44,7 @@ int lenlab_main(int argc, const char* const* argv, std::ostream& out, std::ostre
       "them at long ones.",
       "lenlab"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("lenlab 0.1.0 ({})", git_revision()));
+  app.set_version_flag("--version", fmt::format("lenlab {} ({})", version(), git_revision()));
 
   // Every subcommand, in the order `lenlab --help` lists them.
   std::vector<std::unique_ptr<Command>> commands;

@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "core/git_revision.hpp"
 #include "core/regular_file.hpp"
+#include "core/version.hpp"
 #include "lab/run/init_from.hpp"
 #include "models/checkpoint.hpp"
 #include "models/cpu/blas_gemm.hpp"
@@ -137,7 +138,7 @@ RunFolder::RunFolder(const TrainSpec& spec, const ResolvedSpec& resolved, const 
   for (const std::string& stale : own) fs::remove(options.out / stale);
   if (!options.save_batches.empty()) batch_log_ = std::make_unique<BatchLog>(options.save_batches);
 
-  manifest_["lenlab_version"] = "0.1.0";
+  manifest_["lenlab_version"] = version();
   manifest_["git_revision"] = git_revision();
   manifest_["command_line"] = options.command_line;
   manifest_["started_at"] = utc_now();

@@ -15,6 +15,7 @@
 #include "core/git_revision.hpp"
 #include "core/process_memory.hpp"
 #include "core/regular_file.hpp"
+#include "core/version.hpp"
 #include "lab/run/completed_run.hpp"
 #include "lab/run/device.hpp"
 #include "models/checkpoint.hpp"
@@ -171,7 +172,7 @@ int run_stream(const StreamOptions& o) {
   // ---- stream.json, last
   const double ce = nll / read;
   nlohmann::ordered_json info;
-  info["lenlab_version"] = "0.1.0";
+  info["lenlab_version"] = version();
   info["git_revision"] = git_revision();
   info["command_line"] = o.command_line;
   info["source"] = {{"dir", fs::absolute(o.run_dir).lexically_normal().string()},

@@ -27,9 +27,14 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
+# The C++ module first: another Python (which may lack NumPy too) is told which Python to use.
+try:
+    from . import _lenlab
+except ImportError as error:  # built for another Python, or not built: say which and what to do
+    from ._import_error import explained
+    raise explained(error) from error
 
-from . import _lenlab
+import numpy as np  # noqa: E402
 from ._settings import (depths_text, lengths_text, setting_value, settings_json_ready,
                         test_time_settings)
 from ._token_stream import token_stream
@@ -37,9 +42,10 @@ from ._functions import (_FINGERPRINT_FILE, _bias_fingerprint, _fingerprint,
                          _functions_fingerprint, _pe_bias_setting, _recorded_fingerprints,
                          _reparam_setting, _same_functions)
 
-__all__ = ["UsageError", "Run", "Evaluation", "Stream", "Experiment", "train", "load", "reproduce",
-           "compare"]
+__all__ = ["__version__", "UsageError", "Run", "Evaluation", "Stream", "Experiment", "train",
+           "load", "reproduce", "compare"]
 
+__version__ = _lenlab.__version__  # CMakeLists.txt's project VERSION, as `lenlab --version`
 UsageError = _lenlab.UsageError
 
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/version.hpp"
 #include "lab/run/device.hpp"
 #include "tests/support/cli_support.hpp"
 
@@ -27,7 +28,7 @@ TEST_CASE("lenlab --help and lenlab train --help list every flag with its defaul
 
   const CliResult version = run_cli({"--version"});
   CHECK(version.rc == 0);
-  CHECK(version.out.find("lenlab 0.1.0") != std::string::npos);
+  CHECK(version.out.find(std::string("lenlab ") + lenlab::version() + " (") != std::string::npos);
 
   const CliResult help = run_cli({"train", "--help"});
   CHECK(help.rc == 0);
