@@ -1,7 +1,9 @@
 #pragma once
 // predictions.csv (lenlab eval --predictions): every test sequence's input and the model's output,
 // one row each, for comparison with another implementation (README's "Evaluating a trained run
-// again" names the columns). Its reader is tools/torch_reference, outside C++.
+// again" names the columns). Outputs and probabilities have 17 significant digits, a double's
+// round trip, so that a float64 run's compare to 1e-10 (python/tests/test_to_torch.py). Its readers
+// are tools/torch_reference and lenlab.Evaluation, outside C++.
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -37,8 +39,9 @@ class PredictionWriter {
     std::string text = "length,sequence,weight,input,target,output,prediction,clamped\n";
     for (size_t i = 0; i < n; ++i) {
       const Row& r = rows_[i];
-      text += fmt::format("{},{},{:.17g},{},{:.17g},{:.9g},{:.9g},{}\n", r.input.size(), r.sequence,
-                          r.weight, r.input, r.target, r.output, y_hat[i], clamped[i] ? 1 : 0);
+      text +=
+          fmt::format("{},{},{:.17g},{},{:.17g},{:.17g},{:.17g},{}\n", r.input.size(), r.sequence,
+                      r.weight, r.input, r.target, r.output, y_hat[i], clamped[i] ? 1 : 0);
     }
     return text;
   }
@@ -72,7 +75,7 @@ class TokenPredictionWriter {
       const int a = r - offsets[s];
       const char* sep = a > 0 ? " " : "";
       labels += fmt::format("{}{}", sep, b.token.labels[r]);
-      probs += fmt::format("{}{:.9g}", sep, p[a]);
+      probs += fmt::format("{}{:.17g}", sep, p[a]);
       arg += fmt::format("{}{}", sep, argmax[a]);
     }
     const int first_row = offsets[s + 1] > offsets[s] ? b.token.rows[offsets[s]] - b.offsets[s] : 0;

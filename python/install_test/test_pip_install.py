@@ -1,7 +1,7 @@
 """lenlab as a pip package, installed the way docs/python.md says, with no network: a fresh venv of
 this Python (Debian's, as ctest runs it) with its system packages, `pip install
 --no-build-isolation --no-index .`; there `import lenlab`, `lenlab.train`, the venv's `lenlab`
-program and `python -m lenlab`, against the build's program byte for byte. Then `python3 -m build
+program and `python -m lenlab`, against the build's program byte for byte, and `run.to_torch()`. Then `python3 -m build
 --no-isolation` (an sdist, and a wheel built from it) and `pip install -e` of the unpacked sdist.
 
 Every build step reuses the build folder the test runs in (LENLAB_BUILD_DIR, set by ctest:
@@ -123,6 +123,24 @@ def test_the_installed_program_and_module_give_the_builds_numbers(venv, tmp_path
         build = (tmp_path / "build" / name).read_bytes()
         for other in ("program", "python-m", "module"):
             assert (tmp_path / other / name).read_bytes() == build, (other, name)
+
+
+def test_to_torch_runs_from_the_installed_package(venv, tmp_path):
+    if subprocess.run([venv, "-c", "import torch"], capture_output=True).returncode:
+        pytest.skip("no PyTorch for this Python (Debian: python3-torch)")
+    code = f"""
+import sys, torch, lenlab
+run = lenlab.train(out=sys.argv[1], progress=False, **{SETTINGS!r})
+ev = run.eval(lengths="4,8", samples=4)
+model = run.to_torch()
+for bits, out in zip(ev.predictions["input"], ev.predictions["output"]):
+    z = model(torch.tensor([[2] + [int(b) for b in bits] + [3]])).scalar.item()  # BOS bits EOS
+    assert abs(z - out) <= 1e-5 * max(1.0, abs(out)), (bits, z, out)
+print(lenlab.torch.__file__)
+"""
+    r = _run([venv, "-c", code, tmp_path / "run"], cwd=tmp_path)
+    site = _run([venv, "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"]).stdout
+    assert Path(r.stdout.strip()) == Path(site.strip()) / "lenlab" / "torch.py"
 
 
 def test_the_installed_program_finds_the_installed_corpus(venv, tmp_path):

@@ -23,6 +23,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -52,8 +53,9 @@ UsageError = _lenlab.UsageError
 # ---- reading the CLI's files ------------------------------------------------------------------
 
 
-def _read_csv(path: Path) -> dict:
-    """A CSV of numbers as {column: float64 array}; empty cells are NaN, text columns stay text."""
+def _read_csv(path: Path, text: tuple = ()) -> dict:
+    """A CSV of numbers as {column: float64 array}; empty cells are NaN, text columns stay text,
+    and so do the columns named in `text` (a bit string "0110" is not the number 110)."""
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
     if not rows:
@@ -62,6 +64,9 @@ def _read_csv(path: Path) -> dict:
     out = {}
     for i, name in enumerate(header):
         cells = [r[i] if i < len(r) else "" for r in body]
+        if name in text:
+            out[name] = np.array(cells, dtype=object)
+            continue
         try:
             out[name] = np.array([float(c) if c != "" else math.nan for c in cells])
         except ValueError:
@@ -122,6 +127,22 @@ class _Progress:
 # ---- runs ------------------------------------------------------------------------------------
 
 
+def _version_tuple(text: str) -> tuple:
+    """"0.1.0" -> (0, 1, 0): each dot-separated part's leading digits ("2rc1" -> 2, none -> 0)."""
+    return tuple(int(m.group()) if (m := re.match(r"\d+", part)) else 0
+                 for part in str(text).split("."))
+
+
+def _check_written_by(directory: Path, manifest: dict) -> None:
+    """A folder a newer lenlab wrote may hold files or settings this one reads wrongly: refused,
+    saying which versions and what to do."""
+    written = manifest.get("lenlab_version", "")
+    if written and _version_tuple(written) > _version_tuple(__version__):
+        raise UsageError(f"{directory} was written by lenlab {written}, newer than this lenlab "
+                         f"{__version__}: update lenlab (pip install --upgrade, or rebuild from a "
+                         "newer checkout) to read it")
+
+
 class Run:
     """A run's folder, as `lenlab train` writes it, read into NumPy arrays."""
 
@@ -132,6 +153,7 @@ class Run:
             raise UsageError(f"{self.dir} holds no run (no manifest.json); give a folder that "
                              "lenlab train (or lenlab.train) wrote")
         self.manifest = json.loads(manifest.read_text())
+        _check_written_by(self.dir, self.manifest)
         self.config = dict(self.manifest.get("config", {}))
         self._parameters = None
 
@@ -166,6 +188,15 @@ class Run:
         if self._parameters is None:
             self._parameters = _lenlab.load_parameters(str(self.dir / "model.safetensors"))
         return self._parameters
+
+    def to_torch(self, dtype=None):
+        """The trained model as a torch.nn.Module (lenlab.torch.Transformer): lenlab's forward in
+        PyTorch, its parameters under the checkpoint's names, hook points at each layer's attention
+        and residual stream (docs/python.md). In the run's precision unless dtype is given
+        (torch.float64, ...). Needs PyTorch, imported only here."""
+        from . import torch as lenlab_torch
+
+        return lenlab_torch.from_run(self, dtype)
 
     def to_pandas(self, table: str = "results"):
         """results.csv (or table="loss": loss.csv) as a pandas DataFrame."""
@@ -280,7 +311,9 @@ class Evaluation:
         self.info = json.loads((self.dir / "eval.json").read_text())
         self.results = _read_csv(self.dir / "results.csv")
         p = self.dir / "predictions.csv"
-        self.predictions = _read_csv(p) if p.is_file() else {}
+        # The inputs (bit strings) and the token lists stay text, whatever their digits.
+        self.predictions = _read_csv(p, text=("input", "tokens", "labels", "p_label",
+                                              "argmax")) if p.is_file() else {}
         r = self.dir / "representation.csv"  # with representation_stats
         self.representation = _read_csv(r) if r.is_file() else {}
 

@@ -3,7 +3,7 @@ up past the training lengths, and which RoPE frequency pairs carry the lookup (d
 "Passkey beyond l_train: the odds").
 
 For a run and the test sequences of `lenlab eval RUN --predictions` (the same sequences lenlab
-scored), with the PyTorch model (tools/torch_reference/model.py) on the run's weights:
+scored), with the PyTorch model (lenlab.torch, python/lenlab/torch.py) on the run's weights:
 
 - source attention: answer row j (the SEP row and the key symbols after it) predicts key symbol j,
   which stands at MARK + 1 + j; its source attention is the probability a head puts there. The
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 
 from .files import read_manifest, read_safetensors
-from .model import ModelConfig, PaddedBatch, Transformer
+from lenlab.torch import ModelConfig, PaddedBatch, Transformer
 
 
 def load(run_dir: Path) -> tuple[Transformer, dict]:
@@ -68,7 +68,7 @@ def run_length(model: Transformer, seqs, chunk: int = 25):
     """Exact match and, per layer and head, the answer rows' probability at the source and on
     the key block (MARK and the key), the source's logit and the row's largest other logit:
     arrays [rows, layers, heads]."""
-    c = model.c
+    c = model.config
     correct, src_p, block_p, src_logit, other_logit = [], [], [], [], []
     for start in range(0, len(seqs), chunk):
         part = seqs[start:start + chunk]
@@ -127,7 +127,7 @@ def anatomy(run_dir: Path, lenlab: str, lengths: str = "32,64,128,256", samples:
         if done.returncode != 0:
             raise SystemExit(f"lenlab eval failed: {done.stderr}")
         by_length = sequences(Path(tmp), mark=int(config.get("n_symbols", 16)) + 3)
-    c = model.c
+    c = model.config
     last = c.n_layer - 1
     report = {"run": str(run_dir), "pe": c.pe, "lengths": {}}
     stats = {L: run_length(model, seqs) for L, seqs in sorted(by_length.items())}

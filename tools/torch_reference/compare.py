@@ -18,7 +18,7 @@ import torch
 
 from .files import (read_batches, read_loss_csv, read_manifest, read_safetensors,
                     write_safetensors)
-from .model import ModelConfig
+from lenlab.torch import ModelConfig
 from .trainer import OptimizerSettings, TrainLog, to_parameters, train
 
 

@@ -1,5 +1,5 @@
 """Decoding from a key-value cache in the reference model (Transformer.forward(batch, cache),
-tools/torch_reference/model.py): the logits of rows appended to a cache equal a forward over the
+python/lenlab/torch.py): the logits of rows appended to a cache equal a forward over the
 whole sequence (tested for every encoding), which gives two independent checks of lenlab's
 incremental decoding:
 
@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from .files import read_manifest, read_safetensors
-from .model import KeyValueCache, ModelConfig, PaddedBatch, Transformer
+from lenlab.torch import KeyValueCache, ModelConfig, PaddedBatch, Transformer
 
 
 def run_model(run_dir: Path, dtype: torch.dtype | None = None) -> Transformer:
@@ -102,7 +102,7 @@ def decode_rates(model: Transformer, positions: list[int], tokens: int, seed: in
     """Tokens per second of `tokens` one-token steps after a prefix of each position (the prefix
     appended in one step, not timed), random tokens."""
     generator = torch.Generator().manual_seed(seed)
-    vocab = model.p["wte"].shape[0]
+    vocab = model.wte.shape[0]
     text = torch.randint(0, vocab, (max(positions) + tokens,), generator=generator).tolist()
     rates = []
     with torch.no_grad():

@@ -14,7 +14,7 @@ import torch
 
 from .decode import run_model
 from .files import read_manifest
-from .model import PaddedBatch
+from lenlab.torch import PaddedBatch
 
 SCALAR_BOS, SCALAR_EOS = 2, 3  # the synthetic tasks' tokens (tasks/batch.hpp)
 

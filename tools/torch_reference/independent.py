@@ -30,7 +30,7 @@ import torch
 
 from .compare import Retrained, run_files
 from .files import read_batches, read_manifest, read_safetensors
-from .model import ModelConfig
+from lenlab.torch import ModelConfig
 from .trainer import OptimizerSettings, to_parameters, train
 
 # The token tasks' vocabulary (docs/tasks.md): content symbols 0..n-1, then BOS, SEP, FILL, MARK.

@@ -20,7 +20,7 @@ from typing import Iterable
 import numpy as np
 import torch
 
-from .model import ModelConfig, PaddedBatch, Transformer
+from lenlab.torch import ModelConfig, PaddedBatch, Transformer
 
 
 @dataclass
@@ -104,8 +104,10 @@ def to_parameters(tensors: dict, dtype: torch.dtype) -> dict[str, torch.Tensor]:
 
 def train(config: ModelConfig, params: dict[str, torch.Tensor], steps: Iterable[dict],
           total_steps: int, opt: OptimizerSettings) -> TrainLog:
-    """Trains `params` in place on the batches of `steps` (batch log entries, in order)."""
+    """Trains `params` in place on the batches of `steps` (batch log entries, in order); on
+    return `params` holds the model's nn.Parameters (sharing the given tensors' storage)."""
     model = Transformer(config, params)
+    params.update(model.named_parameters())
     decayed = {n for n, p in params.items()
                if p.dim() == 2 and n not in ("wte", "wpe") and not n.startswith("pe.")}
     decay = [p for n, p in params.items() if n in decayed]
