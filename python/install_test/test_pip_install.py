@@ -1,7 +1,7 @@
 """lenlab as a pip package, installed the way docs/python.md says, with no network: a fresh venv of
 this Python (Debian's, as ctest runs it) with its system packages, `pip install
 --no-build-isolation --no-index .`; there `import lenlab`, `lenlab.train`, the venv's `lenlab`
-program and `python -m lenlab`, against the build's program byte for byte, and `run.to_torch()`. Then `python3 -m build
+program and `python -m lenlab`, against the build's program byte for byte, `run.to_torch()`, and a notebook run by a kernel of the venv. Then `python3 -m build
 --no-isolation` (an sdist, and a wheel built from it) and `pip install -e` of the unpacked sdist.
 
 Every build step reuses the build folder the test runs in (LENLAB_BUILD_DIR, set by ctest:
@@ -141,6 +141,26 @@ print(lenlab.torch.__file__)
     r = _run([venv, "-c", code, tmp_path / "run"], cwd=tmp_path)
     site = _run([venv, "-c", "import sysconfig; print(sysconfig.get_path('platlib'))"]).stdout
     assert Path(r.stdout.strip()) == Path(site.strip()) / "lenlab" / "torch.py"
+
+
+def test_a_notebook_runs_from_the_installed_package(venv, tmp_path):
+    """notebooks/04 (to_torch and hooks) at reduced size in a kernel of the venv's Python, which
+    has no PYTHONPATH (_env): its lenlab can only be the installed one."""
+    if subprocess.run([venv, "-c", "import nbclient, nbformat, ipykernel, torch"],
+                      capture_output=True).returncode:
+        pytest.skip("needs nbclient, nbformat, ipykernel and torch (Debian's python3-*)")
+    # A kernel spec of the venv's Python, as docs/python.md says (Debian's python3 spec would
+    # start /usr/bin/python3, which has no lenlab).
+    _run([venv, "-m", "ipykernel", "install", "--sys-prefix", "--name", "lenlab-venv"])
+    code = """
+import sys, nbclient, nbformat
+nb = nbformat.read(sys.argv[1], as_version=4)
+nbclient.NotebookClient(nb, timeout=300, kernel_name="lenlab-venv").execute()
+"""
+    notebook = SOURCE / "notebooks" / "04_inside_a_run.ipynb"
+    _run([venv, "-c", code, notebook], cwd=tmp_path,
+         env=_env(LENLAB_NOTEBOOK_SMALL="1", PYDEVD_DISABLE_FILE_VALIDATION="1"))
+    assert list((tmp_path / "figures").glob("*.png"))
 
 
 def test_the_installed_program_finds_the_installed_corpus(venv, tmp_path):
