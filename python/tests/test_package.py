@@ -14,7 +14,7 @@ import pytest
 
 import lenlab
 
-from support import LENLAB
+from support import LENLAB, cli_flags
 
 PACKAGE = Path(lenlab.__file__).resolve().parent
 
@@ -69,10 +69,7 @@ def _text_run(program, out, env):
                    "import sys, lenlab; print(lenlab.__file__); "
                    f"lenlab.train(out=sys.argv[1], progress=False, **{TINY_TEXT!r})", str(out)]
     else:
-        flags = {"batch_size": "--batch"}
-        command = [str(program), "train", "--out", str(out)]
-        for k, v in TINY_TEXT.items():
-            command += [flags.get(k, "--" + k.replace("_", "-")), str(v)]
+        command = [str(program), "train", "--out", str(out), *cli_flags(TINY_TEXT)]
     r = subprocess.run(command, capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stderr
     if program is None:

@@ -28,16 +28,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .files import read_manifest, read_safetensors
-from lenlab.torch import ModelConfig, PaddedBatch, Transformer
+from .files import read_manifest
+from lenlab.torch import PaddedBatch, Transformer
+from lenlab.torch import load as load_model
 
 
 def load(run_dir: Path) -> tuple[Transformer, dict]:
-    config = read_manifest(run_dir)["config"]
-    tensors = read_safetensors(Path(run_dir) / "model.safetensors")
-    model = Transformer(ModelConfig.from_run(config, tensors),
-                        {n: torch.tensor(a, dtype=torch.float64) for n, a in tensors.items()})
-    return model, config
+    """The run's model in float64 and its manifest's config."""
+    return load_model(run_dir, torch.float64), read_manifest(run_dir)["config"]
 
 
 def sequences(eval_dir: Path, mark: int):
@@ -54,14 +52,10 @@ def sequences(eval_dir: Path, mark: int):
     return out
 
 
-def batch_of(seqs) -> dict:
-    tokens, positions, offsets, rows = [], [], [0], []
-    for t, r, _, _ in seqs:
-        rows += [offsets[-1] + i for i in r]
-        tokens += t
-        positions += list(range(len(t)))
-        offsets.append(len(tokens))
-    return {"tokens": tokens, "positions": positions, "offsets": offsets, "token_rows": rows}
+def batch_of(seqs) -> PaddedBatch:
+    """The sequences of `sequences()` at positions 0, 1, ..., read at their answer rows."""
+    return PaddedBatch.from_sequences([t for t, _, _, _ in seqs],
+                                      token_rows=[r for _, r, _, _ in seqs])
 
 
 def run_length(model: Transformer, seqs, chunk: int = 25):
@@ -72,7 +66,7 @@ def run_length(model: Transformer, seqs, chunk: int = 25):
     correct, src_p, block_p, src_logit, other_logit = [], [], [], [], []
     for start in range(0, len(seqs), chunk):
         part = seqs[start:start + chunk]
-        b = PaddedBatch.from_packed(batch_of(part))
+        b = batch_of(part)
         seen = {}
         model.on_attention = lambda l, logits, probs: seen.__setitem__(l, (logits, probs))
         with torch.no_grad():
@@ -108,7 +102,7 @@ def exact_match(model: Transformer, seqs, chunk: int = 50) -> float:
     for start in range(0, len(seqs), chunk):
         part = seqs[start:start + chunk]
         with torch.no_grad():
-            _, logits = model.forward(PaddedBatch.from_packed(batch_of(part)))
+            _, logits = model.forward(batch_of(part))
         hit = logits.argmax(-1).numpy() == np.concatenate([np.asarray(s[2]) for s in part])
         i = 0
         for _, rows, _, _ in part:

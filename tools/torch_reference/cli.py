@@ -106,9 +106,11 @@ def cmd_stream_compare(a) -> int:
 
 
 def cmd_decode_bench(a) -> int:
-    from .decode import decode_rates, run_model
+    from lenlab.torch import load as load_model
+
+    from .decode import decode_rates
     positions = [int(p) for p in a.positions.split(",")]
-    rates = decode_rates(run_model(Path(a.run), torch.float32), positions, a.tokens)
+    rates = decode_rates(load_model(Path(a.run), torch.float32), positions, a.tokens)
     print(f"PyTorch {torch.__version__}, one thread, {a.tokens} tokens timed at each position, "
           f"the reference model's key-value cache, {a.run}:")
     print(f"{'position':>10} {'cache tok/s':>14}")

@@ -17,22 +17,10 @@ import json
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
-from .files import read_manifest, read_safetensors
-from lenlab.torch import KeyValueCache, ModelConfig, PaddedBatch, Transformer
-
-
-def run_model(run_dir: Path, dtype: torch.dtype | None = None) -> Transformer:
-    """A lenlab run's trained weights in the reference model (in the run's precision unless
-    dtype is given)."""
-    config = read_manifest(run_dir)["config"]
-    tensors = read_safetensors(run_dir / "model.safetensors")
-    if dtype is None:
-        dtype = torch.float64 if tensors["wte"].dtype == np.float64 else torch.float32
-    return Transformer(ModelConfig.from_run(config, tensors),
-                       {n: torch.tensor(a, dtype=dtype) for n, a in tensors.items()})
+from lenlab.torch import KeyValueCache, PaddedBatch, Transformer
+from lenlab.torch import load as load_model
 
 
 def rows(tokens: list[int], first: int) -> PaddedBatch:
@@ -83,7 +71,7 @@ def compare_stream(run_dir: Path, stream_dir: Path) -> str:
     tokens = [len(symbols)] + [token_of[b] for b in text]
     with open(stream_dir / "stream.csv", newline="") as f:
         lenlab_rows = list(csv.DictReader(f))
-    model = run_model(run_dir)
+    model = load_model(run_dir)
     with torch.no_grad():
         ours = stream_nll(model, tokens, int(info["stream"]["chunk"]))
     worst = 0.0

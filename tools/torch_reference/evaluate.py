@@ -12,22 +12,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .decode import run_model
 from .files import read_manifest
 from lenlab.torch import PaddedBatch
+from lenlab.torch import load as load_model
 
 SCALAR_BOS, SCALAR_EOS = 2, 3  # the synthetic tasks' tokens (tasks/batch.hpp)
-
-
-def _packed(sequences: list[list[int]], read: list[list[int]], key: str) -> dict:
-    """A batch-log-style dict: sequences at positions 0, 1, ..., rows `read` (per sequence)."""
-    tokens, positions, offsets, rows = [], [], [0], []
-    for seq, r in zip(sequences, read):
-        rows += [offsets[-1] + i for i in r]
-        tokens += seq
-        positions += list(range(len(seq)))
-        offsets.append(len(tokens))
-    return {"tokens": tokens, "positions": positions, "offsets": offsets, key: rows}
 
 
 def compare_predictions(run_dir: Path, eval_dir: Path, chunk: int = 64) -> str:
@@ -38,7 +27,7 @@ def compare_predictions(run_dir: Path, eval_dir: Path, chunk: int = 64) -> str:
     config = read_manifest(run_dir)["config"]
     if int(config.get("random_positions", 0)) > 0:
         raise SystemExit("randomized positions: predictions.csv does not hold the positions")
-    model = run_model(run_dir)
+    model = load_model(run_dir)
     with open(eval_dir / "predictions.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     token_task = "labels" in rows[0]
@@ -58,8 +47,7 @@ def compare_predictions(run_dir: Path, eval_dir: Path, chunk: int = 64) -> str:
                     read = [list(range(int(r["first_answer_row"]),
                                        int(r["first_answer_row"]) + len(lab)))
                             for r, lab in zip(part, labels)]
-                    _, logits = model.forward(PaddedBatch.from_packed(
-                        _packed(seqs, read, "token_rows")))
+                    _, logits = model.forward(PaddedBatch.from_sequences(seqs, token_rows=read))
                     p = torch.softmax(logits.to(torch.float64), -1).numpy()
                     flat_labels = np.concatenate([np.asarray(l) for l in labels])
                     ours = p[np.arange(len(flat_labels)), flat_labels]
@@ -71,8 +59,8 @@ def compare_predictions(run_dir: Path, eval_dir: Path, chunk: int = 64) -> str:
                 else:
                     seqs = [[SCALAR_BOS] + [int(b) for b in r["input"]] + [SCALAR_EOS]
                             for r in part]
-                    out, _ = model.forward(PaddedBatch.from_packed(
-                        _packed(seqs, [[len(s) - 1] for s in seqs], "scalar_rows")))
+                    out, _ = model.forward(PaddedBatch.from_sequences(
+                        seqs, scalar_rows=[[len(s) - 1] for s in seqs]))
                     ours = out.to(torch.float64).numpy()
                     theirs = np.array([float(r["output"]) for r in part])
                     scale = max(1.0, float(np.max(np.abs(theirs))))

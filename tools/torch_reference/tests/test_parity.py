@@ -188,10 +188,11 @@ def test_the_reference_cache_gives_the_full_forward_logits(tmp_path, pe):
     """The reference's own cached decoding (tools/torch_reference/decode.py), which the stream
     comparison below rests on: a sequence appended one token, three tokens and all at a time gives
     the full forward's logits, in float64."""
-    from torch_reference.decode import cached_logits, rows, run_model
+    from torch_reference.decode import cached_logits, rows
+    from lenlab.torch import load as load_model
     run = lenlab_train(tmp_path, ["--task", "copy", "--pe", pe, "--n-symbols", "6", "--l-train",
                                   "8", "--l-test", "8"], "float64", 3)
-    model = run_model(run)
+    model = load_model(run)
     tokens = [int(t) for t in torch.randint(0, 8, (17,), generator=torch.Generator().manual_seed(1))]
     with torch.no_grad():
         full = model.forward(rows(tokens, 0))[1]
