@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/attention_speed.hpp"
 #include "bench/bench_args.hpp"
 #include "bench/timed_backend.hpp"
 #include "core/error.hpp"
@@ -31,6 +32,7 @@
 #include "models/model.hpp"
 #include "models/model_impl.hpp"  // Model<TimedBackend<…>>
 #include "tasks/task.hpp"
+#include "tasks/token_tasks.hpp"
 #include "train/evaluate.hpp"
 #include "train/evaluate_impl.hpp"  // evaluate() over Transformer<float>
 #include "train/run_settings.hpp"
@@ -42,9 +44,9 @@ using cpu::GemmKernel;
 
 namespace {
 
-// The forward FLOPs of sequences of these token counts. all_rows: as if the last layer ran every
-// row through (the step before it ran the read rows only); with_attention false: the linear
-// layers' products alone.
+// The forward FLOPs of sequences of these token counts. all_rows: the last layer runs every row
+// through (a token task reading every row, as the text model's; otherwise the read rows only,
+// one per sequence); with_attention false: the linear layers' products alone.
 double forward_flops(const ModelConfig& c, const std::vector<int>& seq_tokens,
                      bool all_rows = false, bool with_attention = true) {
   double N = 0;
@@ -58,7 +60,9 @@ double forward_flops(const ModelConfig& c, const std::vector<int>& seq_tokens,
     const double all = c.n_head * 2 * hd * L * (L + 1);  // every query row i: 4·hd·(i + 1)
     flops += (c.n_layer - 1) * all + (all_rows ? all : c.n_head * 4 * hd * L);  // last row: i = L−1
   }
-  return flops + 2 * S * (d * d + d);  // the head on the EOS tokens
+  if (c.token_head) flops += 2 * last_rows * d * c.vocab_size;  // the logits of the read rows
+  if (c.scalar_head) flops += 2 * S * (d * d + d);              // the head on the EOS tokens
+  return flops;
 }
 
 std::vector<int> token_counts(const Batch& b) {
@@ -97,6 +101,7 @@ struct Bench {
   ResolvedSpec resolved;
   double flops = 0, tokens = 0;  // over the timed steps
   double linear_flops = 0;       // the linear layers' forward products alone, over the steps
+  bool every_row = false;        // a token task reading every row (the text model)
 };
 
 TrainSpec bench_spec(int d, int layers, int steps, const std::string& pe) {
@@ -110,13 +115,30 @@ TrainSpec bench_spec(int d, int layers, int steps, const std::string& pe) {
   return spec;
 }
 
-Bench make_bench(const std::string& name, const TrainSpec& spec) {
-  Bench b{name, spec, resolve(spec), 0, 0, 0};
+// The text model of bench/text_throughput.py: a character-level language model's shape (markov,
+// 76 symbols, d_model 128, 4 layers, d_ff 512, RoPE, batches of 32 windows of 128 tokens), where
+// attention over 129-token windows is a share of the work the short tasks never have.
+TrainSpec text_spec(int steps) {
+  TrainSpec spec = bench_spec(128, 4, steps, "rope");
+  spec.task = "markov";
+  spec.token.n_symbols = 76;
+  spec.l_train = spec.l_train_min = spec.l_test = 128;
+  spec.batch_size = 32;
+  return spec;
+}
+
+Bench make_bench(const std::string& name, const TrainSpec& spec, bool every_row = false) {
+  Bench b{name, spec, resolve(spec), 0, 0, 0, every_row};
   Rng rng = Rng::stream(b.spec.seed, 1);  // the exact batches train() will draw (same stream)
   for (int i = 0; i < b.spec.steps; ++i) {
-    const Batch batch = sample_train_batch(b.resolved.task, b.spec.l_train, b.spec.batch_size, rng);
-    b.flops += 3 * forward_flops(b.resolved.model, token_counts(batch));
-    b.linear_flops += forward_flops(b.resolved.model, token_counts(batch), false, false);
+    const ResolvedSpec& r = b.resolved;
+    const Batch batch = is_token_task(r.task)
+                            ? token_train_batch(r.task, b.spec.token, r.chain.get(), b.spec.l_train,
+                                                b.spec.batch_size, rng, r.train_lengths.lo)
+                            : sample_train_batch(r.task, b.spec.l_train, b.spec.batch_size, rng,
+                                                 r.train_lengths.lo);
+    b.flops += 3 * forward_flops(b.resolved.model, token_counts(batch), every_row);
+    b.linear_flops += forward_flops(b.resolved.model, token_counts(batch), every_row, false);
     b.tokens += batch.n_tokens();
   }
   return b;
@@ -223,6 +245,7 @@ int main(int argc, char** argv) {
     benches.push_back(make_bench("default", bench_spec(64, 2, steps, pe)));
     benches.push_back(make_bench("d_model 128", bench_spec(128, 4, std::max(1, steps / 8), pe)));
     benches.push_back(make_bench("d_model 256", bench_spec(256, 4, std::max(1, steps / 32), pe)));
+    benches.push_back(make_bench("text, windows 128", text_spec(std::max(2, steps / 30)), true));
   } catch (const UsageError& e) {
     std::cerr << "lenlab_bench: error: " << e.what() << "\n";
     return 2;
@@ -264,11 +287,13 @@ int main(int argc, char** argv) {
   }
   fmt::print(
       "  (speed-up: against Eigen, in this run; {} steps of the default model, {} and {} of "
-      "the bigger ones, best of 3 passes each)\n",
-      benches[0].spec.steps, benches[1].spec.steps, benches[2].spec.steps);
+      "the bigger ones, {} of the text model (pe rope whatever --pe), best of 3 passes each)\n",
+      benches[0].spec.steps, benches[1].spec.steps, benches[2].spec.steps, benches[3].spec.steps);
 
   cpu::set_gemm_kernel(automatic);
   print_op_breakdown(benches[0], train_seconds(benches[0]), peak);
+  print_op_breakdown(benches[3], train_seconds(benches[3]), peak);
+  bench::print_attention_table(peak);
 
   if (max_eval_length >= 64) {
     fmt::print(

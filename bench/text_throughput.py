@@ -46,7 +46,7 @@ except ImportError:  # a python3 without Debian's torch (e.g. pyenv's): use the 
 sys.path.insert(0, str(REPO / "tools"))
 from torch_reference.cli import lenlab_binary  # noqa: E402
 from torch_reference.files import read_batches, read_manifest, read_safetensors  # noqa: E402
-from torch_reference.model import ModelConfig  # noqa: E402
+from lenlab.torch import ModelConfig  # noqa: E402
 from torch_reference.trainer import OptimizerSettings, to_parameters, train  # noqa: E402
 
 

@@ -17,57 +17,18 @@
 #include <limits>
 #include <vector>
 
-#include "models/cpu/attention.hpp"
+#include "models/cpu/attention_rows.hpp"
+#include "models/cpu/attention_tiles.hpp"
 #include "models/cpu/eigen_maps.hpp"
 
 namespace lenlab::cpu {
 
 namespace detail {
 
-// The tiles' scratch: aligned to Eigen's largest packet, so that where a row's vectorised sum
-// starts its aligned part depends on the row's offset only, never on where the heap put the
-// buffer (with a plain std::vector the sums, and so the results, changed in the last bits when
-// runs evaluated side by side).
-template <class T>
-using Scratch = std::vector<T, Eigen::aligned_allocator<T>>;
-
-// Query rows per tile: large enough that the two products run at GEMM speed, small enough that
-// a tile's logits ([kTile, L] floats) stay in cache for lengths in the hundreds.
-inline constexpr int kTile = 64;
 // Fewer query rows of one sequence than this go one row at a time, so that a scalar task's one row
 // per sequence keeps the row path (and its time, measured unchanged). 8 is a round threshold,
 // not a tuned one.
 inline constexpr int kMinTileRows = 8;
-
-// Row p [0..m) of logits q_i·k_j for the keys j < m = i + 1 → the probabilities of query i
-// (masked keys 0), as attend_row computes them but vectorised over the keys.
-template <class T>
-void softmax_row(T* p, const SeqHead<T>& sh, const ops::AttentionArgs<T>& a, int i) {
-  using Row = Eigen::Map<Eigen::Array<T, 1, Eigen::Dynamic>>;
-  const int m = i + 1;
-  Row row(p, m);
-  const T* b = sh.bias ? sh.bias + a.bias_row(sh.pos[i]) : nullptr;  // b[δ]: query i's bias
-  // One sequence of operations for every mask and cap, so that a window or cap that excludes no
-  // key gives plain attention's very bits (tested): scale, bias, the vectorised exp, normalise.
-  // Masked keys enter the exp as −∞ and leave as exact zeros.
-  const bool plain = a.window.plain();  // no per-key branches
-  row *= sh.scale;
-  if (plain) {
-    if (b)
-      for (int j = 0; j < m; ++j) p[j] += sh.scaled_bias(b, sh.pos[i] - sh.pos[j]);
-  } else {
-    for (int j = 0; j < m; ++j)
-      if (!a.admits(i, j))
-        p[j] = -std::numeric_limits<T>::infinity();
-      else if (b)
-        p[j] += sh.scaled_bias(b, distance(sh, a, i, j));
-  }
-  row = (row - row.maxCoeff()).exp();
-  if (!plain)
-    for (int j = 0; j < m; ++j)
-      if (!a.admits(i, j)) p[j] = T(0);
-  row *= T(1) / row.sum();
-}
 
 // st[0], st[1] = the entropy (nats) and the largest of the probabilities p[0..m).
 template <class T>
@@ -88,8 +49,6 @@ void write_row_stats(T* st, const T* p, int m) {
 template <class T>
 void attend_rows(T* out, T* stats, size_t stats_stride, Scratch<T>& scratch, const SeqHead<T>& sh,
                  const ops::AttentionArgs<T>& a, const int* rows = nullptr, int n_rows = -1) {
-  using Stride = Eigen::OuterStride<>;
-  using ConstStrided = Eigen::Map<const RowMatrix<T>, 0, Stride>;
   const int L = sh.L, hd = sh.hd, d = sh.d, R = rows ? n_rows : L;
   scratch.resize(static_cast<size_t>(kTile + 1) * L + static_cast<size_t>(kTile) * hd);
   // [kTile, hd] the tile's queries, when they are not consecutive rows. They start L past the
@@ -101,12 +60,12 @@ void attend_rows(T* out, T* stats, size_t stats_stride, Scratch<T>& scratch, con
     const int t = std::min(kTile, R - r0), n = row(r0 + t - 1) + 1;  // keys 0..n−1
     Eigen::Map<RowMatrix<T>> P(scratch.data(), t, n);
     // S [t, n] = Q_tile [t, hd] · K [n, hd]ᵀ   (rows of q, k, v are 3d apart)
-    const auto K = ConstStrided(sh.k(0), n, hd, Stride(3 * d));
+    const auto K = ConstStrided<T>(sh.k(0), n, hd, Stride(3 * d));
     if (rows) {
       for (int r = 0; r < t; ++r) std::copy_n(sh.q(row(r0 + r)), hd, gathered + r * hd);
-      P.noalias() = ConstStrided(gathered, t, hd, Stride(hd)) * K.transpose();
+      P.noalias() = ConstStrided<T>(gathered, t, hd, Stride(hd)) * K.transpose();
     } else {
-      P.noalias() = ConstStrided(sh.q(r0), t, hd, Stride(3 * d)) * K.transpose();
+      P.noalias() = ConstStrided<T>(sh.q(r0), t, hd, Stride(3 * d)) * K.transpose();
     }
     for (int r = 0; r < t; ++r) {
       T* p = P.row(r).data();
@@ -117,7 +76,7 @@ void attend_rows(T* out, T* stats, size_t stats_stride, Scratch<T>& scratch, con
     }
     // O_tile [t, hd] = P [t, n] · V [n, hd]
     Eigen::Map<RowMatrix<T>, 0, Stride>(out + static_cast<size_t>(r0) * d, t, hd, Stride(d))
-        .noalias() = P * ConstStrided(sh.v(0), n, hd, Stride(3 * d));
+        .noalias() = P * ConstStrided<T>(sh.v(0), n, hd, Stride(3 * d));
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "models/ops/op_list.hpp"
 
+#include "models/cpu/attention.hpp"
 #include "models/cpu/attention_infer.hpp"
 #include "models/cpu/eigen_maps.hpp"
 #include "models/cpu/embedding.hpp"

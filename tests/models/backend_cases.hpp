@@ -52,6 +52,9 @@ inline const std::vector<Case>& backend_cases() {
   const Packing longer{{{70, 5}, {33, 40, 1}, {20}}, true};
   const Packing longest{{{100}, {64, 37}, {1, 2}}};
   const Tolerance attn{2e-5, 1e-5}, big{1e-4, 1e-5};
+  // Sequences the CPU's training attention tiles (≥ cpu::detail::kMinTiledLength tokens, one over
+  // a tile of 64 query rows), small enough in width for finite differences.
+  const Packing tiled{{{34, 3}, {66}}, true};
 
   // Inference rows that also run with the scale covering the bias.
   const AttentionCase fire_query_rows{
@@ -164,6 +167,22 @@ inline const std::vector<Case>& backend_cases() {
                     .rope = Rope::kInAttention,
                     .tol = big,
                     .fd = false},
+      // The CPU's tiled training path on every setting it takes, by finite differences
+      AttentionCase{.packing = tiled,
+                    .bias = Bias::kByDistance,
+                    .seq_scale = true,
+                    .scale_bias = true,
+                    .mask_rows = true,
+                    .detach = true,
+                    .tol = attn},
+      AttentionCase{.packing = tiled,
+                    .alibi = true,
+                    .n_global = 2,
+                    .n_local = 9,
+                    .max_distance = 12,
+                    .tol = attn},
+      AttentionCase{
+          .packing = tiled, .bias = Bias::kByQueryPosition, .rope = Rope::kBefore, .tol = attn},
       // learned bias tables (t5, kerple; FIRE's by query position): dLoss/db by finite differences
       AttentionCase{.packing = one, .bias = Bias::kByDistance, .tol = attn},
       AttentionCase{.packing = three, .bias = Bias::kByDistance, .seq_scale = true, .tol = attn},

@@ -4,18 +4,31 @@
 // ops::AttentionArgs. Shapes: qkv [K, N, 3d], out [K, N, d] (infer: [K, Q, d]), the probabilities
 // in ops::ProbLayout's blocks; no parameters (Models{K, 0}).
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "models/cpu/attention.hpp"
 #include "models/cpu/attention_infer.hpp"
 #include "models/cpu/rope.hpp"
 #include "tests/models/backend_cases_attention_formula.hpp"
 #include "tests/models/backend_cases_base.hpp"
 
 namespace lenlab::test {
+
+// Sets cpu::detail::min_tiled_length for a scope (−1: leaves it), and puts it back.
+struct TiledFrom {
+  int kept = cpu::detail::min_tiled_length();
+  explicit TiledFrom(int length) {
+    if (length >= 0) cpu::detail::min_tiled_length() = length;
+  }
+  ~TiledFrom() { cpu::detail::min_tiled_length() = kept; }
+  TiledFrom(const TiledFrom&) = delete;
+  TiledFrom& operator=(const TiledFrom&) = delete;
+};
 
 struct AttentionCase {
   // Where RoPE is applied: nowhere, inside attention by relative distance
@@ -46,6 +59,10 @@ struct AttentionCase {
   bool detach = false;
   std::vector<std::vector<int>>
       query_rows{};  // infer: [K][Q] rows asked for (−1: padding); empty: every row
+  // Training on the CPU: the length from which a (sequence, head) block is tiled
+  // (cpu::detail::min_tiled_length) for this row; −1 the kernels' own (kMinTiledLength).
+  // equivalents() runs every training row both ways.
+  int cpu_tiled_from = -1;
   Tolerance tol{};
   bool fd = true;
 
@@ -60,14 +77,19 @@ struct AttentionCase {
   std::string name() const {
     static const char* const kRope[] = {"", " rope in attention", " rope before"};
     static const char* const kBias[] = {"", " bias table", " bias table by query position"};
-    return cat(
-        op(), " d=", d, " n_head=", n_head, alibi ? " alibi" : "", kBias[static_cast<int>(bias)],
-        seq_scale ? " seq_scale" : "", scale_bias ? " scaling the bias" : "",
-        n_local > 0 ? cat(" window ", n_global, ",", n_local) : std::string(),
-        max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
-        kRope[static_cast<int>(rope)],
-        infer ? (query_rows.empty() ? " every row" : " query rows") : "",
-        mask_rows ? " rows not read" : "", detach ? " detached rows" : "", " ", packing.name());
+    return cat(op(), " d=", d, " n_head=", n_head, alibi ? " alibi" : "",
+               kBias[static_cast<int>(bias)], seq_scale ? " seq_scale" : "",
+               scale_bias ? " scaling the bias" : "",
+               n_local > 0 ? cat(" window ", n_global, ",", n_local) : std::string(),
+               max_distance > 0 ? cat(" max_distance ", max_distance) : std::string(),
+               kRope[static_cast<int>(rope)],
+               infer ? (query_rows.empty() ? " every row" : " query rows") : "",
+               mask_rows ? " rows not read" : "", detach ? " detached rows" : "",
+               cpu_tiled_from == 0         ? " tiled"
+               : cpu_tiled_from == INT_MAX ? " row by row"
+               : cpu_tiled_from > 0        ? cat(" tiled from ", cpu_tiled_from)
+                                           : std::string(),
+               " ", packing.name());
   }
   static bool read(size_t row) { return row % 3 != 1; }
   static bool detached(size_t row) { return row % 4 == 0; }
@@ -185,6 +207,7 @@ struct AttentionCase {
       B::rope_forward(rotated.data(), qkv.data(), cos.data(), sin.data(), d, n_head, q, m);
       input = rotated.data();
     }
+    const TiledFrom tiled_from(cpu_tiled_from);
     auto out = D::unset(n1), att = D::unset(K * stride);
     B::attention_forward(out.data(), att.data(), input, d, n_head, a, prob, q, m);
     const std::vector<double> out_host = D::get(out, n1);
@@ -342,6 +365,13 @@ struct AttentionCase {
     if (rope == Rope::kInAttention && max_distance == 0) {
       AttentionCase e = *this;
       e.rope = Rope::kBefore;
+      out.emplace_back(e, 1e-12);
+    }
+    // The training forward and backward row by row and in tiles (the CPU's two paths; RoPE bent
+    // inside attention has only the first): the same numbers, summed in another order.
+    if (!infer && rope != Rope::kInAttention && cpu_tiled_from == -1) {
+      AttentionCase e = *this;
+      e.cpu_tiled_from = pk.max_len >= cpu::detail::kMinTiledLength ? INT_MAX : 0;
       out.emplace_back(e, 1e-12);
     }
     return out;

@@ -4,6 +4,7 @@
 // and the checks about RoPE and ALiBi that are not about one op's outputs.
 #include <doctest/doctest.h>
 
+#include <climits>
 #include <cmath>
 #include <set>
 #include <string>
@@ -65,14 +66,18 @@ TEST_CASE("backend ops: the table calls every backend operation, and every row's
 
 TEST_CASE("backend ops: the attention rows exercise every equivalence") {
   // [training, inference] rows with an equivalent row that drops a window, drops a cap, or
-  // applies RoPE before attention instead of inside it.
+  // applies RoPE before attention instead of inside it; training rows run on the CPU's other
+  // path (tiles for short sequences, rows for long ones).
   int window[2] = {}, cap[2] = {}, rope[2] = {};
+  int tiled = 0, row_by_row = 0;  // training rows checked against the other path
   for (const Case& row : backend_cases())
     if (const auto* c = std::get_if<AttentionCase>(&row))
       for (const auto& [e, tol] : c->equivalents()) {
         window[c->infer] += e.n_local != c->n_local;
         cap[c->infer] += e.max_distance != c->max_distance;
         rope[c->infer] += e.rope != c->rope;
+        tiled += e.cpu_tiled_from == 0;
+        row_by_row += e.cpu_tiled_from == INT_MAX;
       }
   for (int infer : {0, 1}) {
     CAPTURE(infer);
@@ -80,6 +85,8 @@ TEST_CASE("backend ops: the attention rows exercise every equivalence") {
     CHECK(cap[infer] > 0);
     CHECK(rope[infer] > 0);
   }
+  CHECK(tiled > 0);
+  CHECK(row_by_row > 0);
 }
 
 TEST_CASE("ALiBi slopes follow Press et al.") {
