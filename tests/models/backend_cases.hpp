@@ -52,9 +52,12 @@ inline const std::vector<Case>& backend_cases() {
   const Packing longer{{{70, 5}, {33, 40, 1}, {20}}, true};
   const Packing longest{{{100}, {64, 37}, {1, 2}}};
   const Tolerance attn{2e-5, 1e-5}, big{1e-4, 1e-5};
-  // Sequences the CPU's training attention tiles (≥ cpu::detail::kMinTiledLength tokens, one over
-  // a tile of 64 query rows), small enough in width for finite differences.
-  const Packing tiled{{{34, 3}, {66}}, true};
+  // Sequences the CPU's training attention tiles (≥ cpu::detail::kMinTiledLength tokens): one,
+  // narrow enough for finite differences; and several tiles of 64 query rows, checked against the
+  // formula and the row path (equivalents()), not by finite differences (too slow under the
+  // sanitizers).
+  const Packing tiled{{{33, 2}}, true};
+  const Packing tiles{{{130, 5}, {70, 33}}, true};
 
   // Inference rows that also run with the scale covering the bias.
   const AttentionCase fire_query_rows{
@@ -169,6 +172,7 @@ inline const std::vector<Case>& backend_cases() {
                     .fd = false},
       // The CPU's tiled training path on every setting it takes, by finite differences
       AttentionCase{.packing = tiled,
+                    .d = 4,
                     .bias = Bias::kByDistance,
                     .seq_scale = true,
                     .scale_bias = true,
@@ -176,13 +180,26 @@ inline const std::vector<Case>& backend_cases() {
                     .detach = true,
                     .tol = attn},
       AttentionCase{.packing = tiled,
+                    .d = 4,
                     .alibi = true,
                     .n_global = 2,
                     .n_local = 9,
                     .max_distance = 12,
                     .tol = attn},
-      AttentionCase{
-          .packing = tiled, .bias = Bias::kByQueryPosition, .rope = Rope::kBefore, .tol = attn},
+      AttentionCase{.packing = tiled,
+                    .d = 4,
+                    .bias = Bias::kByQueryPosition,
+                    .rope = Rope::kBefore,
+                    .tol = attn},
+      AttentionCase{.packing = tiles,
+                    .d = 16,
+                    .bias = Bias::kByDistance,
+                    .seq_scale = true,
+                    .scale_bias = true,
+                    .mask_rows = true,
+                    .detach = true,
+                    .tol = big,
+                    .fd = false},
       // learned bias tables (t5, kerple; FIRE's by query position): dLoss/db by finite differences
       AttentionCase{.packing = one, .bias = Bias::kByDistance, .tol = attn},
       AttentionCase{.packing = three, .bias = Bias::kByDistance, .seq_scale = true, .tol = attn},

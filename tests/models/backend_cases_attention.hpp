@@ -207,7 +207,8 @@ struct AttentionCase {
       B::rope_forward(rotated.data(), qkv.data(), cos.data(), sin.data(), d, n_head, q, m);
       input = rotated.data();
     }
-    const TiledFrom tiled_from(cpu_tiled_from);
+    // An inference row compares its query rows with the training forward's row path, to the bit.
+    const TiledFrom tiled_from(infer ? INT_MAX : cpu_tiled_from);
     auto out = D::unset(n1), att = D::unset(K * stride);
     B::attention_forward(out.data(), att.data(), input, d, n_head, a, prob, q, m);
     const std::vector<double> out_host = D::get(out, n1);

@@ -35,11 +35,10 @@ inline void AttentionCase::check_infer(const Host& h, const Outputs& o, const Wh
     expect_close(what + " entropy and largest probability, by the formula", o.get("stats"),
                  formula_stats(h, pk, probs), 1e-12, 1e-12);
   }
-  // On the CPU, query rows are computed by the training forward's own row function; every
-  // row at once takes matrix products (same numbers, other sums: the tolerance above), as does
-  // the training forward of long sequences (cpu::detail::tiled).
+  // On the CPU, query rows are computed by the training forward's own row function (run() keeps
+  // that forward on its row path for these rows); every row at once takes matrix products (same
+  // numbers, other sums: the tolerance above).
   if (w.device || (query_rows.empty() && rope != Rope::kInAttention)) return;
-  if (rope != Rope::kInAttention && pk.max_len >= cpu::detail::kMinTiledLength) return;
   for (size_t i = 0; i < out.size(); ++i) differ += out[i] != o.get("forward rows")[i];
   CHECK_MESSAGE(differ == 0,
                 what << ": " << differ << " outputs differ from attention_forward's (to the bit)");
