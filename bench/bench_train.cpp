@@ -75,24 +75,11 @@ const char* kernel_name(GemmKernel k) {
   return k == GemmKernel::kOpenBlas ? "OpenBLAS" : "Eigen";
 }
 
-// The 512×512 sgemm of the kernel, GFLOP/s on one core (best of 3).
+// The 512×512 sgemm of the kernel, GFLOP/s on one core (cost/time_model.hpp, best of 3).
 double sgemm_peak(GemmKernel kernel) {
-  if (kernel == GemmKernel::kEigen) return measure_gemm_flops(512, 1.0) * 1e-9;
-  const int n = 512;
-  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
-  double best = 0;
-  for (int rep = 0; rep < 4; ++rep) {
-    int iters = 0;
-    const auto start = std::chrono::steady_clock::now();
-    double elapsed = 0;
-    do {
-      cpu::blas_sgemm(false, false, n, n, n, a.data(), n, b.data(), n, 0.f, c.data(), n);
-      ++iters;
-      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    } while (elapsed < 0.33);
-    if (rep > 0) best = std::max(best, 2.0 * n * n * n * iters / elapsed);  // rep 0 warms up
-  }
-  return best * 1e-9;
+  return (kernel == GemmKernel::kEigen ? measure_gemm_flops(512, 1.0)
+                                       : measure_openblas_gemm_flops(512, 1.0)) *
+         1e-9;
 }
 
 struct Bench {
@@ -252,8 +239,7 @@ int main(int argc, char** argv) {
   }
   const GemmKernel automatic = cpu::gemm_kernel();
   std::vector<GemmKernel> kernels = {GemmKernel::kEigen};
-  if (cpu::gemm_kernel_description().rfind("Eigen (this build has no OpenBLAS", 0) != 0)
-    kernels.push_back(GemmKernel::kOpenBlas);
+  if (cpu::openblas_available()) kernels.push_back(GemmKernel::kOpenBlas);
 
   double peak = 0;
   std::string peak_line;

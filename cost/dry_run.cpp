@@ -170,6 +170,19 @@ std::string dry_run_report(const DryRunInput& in) {
       "in CPU time; peak memory about {}\n",
       format_duration(times.wall), in.jobs, in.jobs == 1 ? "" : "s", in.jobs,
       format_duration(train_total), format_duration(eval_total), format_bytes(in.peak_bytes));
+  if (in.sgemm_peak > 0) {
+    double flops = 0;  // the work, shared training once
+    for (size_t i = 0; i < in.todo.size(); ++i)
+      flops +=
+          (times.training_shared[i] ? 0 : in.todo[i].cost.train_flops) + in.todo[i].cost.eval_flops;
+    const int cores = std::max(1, std::min(in.jobs, in.cores));
+    const double floor = flops / (cores * in.sgemm_peak);
+    text += fmt::format(
+        "FLOP floor: {} of training and evaluation on {} core{} at this core's 512x512 sgemm "
+        "peak ({:.1f} GFLOP/s) take at least {}; the prediction is {:.1f}x that\n",
+        format_flops(flops), cores, cores == 1 ? "" : "s", in.sgemm_peak * 1e-9,
+        format_duration(floor), times.wall / floor);
+  }
   return text + "nothing was trained or written; drop --dry-run to run it\n";
 }
 

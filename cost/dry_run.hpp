@@ -21,11 +21,16 @@ struct DryRunInput {
   int cores = 1;                          // the machine's: more jobs than cores share them
   bool gpu = false;                       // the sweep would train on a GPU
   std::map<SpeedShape, CpuSpeed> speeds;  // this core's, for each shape in todo (CPU sweeps)
-  double peak_bytes = 0;                  // the sweep's memory estimate (cost/budget.hpp)
+  // This core's 512×512 sgemm FLOP/s (measure_sgemm_peak), for the FLOP floor; 0: none printed.
+  double sgemm_peak = 0;
+  double peak_bytes = 0;  // the sweep's memory estimate (cost/budget.hpp)
 };
 
 // The report: one line per kind of run (the settings that drive cost), with its count and its
-// predicted training and evaluation time, then the predicted wall time of the whole sweep.
+// predicted training and evaluation time, then the predicted wall time of the whole sweep and,
+// with sgemm_peak, its FLOP floor: the work counted (cost/run_cost.hpp; shared training once) over
+// min(jobs, cores) cores at that peak, the least time a CPU sweep could take, and the prediction's
+// multiple of it.
 std::string dry_run_report(const DryRunInput& in);
 
 // The rates of every model shape among `runs` on this core: `fixed` for each when it is set

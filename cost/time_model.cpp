@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "models/cpu/backend.hpp"
+#include "models/cpu/blas_gemm.hpp"
 #include "train/evaluate.hpp"
 #include "train/run_settings.hpp"
 #include "train/trainer.hpp"
@@ -140,25 +141,49 @@ CpuSpeed measure_cpu_speed(const SpeedShape& shape) {
   return {(other_flops + weight * attention_flops) / step_s, eval_flops / eval_s, weight};
 }
 
-double measure_gemm_flops(int n, double seconds) {
+namespace {
+
+// FLOP/s of product() (`flops` a call) on the calling thread, one OpenMP and Eigen thread, for
+// about `seconds`: a warm-up call, then the best of 3 parts.
+template <class F>
+double best_rate(F&& product, double flops, double seconds) {
   const OneThread one;
-  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
-  c.noalias() = a * b;  // warm up
+  product();
   double best = 0;
   for (int rep = 0; rep < 3; ++rep) {
     int iters = 0;
     const auto start = Clock::now();
     double elapsed = 0;
     do {
-      c.noalias() = a * b;
+      product();
       ++iters;
       elapsed = seconds_since(start);
     } while (elapsed < seconds / 3);
-    best = std::max(best, 2.0 * n * n * n * iters / elapsed);
+    best = std::max(best, flops * iters / elapsed);
   }
+  return best;
+}
+
+}  // namespace
+
+double measure_gemm_flops(int n, double seconds) {
+  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
+  const double rate = best_rate([&] { c.noalias() = a * b; }, 2.0 * n * n * n, seconds);
   volatile float sink = c(0, 0);  // keeps the products alive
   (void)sink;
-  return best;
+  return rate;
+}
+
+double measure_openblas_gemm_flops(int n, double seconds) {
+  if (!cpu::openblas_available()) return 0;
+  Eigen::MatrixXf a = Eigen::MatrixXf::Random(n, n), b = Eigen::MatrixXf::Random(n, n), c(n, n);
+  return best_rate(
+      [&] { cpu::blas_sgemm(false, false, n, n, n, a.data(), n, b.data(), n, 0.f, c.data(), n); },
+      2.0 * n * n * n, seconds);
+}
+
+double measure_sgemm_peak(double seconds) {
+  return std::max(measure_gemm_flops(512, seconds), measure_openblas_gemm_flops(512, seconds));
 }
 
 double predicted_train_seconds(const RunCost& cost, const CpuSpeed& speed, int threads) {

@@ -49,6 +49,11 @@ CpuSpeed measure_cpu_speed(const SpeedShape& shape = {});
 // of 3 parts: lenlab_bench's reference peak. n = 512: a 256×256 product fits in cache and swings
 // by 2× from run to run here.
 double measure_gemm_flops(int n = 512, double seconds = 0.5);
+// The same with OpenBLAS's sgemm (cpu::blas_sgemm); 0 in a build without OpenBLAS.
+double measure_openblas_gemm_flops(int n = 512, double seconds = 0.5);
+// The core's float peak as lenlab_bench and the dry run's FLOP floor state it: the faster of the
+// two 512×512 products above.
+double measure_sgemm_peak(double seconds = 0.5);
 
 // The run's training and evaluation on `threads` threads (threads beyond the first add 70 % each:
 // the default model's products are too small to split perfectly).

@@ -207,7 +207,10 @@ int run_experiment(const ExperimentOptions& options) {
     in.jobs = o.jobs;
     in.cores = cores;
     in.gpu = device.gpu();
-    if (!in.gpu) in.speeds = cpu_speeds(specs, o.cpu_speed);
+    if (!in.gpu) {
+      in.speeds = cpu_speeds(specs, o.cpu_speed);
+      in.sgemm_peak = o.sgemm_peak > 0 ? o.sgemm_peak : measure_sgemm_peak();
+    }
     in.peak_bytes = admitted.estimate.peak_bytes;
     if (o.print) *o.print << dry_run_report(in);
     if (until_decided > 0 && o.print) {

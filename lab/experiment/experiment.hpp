@@ -48,6 +48,8 @@ struct ExperimentOptions {
   bool dry_run = false;  // print the plan and its predicted time (cost/dry_run.hpp), train nothing
   std::ostream* print = nullptr;  // where the dry run's report goes (stdout)
   CpuSpeed cpu_speed{};  // dry run: lenlab's rates on this core, every shape; 0: measure them
+  // dry run's FLOP floor: this core's 512×512 sgemm FLOP/s (measure_sgemm_peak); 0: measure it
+  double sgemm_peak = 0;
   PlotOptions plot;
   std::ostream* log = nullptr;
   bool log_is_tty = false;

@@ -86,6 +86,10 @@ GemmKernel gemm_kernel() {
   return chosen();
 }
 
+bool openblas_available() {
+  return LENLAB_WITH_OPENBLAS != 0;
+}
+
 void set_gemm_kernel(GemmKernel kernel) {
 #if !LENLAB_WITH_OPENBLAS
   if (kernel == GemmKernel::kOpenBlas)

@@ -21,6 +21,8 @@ enum class GemmKernel { kAuto, kEigen, kOpenBlas };
 // LENLAB_GEMM: UsageError for a value other than auto, eigen, openblas (openblas in a build
 // without it too), naming the choices.
 GemmKernel gemm_kernel();
+// Whether this build links OpenBLAS (kOpenBlas can be chosen, blas_sgemm called).
+bool openblas_available();
 // Forces a kernel for the whole process (benchmarks compare both in one run). kOpenBlas in a
 // build without OpenBLAS throws std::invalid_argument. Not for use while products run.
 void set_gemm_kernel(GemmKernel kernel);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/progress.hpp"
 #include "cost/budget.hpp"
 #include "cost/dry_run.hpp"
 #include "cost/run_cost.hpp"
@@ -28,10 +29,13 @@ TEST_CASE(
   ExperimentOptions o = tiny_options(out);
   o.dry_run = true;
   o.cpu_speed = {50e9, 40e9};  // fixed rates instead of a measurement: the same text every time
+  o.sgemm_peak = 100e9;
   std::ostringstream printed;
   o.print = &printed;
   REQUIRE(run_experiment(o) == 0);
   CHECK_FALSE(fs::exists(out));
+  CHECK(printed.str().find("at this core's 512x512 sgemm peak (100.0 GFLOP/s)") !=
+        std::string::npos);
   CHECK(printed.str().find("lenlab trains at 50.0 GFLOP/s (a FLOP of attention costing 1.0) and "
                            "evaluates at 40.0 GFLOP/s") != std::string::npos);
   const std::string report = printed.str();
@@ -75,6 +79,7 @@ TEST_CASE("every config shipped in configs/ plans, resolves and dry-runs") {
     o.device = "cpu";  // the calibrated prediction, whatever the machine has
     o.dry_run = true;
     o.cpu_speed = {50e9, 40e9};
+    o.sgemm_peak = 100e9;
     // configs/chomsky.toml is weeks of work on two cores: its header says to raise --max-time.
     if (e.path().filename() == "chomsky.toml") o.budget.max_time = "1000h";
     std::ostringstream printed;
@@ -172,6 +177,36 @@ TEST_CASE("a sweep's predicted times: shared training counted once, runs on the 
   CHECK(shown.flops == rough.flops);
   CHECK(shown.summary().find("on 2 CPU workers (at lenlab's rates on this core, measured just "
                              "now)") != std::string::npos);
+}
+
+TEST_CASE("--dry-run's FLOP floor: the work, shared training once, over the cores at the peak") {
+  TrainSpec base;
+  base.steps = 100;
+  TrainSpec a = base, b = base, c = base;
+  b.test_attention.temperature = "2";  // shares a's training
+  c.task = "sum";
+  DryRunInput in;
+  in.config_source = "floor.toml";
+  in.todo = {a, b, c};
+  in.n_planned = 3;
+  in.jobs = 4;  // more workers than cores: the floor counts the cores
+  in.cores = 2;
+  in.speeds = cpu_speeds({a, b, c}, {50e9, 40e9});
+  in.sgemm_peak = 80e9;
+  const double flops =
+      in.todo[0].cost.flops() + in.todo[1].cost.eval_flops + in.todo[2].cost.flops();
+  const double floor = flops / (2 * 80e9);
+  const double wall = predict_sweep(in.todo, in.speeds, 4, 2).wall;
+  const std::string report = dry_run_report(in);
+  INFO(report);
+  CHECK(report.find(fmt::format("FLOP floor: {} of training and evaluation on 2 cores at this "
+                                "core's 512x512 sgemm peak (80.0 GFLOP/s) take at least {}; the "
+                                "prediction is {:.1f}x that",
+                                format_flops(flops), format_duration(floor), wall / floor)) !=
+        std::string::npos);
+  CHECK(wall / floor > 1);  // 50 and 40 GFLOP/s, below the peak
+  in.sgemm_peak = 0;        // not measured: no floor
+  CHECK(dry_run_report(in).find("FLOP floor") == std::string::npos);
 }
 
 TEST_CASE("the sweep's wall time: runs handed to the worker that is free first") {

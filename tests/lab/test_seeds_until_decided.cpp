@@ -131,6 +131,7 @@ TEST_CASE("seeds until decided: the config's key, the flag over it, and the dry 
   o.config_text = with_key;
   o.dry_run = true;
   o.cpu_speed = {50e9, 40e9};  // fixed rates instead of a measurement
+  o.sgemm_peak = 100e9;
   std::ostringstream printed;
   o.print = &printed;
   REQUIRE(run_experiment(o) == 0);
