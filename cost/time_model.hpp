@@ -46,8 +46,7 @@ std::string describe(const SpeedShape& shape);  // "d 64/256 layers 2 heads 4 ba
 CpuSpeed measure_cpu_speed(const SpeedShape& shape = {});
 
 // FLOP/s of an n×n float matrix product (Eigen) on the calling thread for about `seconds`, best
-// of 3 parts: lenlab_bench's reference peak. n = 512: a 256×256 product fits in cache and swings
-// by 2× from run to run here.
+// of 3 parts. n = 512: a 256×256 product fits in cache and swings by 2× from run to run here.
 double measure_gemm_flops(int n = 512, double seconds = 0.5);
 // The same with OpenBLAS's sgemm (cpu::blas_sgemm); 0 in a build without OpenBLAS.
 double measure_openblas_gemm_flops(int n = 512, double seconds = 0.5);
