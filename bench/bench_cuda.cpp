@@ -1,5 +1,6 @@
 // GPU training speed: group steps per second for K models trained at once (K = 1, 8, 32, 96), and
-// the wall time of the whole default reproduction (`lenlab reproduce`, 3 seeds) on the GPU.
+// the wall time of the whole default reproduction (`lenlab reproduce`, 3 seeds) on the GPU beside
+// its dry run's prediction (cost/group_time_model.hpp, from rates measured on this GPU).
 // Everything runs through the real code paths (lab/run/run_group.hpp,
 // lab/experiment/experiment.hpp) into a temporary folder. Prints figures; never passes or fails on
 // time.
@@ -11,6 +12,8 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "bench/bench_args.hpp"
@@ -91,6 +94,17 @@ int main(int argc, char** argv) {
     o.device = "cuda";
     o.jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));  // as the CLI
     o.log = &std::cerr;
+    // The dry run's prediction first, from the rates it measures on this GPU
+    // (cost/group_time_model.hpp): its "predicted:" line beside the wall time measured next.
+    ExperimentOptions dry = o;
+    std::ostringstream printed;
+    dry.dry_run = true;
+    dry.print = &printed;
+    run_experiment(dry);
+    std::istringstream lines(printed.str());
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind("predicted:", 0) == 0 || line.rfind("on cuda", 0) == 0)
+        std::cout << "  dry run: " << line << "\n";
     const auto start = std::chrono::steady_clock::now();
     const int rc = run_experiment(o);
     std::cout << fmt::format(

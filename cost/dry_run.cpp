@@ -98,6 +98,54 @@ struct Kind {
   double train_s = 0, eval_s = 0;  // per run
 };
 
+// A GPU sweep with measured rates: each group's time (cost/group_time_model.hpp), one line per
+// kind of group (its first run's settings and its size), and the groups handed to `jobs` streams.
+std::string gpu_report(const DryRunInput& in) {
+  std::string text;
+  if (in.group_speeds.size() == 1) {
+    const auto& [shape, speed] = *in.group_speeds.begin();
+    text += fmt::format("on {}, measured just now for {}: {}\n", in.device_label, describe(shape),
+                        describe(speed));
+  } else {
+    text += fmt::format("on {}, measured just now for each model shape:\n", in.device_label);
+    for (const auto& [shape, speed] : in.group_speeds)
+      text += fmt::format("  {}: {}\n", describe(shape), describe(speed));
+  }
+  std::map<std::string, Kind> kinds;
+  std::vector<std::string> order;
+  std::vector<double> group_s;  // each group's time, in the order the sweep starts them
+  double train_total = 0, eval_total = 0;
+  for (const std::vector<size_t>& group : in.groups) {
+    std::vector<const CostedRun*> runs;
+    for (const size_t i : group) runs.push_back(&in.todo.at(i));
+    const GroupSeconds s =
+        predicted_group_seconds(runs, in.group_speeds.at(speed_shape(runs[0]->spec)));
+    group_s.push_back(s.train + s.eval);
+    train_total += s.train;
+    eval_total += s.eval;
+    const std::string key = fmt::format("{:>5}  {}", runs.size(), cost_key(runs[0]->spec));
+    auto [it, added] = kinds.try_emplace(key, Kind{0, s.train, s.eval});
+    if (added) order.push_back(key);
+    ++it->second.runs;
+  }
+  text += "predicted per group (cost/group_time_model.hpp, docs/gpu.md#predicting-a-sweep):\n";
+  text += fmt::format("  {:>6} {:>5} {:>9} {:>9}  settings of its first run\n", "groups", "runs",
+                      "train", "eval");
+  for (const std::string& key : order) {
+    const Kind& k = kinds.at(key);
+    text += fmt::format("  {:>6} {} {:>8.1f}s {:>8.1f}s  {}\n", k.runs, key.substr(0, 5), k.train_s,
+                        k.eval_s, key.substr(7));
+  }
+  const int jobs = std::max(1, std::min(in.jobs, static_cast<int>(in.groups.size())));
+  text += fmt::format(
+      "predicted: {} wall on the GPU: {} group{}, {} at a time on their own streams (taken to "
+      "overlap fully), {} of training and {} of evaluation in group time; peak memory about {}\n",
+      format_duration(list_schedule_seconds(group_s, jobs)), in.groups.size(),
+      in.groups.size() == 1 ? "" : "s", jobs, format_duration(train_total),
+      format_duration(eval_total), format_bytes(in.peak_bytes));
+  return text + "nothing was trained or written; drop --dry-run to run it\n";
+}
+
 }  // namespace
 
 std::string dry_run_report(const DryRunInput& in) {
@@ -107,6 +155,7 @@ std::string dry_run_report(const DryRunInput& in) {
       in.n_planned, in.n_planned == 1 ? "" : "s", in.todo.size(), done);
   if (in.todo.empty()) return text + "nothing to train: the figures would only be redrawn\n";
 
+  if (in.gpu && !in.group_speeds.empty()) return text + gpu_report(in);
   if (in.gpu) {
     double flops = 0, longest_steps = 0;
     for (const CostedRun& r : in.todo) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cost/budget.hpp"
+#include "cost/group_time_model.hpp"
 #include "cost/time_model.hpp"
 
 namespace lenlab {
@@ -24,10 +25,18 @@ struct DryRunInput {
   // This core's 512×512 sgemm FLOP/s (measure_sgemm_peak), for the FLOP floor; 0: none printed.
   double sgemm_peak = 0;
   double peak_bytes = 0;  // the sweep's memory estimate (cost/budget.hpp)
+  // GPU sweeps: the groups the sweep would train (indices into todo, in the order it starts them:
+  // lab/run/run_group.hpp's gpu_groups) and the GPU's rates for each model shape among them,
+  // measured on it (Device::measure_group_speed); without rates, the rough time of
+  // cost/run_cost.hpp's constants.
+  std::vector<std::vector<size_t>> groups;
+  std::map<SpeedShape, GroupSpeed> group_speeds;
+  std::string device_label;  // "cuda:0 (NVIDIA H100 ...)"
 };
 
 // The report: one line per kind of run (the settings that drive cost), with its count and its
-// predicted training and evaluation time, then the predicted wall time of the whole sweep and,
+// predicted training and evaluation time (on a GPU with measured rates, per kind of group:
+// cost/group_time_model.hpp), then the predicted wall time of the whole sweep and,
 // with sgemm_peak, its FLOP floor: the work counted (cost/run_cost.hpp; shared training once) over
 // min(jobs, cores) cores at that peak, the least time a CPU sweep could take, and the prediction's
 // multiple of it.

@@ -22,6 +22,7 @@
 #include "lab/experiment/slurm_submit.hpp"
 #include "lab/experiment/sweep.hpp"
 #include "lab/run/device.hpp"
+#include "lab/run/run_group.hpp"
 #include "lab/run/run_train.hpp"
 #include "plots/figure_data.hpp"
 #include "plots/gnuplot_compare.hpp"
@@ -210,6 +211,16 @@ int run_experiment(const ExperimentOptions& options) {
     if (!in.gpu) {
       in.speeds = cpu_speeds(specs, o.cpu_speed);
       in.sgemm_peak = o.sgemm_peak > 0 ? o.sgemm_peak : measure_sgemm_peak();
+    } else {  // the sweep's groups (fine-tunes of runs in the plan grouped with the others)
+      std::vector<size_t> order(in.todo.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      in.groups = gpu_groups(order, [&](size_t i) { return gpu_group_key(in.todo[i].spec); });
+      for (const std::vector<size_t>& group : in.groups) {
+        const SpeedShape shape = speed_shape(in.todo[group[0]].spec);
+        if (!in.group_speeds.contains(shape))
+          in.group_speeds[shape] = device.measure_group_speed(shape);
+      }
+      in.device_label = device.label();
     }
     in.peak_bytes = admitted.estimate.peak_bytes;
     if (o.print) *o.print << dry_run_report(in);

@@ -84,20 +84,9 @@ SweepOutcome run_sweep(const std::vector<PlannedRun>& runs, const std::filesyste
   // Work items: one run each on the CPU; on the GPU, groups of runs that train together.
   std::vector<std::vector<const PlannedRun*>> items;
   if (device.gpu()) {
-    std::map<std::string, size_t> group_of;
-    for (const PlannedRun* run : todo) {
-      const std::string key = std::to_string(generation(run)) + " " + gpu_group_key(run->spec);
-      auto it = group_of.find(key);
-      if (it == group_of.end() || items[it->second].size() >= kMaxModelsPerGroup) {
-        group_of[key] = items.size();
-        items.emplace_back();
-        it = group_of.find(key);
-      }
-      items[it->second].push_back(run);
-    }
-    // The largest groups first: with several workers, the longest work starts at once.
-    std::stable_sort(items.begin(), items.end(),
-                     [](const auto& a, const auto& b) { return a.size() > b.size(); });
+    items = gpu_groups(todo, [&](const PlannedRun* run) {
+      return std::to_string(generation(run)) + " " + gpu_group_key(run->spec);
+    });
   } else {  // runs that differ only in their test-time attention: one training (one parent)
     std::map<std::string, size_t> item_of;
     for (const PlannedRun* run : todo) {

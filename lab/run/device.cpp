@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "lab/run/cuda/device_cuda.hpp"
 #include "lab/run/evaluate_parameters.hpp"
+#include "lab/run/group_speed.hpp"
 #include "lab/run/run_group_impl.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/cpu/blas_gemm.hpp"
@@ -80,6 +81,14 @@ std::vector<int> Device::train(const std::vector<GroupJob>& jobs) const {
   use_cpu_threads(jobs.at(0).spec.threads);
   if (jobs.at(0).spec.precision == "float64") return run_group_on<CpuBackend<double>>(jobs, "cpu");
   return run_group_on<CpuBackend<float>>(jobs, "cpu");
+}
+
+GroupSpeed Device::measure_group_speed(const SpeedShape& shape) const {
+#if LENLAB_WITH_CUDA
+  if (gpu_) return cuda_work::measure_group_speed(shape);
+#endif
+  use_cpu_threads(1);
+  return lenlab::measure_group_speed<CpuBackend<float>>(shape, 2);
 }
 
 std::vector<LengthResult> Device::evaluate(const ModelConfig& model,

@@ -18,6 +18,8 @@ namespace lenlab {
 
 struct GenerateJob;  // train/generate.hpp
 struct GroupJob;     // lab/run/run_group.hpp
+struct GroupSpeed;   // cost/group_time_model.hpp
+struct SpeedShape;   // cost/time_model.hpp
 struct StreamJob;    // train/stream_eval.hpp
 struct StreamChunk;
 
@@ -40,6 +42,12 @@ class Device {
   // Trains and evaluates the jobs together and writes each one's folder; returns each job's exit
   // code (lab/run/run_group.hpp). On the CPU with the first job's threads and precision.
   std::vector<int> train(const std::vector<GroupJob>& jobs) const;
+
+  // The rates cost/group_time_model.hpp predicts a group's time from, for one model shape,
+  // measured on this device by training and evaluating small groups of it (lab/run/
+  // group_speed.hpp: a few seconds on a GPU; groups of 2 on the CPU, where the dry run predicts
+  // from cost/time_model.hpp instead).
+  GroupSpeed measure_group_speed(const SpeedShape& shape) const;
 
   // One model's parameters evaluated (lenlab eval): on the CPU with `threads` threads, in float64
   // when asked (a --precision float64 run).

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,8 @@
 
 #include "core/rng.hpp"
 #include "core/text_file.hpp"
+#include "cost/group_time_model.hpp"
+#include "cost/time_model.hpp"
 #include "lab/run/device.hpp"
 #include "lab/run/run_group.hpp"
 #include "lab/run/run_train.hpp"
@@ -216,6 +219,22 @@ TEST_CASE(
       worst_mse = std::max(worst_mse, std::abs(a[l].mse - b[l].mse) / std::abs(b[l].mse));
     std::printf("  run %d: test mse together vs alone within %.2e relative\n", i, worst_mse);
     CHECK(worst_mse < 0.2);
+  }
+}
+
+TEST_CASE("a group's rates measured on the GPU, as the dry run measures them, are usable") {
+  const GroupSpeed s = Device::choose("cuda").measure_group_speed(SpeedShape{});
+  std::printf(
+      "  default shape on the GPU: step %.3f ms + work at %.0f GFLOP/s; length %.3f ms, row "
+      "%.4f ms + work at %.0f GFLOP/s\n",
+      s.step_s * 1e3, s.train_flops * 1e-9, s.length_s * 1e3, s.row_s * 1e3, s.eval_flops * 1e-9);
+  for (const double v : {s.step_s, s.length_s, s.row_s}) {
+    CHECK(std::isfinite(v));
+    CHECK(v >= 0);
+  }
+  for (const double rate : {s.train_flops, s.eval_flops}) {
+    CHECK(std::isfinite(rate));
+    CHECK(rate > 0);
   }
 }
 

@@ -2,6 +2,7 @@
 #include "lab/run/cuda/device_cuda.hpp"
 
 #include "lab/run/evaluate_parameters.hpp"
+#include "lab/run/group_speed.hpp"
 #include "lab/run/run_group_impl.hpp"
 #include "models/cuda/backend.hpp"
 #include "models/cuda/device.hpp"
@@ -17,6 +18,10 @@ bool gpu_available(std::string& label, std::string& reason) {
 
 std::vector<int> train(const std::vector<GroupJob>& jobs, const std::string& label) {
   return run_group_on<CudaBackend>(jobs, label);
+}
+
+GroupSpeed measure_group_speed(const SpeedShape& shape) {
+  return lenlab::measure_group_speed<CudaBackend>(shape, kGroupSpeedModels);
 }
 
 std::vector<LengthResult> evaluate(const ModelConfig& model, const std::vector<double>& params,

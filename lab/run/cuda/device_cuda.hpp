@@ -12,6 +12,8 @@
 namespace lenlab {
 
 struct GroupJob;     // lab/run/run_group.hpp
+struct GroupSpeed;   // cost/group_time_model.hpp
+struct SpeedShape;   // cost/time_model.hpp
 struct GenerateJob;  // train/generate.hpp
 struct StreamJob;    // train/stream_eval.hpp
 struct StreamChunk;
@@ -21,6 +23,9 @@ namespace cuda_work {
 // Whether a GPU is present; else why not (e.g. "no CUDA device was found").
 bool gpu_available(std::string& label, std::string& reason);
 std::vector<int> train(const std::vector<GroupJob>& jobs, const std::string& label);
+// lab/run/group_speed.hpp on the GPU, with groups of kGroupSpeedModels in its larger probes.
+GroupSpeed measure_group_speed(const SpeedShape& shape);
+inline constexpr int kGroupSpeedModels = 32;
 std::vector<LengthResult> evaluate(const ModelConfig& model, const std::vector<double>& params,
                                    const EvalJob& job,
                                    const std::function<void(int, int)>& on_length);
