@@ -3,10 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "tasks/token_tasks.hpp"
 
 namespace lenlab {
+
+bool usable(const GroupSpeed& s) {
+  for (const double fixed : {s.step_s, s.length_s, s.row_s})
+    if (!std::isfinite(fixed) || fixed < 0) return false;
+  for (const double rate : {s.train_flops, s.eval_flops})
+    if (!std::isfinite(rate) || rate <= 0) return false;
+  return true;
+}
 
 double decoded_rows(const CostedRun& run, int length) {
   if (run.spec.test_attention.decode != "greedy" || !is_token_task(run.resolved.task)) return 0;

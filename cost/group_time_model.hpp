@@ -25,6 +25,10 @@ struct GroupSpeed {
   double eval_flops = 0;   // FLOP/s of evaluation beyond those
 };
 
+// Whether every rate is finite and > 0 and every fixed cost finite and >= 0: what a prediction
+// needs (a measurement that is not gives way to the rough estimate of cost/run_cost.hpp).
+bool usable(const GroupSpeed& speed);
+
 // The rows greedy decoding steps through at a test length (every row of a sequence, once each):
 // 0 unless the run decodes greedily.
 double decoded_rows(const CostedRun& run, int length);

@@ -66,6 +66,17 @@ SpeedShape speed_shape(const TrainSpec& spec) {
   return {spec.n_layer, spec.d_model, spec.n_head, spec.d_ff, spec.batch_size};
 }
 
+TrainSpec spec_of(const SpeedShape& shape) {
+  TrainSpec spec;
+  spec.n_layer = shape.n_layer;
+  spec.d_model = shape.d_model;
+  spec.n_head = shape.n_head;
+  spec.d_ff = shape.d_ff;
+  spec.batch_size = shape.batch_size;
+  spec.optimizer.warmup_steps = 0;
+  return spec;
+}
+
 std::string describe(const SpeedShape& s) {
   return fmt::format("d {}/{} layers {} heads {} batch {}", s.d_model, s.d_ff, s.n_layer, s.n_head,
                      s.batch_size);
@@ -73,13 +84,7 @@ std::string describe(const SpeedShape& s) {
 
 CpuSpeed measure_cpu_speed(const SpeedShape& shape) {
   const OneThread one;
-  TrainSpec spec;  // the default task, at this shape
-  spec.n_layer = shape.n_layer;
-  spec.d_model = shape.d_model;
-  spec.n_head = shape.n_head;
-  spec.d_ff = shape.d_ff;
-  spec.batch_size = shape.batch_size;
-  spec.optimizer.warmup_steps = 0;
+  TrainSpec spec = spec_of(shape);
   // The paper's test set (l_test 50, 500 sequences a length) at six of its lengths: evaluation's
   // rate falls as the set grows (measured: 500 sequences 0.8× the rate of 40), so it is measured
   // at the size the main job evaluates.

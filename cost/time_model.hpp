@@ -35,6 +35,8 @@ struct SpeedShape {
   friend auto operator<=>(const SpeedShape&, const SpeedShape&) = default;
 };
 SpeedShape speed_shape(const TrainSpec& spec);
+// The default task's spec at this shape, without warm-up: what the rates are measured on.
+TrainSpec spec_of(const SpeedShape& shape);
 std::string describe(const SpeedShape& shape);  // "d 64/256 layers 2 heads 4 batch 64"
 
 // Trains a model of `shape` on the default task and evaluates it at lengths 8, 16, .., 48, on the

@@ -220,6 +220,10 @@ int run_experiment(const ExperimentOptions& options) {
         if (!in.group_speeds.contains(shape))
           in.group_speeds[shape] = device.measure_group_speed(shape);
       }
+      // A measurement that cannot predict (a probe timed at zero): the rough estimate instead.
+      if (!std::all_of(in.group_speeds.begin(), in.group_speeds.end(),
+                       [](const auto& s) { return usable(s.second); }))
+        in.group_speeds.clear();
       in.device_label = device.label();
     }
     in.peak_bytes = admitted.estimate.peak_bytes;

@@ -96,13 +96,7 @@ inline std::pair<double, double> fixed_and_rate(double t_small, double w_small, 
 template <class B>
 GroupSpeed measure_group_speed(const SpeedShape& shape, int models) {
   using group_speed_detail::Probe;
-  TrainSpec spec;  // the default task, at this shape
-  spec.n_layer = shape.n_layer;
-  spec.d_model = shape.d_model;
-  spec.n_head = shape.n_head;
-  spec.d_ff = shape.d_ff;
-  spec.batch_size = shape.batch_size;
-  spec.optimizer.warmup_steps = 0;
+  TrainSpec spec = spec_of(shape);
   spec.threads = 1;
   GroupSpeed speed;
 

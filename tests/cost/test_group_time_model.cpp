@@ -65,6 +65,10 @@ TEST_CASE("a group's time: fixed costs per step, test length and decoded row, pa
   told.test_attention.decode = "teacher-forced";
   CHECK(decoded_rows(CostedRun(told), 8) == 0);
   CHECK(decoded_rows(CostedRun(TrainSpec{}), 8) == 0);
+  CHECK(usable(speed));
+  for (const GroupSpeed bad : {GroupSpeed{-1, 1, 0, 0, 1}, GroupSpeed{0, 0, 0, 0, 1},
+                               GroupSpeed{0, 1, NAN, 0, 1}, GroupSpeed{0, 1, 0, 0, INFINITY}})
+    CHECK_FALSE(usable(bad));
   CHECK(describe(speed) ==
         "a step 1.00 ms + its work at 1000 GFLOP/s; a test length 2.00 ms, a decoded row 0.100 ms "
         "+ its work at 500 GFLOP/s");
@@ -118,12 +122,5 @@ TEST_CASE("a group's rates measured on the CPU backend, with the code the GPU ru
   const SpeedShape shape{.n_layer = 1, .d_model = 16, .n_head = 2, .d_ff = 32, .batch_size = 8};
   const GroupSpeed s = Device::choose("cpu").measure_group_speed(shape);
   MESSAGE(describe(s));
-  for (const double v : {s.step_s, s.length_s, s.row_s}) {
-    CHECK(std::isfinite(v));
-    CHECK(v >= 0);
-  }
-  for (const double rate : {s.train_flops, s.eval_flops}) {
-    CHECK(std::isfinite(rate));
-    CHECK(rate > 0);
-  }
+  CHECK(usable(s));
 }
