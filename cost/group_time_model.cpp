@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "tasks/token_tasks.hpp"
 
@@ -32,9 +33,12 @@ GroupSeconds predicted_group_seconds(const std::vector<const CostedRun*>& runs,
   int check_lengths = 0;     // the stop rule's lengths over all its checks, the most any run has
   std::vector<int> lengths;  // every test length any run of the group is evaluated at
   std::vector<double> rows;  // the decoded rows at each of them, the most any run has
+  std::set<std::string> trained;  // runs that differ only in test-time attention train one model
   for (const CostedRun* r : runs) {
-    step_work += r->cost.train_step_flops;
-    check_work += r->cost.fit_check_flops;
+    if (trained.insert(training_spec_text(r->spec)).second) {
+      step_work += r->cost.train_step_flops;
+      check_work += r->cost.fit_check_flops;
+    }
     eval_work += r->cost.eval_flops;
     if (r->spec.until_fit.on) {
       const LengthRange range = r->resolved.train_lengths;

@@ -8,7 +8,9 @@
 //   training   = steps · (step_s + Σ_runs step FLOPs / train_flops)
 //   a length   = length_s + decoded rows · row_s + Σ_runs FLOPs at it / eval_flops
 // (--until-fit's checks are lengths too: every training length, each check). The group's runs
-// step in lockstep and evaluate a length at once, so the fixed costs are paid once per group.
+// step in lockstep and evaluate a length at once, so the fixed costs are paid once per group;
+// runs that differ only in test-time attention train one model (lab/run/run_group.hpp), so their
+// training work counts once.
 #include <string>
 #include <vector>
 

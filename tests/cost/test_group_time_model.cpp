@@ -3,6 +3,7 @@
 // (lab/run/run_group.hpp), and the rates measured on the CPU backend (lab/run/group_speed.hpp:
 // the same code the GPU runs).
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <string>
@@ -14,6 +15,7 @@
 #include "lab/run/device.hpp"
 #include "lab/run/run_group.hpp"
 #include "tasks/token_tasks.hpp"
+#include "train/run_settings.hpp"
 
 using namespace lenlab;
 
@@ -54,11 +56,22 @@ TEST_CASE("a group's time: fixed costs per step, test length and decoded row, pa
   // A second run in the group steps and evaluates with the first: the fixed costs stay, its work
   // adds at the rates.
   const GroupSpeed speed{1e-3, 1e12, 2e-3, 1e-4, 5e11};
+  TrainSpec other_seed = reverse_run();
+  other_seed.seed = 2;
+  const CostedRun r2(other_seed);
   const GroupSeconds a = predicted_group_seconds({&r}, speed),
-                     b = predicted_group_seconds({&r, &r}, speed);
+                     b = predicted_group_seconds({&r, &r2}, speed);
   CHECK(b.train - a.train ==
         doctest::Approx(100 * r.cost.train_step_flops / 1e12 + r.cost.fit_check_flops / 5e11));
   CHECK(b.eval - a.eval == doctest::Approx(r.cost.eval_flops / 5e11));
+  // A run that differs only in test-time attention shares the first one's training.
+  TrainSpec hotter = reverse_run();
+  hotter.test_attention.temperature = "2";
+  const CostedRun c(hotter);
+  const GroupSeconds shared = predicted_group_seconds({&r, &c}, speed);
+  REQUIRE(training_spec_text(c.spec) == training_spec_text(r.spec));
+  CHECK(shared.train == doctest::Approx(a.train));
+  CHECK(shared.eval - a.eval == doctest::Approx(c.cost.eval_flops / 5e11));
   CHECK(b.train - one.train > 0);
   // Without greedy decoding nothing is decoded; a scalar task never decodes.
   TrainSpec told = reverse_run();
@@ -77,7 +90,9 @@ TEST_CASE("a group's time: fixed costs per step, test length and decoded row, pa
 TEST_CASE("the GPU's dry run from measured rates: one line per kind of group, groups on streams") {
   DryRunInput in;
   in.config_source = "groups.toml";
-  in.todo = {reverse_run(), reverse_run(), TrainSpec{}};
+  TrainSpec second = reverse_run();
+  second.seed = 2;
+  in.todo = {reverse_run(), second, TrainSpec{}};
   in.n_planned = 3;
   in.gpu = true;
   in.jobs = 2;
