@@ -6,9 +6,11 @@
 #                                     the cuda preset's lenlab, lenlab_cuda_tests and
 #                                     lenlab_cuda_bench (stripped) and the shared libraries they
 #                                     load that a bare machine may lack, into DIR (default
-#                                     build/gpu-pack, an ignored folder to carry there)
+#                                     build/gpu-pack) and DIR.tar.gz (about 26 MB, under a carry's
+#                                     64 MiB where the folder is 72 MB: carry that)
 #   scripts/gpu_check.sh run [DIR] [OUT]
-#                                     on the GPU machine, from the repository root: the device
+#                                     on the GPU machine, from the repository root (DIR, or
+#                                     DIR.tar.gz unpacked into a temporary folder): the device
 #                                     and driver, the CUDA parity suite, the speed benchmark (its
 #                                     reproduction beside the dry run's prediction), and
 #                                     configs/chomsky-quick.toml's dry run beside its run on the
@@ -40,14 +42,21 @@ case "$mode" in
     ldd "$dir"/bin/* | awk '$3 ~ /^\// {print $3}' | sort -u |
       grep -v -E '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' |
       while read -r lib; do cp -L "$lib" "$dir/lib/"; done
-    du -sh "$dir"
-    echo "carry $dir to the GPU machine; there: scripts/gpu_check.sh run $dir"
+    tar czf "$dir.tar.gz" -C "$(dirname "$dir")" "$(basename "$dir")"
+    du -sh "$dir" "$dir.tar.gz"
+    echo "carry $dir.tar.gz to the GPU machine; there: scripts/gpu_check.sh run $dir"
     ;;
   run)
     out=${3:-${OUT:-gpu-check}}
     mkdir -p "$out"
-    export LD_LIBRARY_PATH="$PWD/$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    bin="$PWD/$dir/bin"
+    if [[ ! -d "$dir" && -f "$dir.tar.gz" ]]; then
+      unpacked=$(mktemp -d)
+      tar xzf "$dir.tar.gz" -C "$unpacked"
+      dir="$unpacked/$(basename "$dir")"
+    fi
+    [[ "$dir" = /* ]] || dir="$PWD/$dir"
+    export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    bin="$dir/bin"
     status=0
     { nvidia-smi || true; } > "$out/device.txt" 2>&1
     echo "== parity: lenlab_cuda_tests"
