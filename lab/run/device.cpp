@@ -87,8 +87,7 @@ GroupSpeed Device::measure_group_speed(const SpeedShape& shape) const {
 #if LENLAB_WITH_CUDA
   if (gpu_) return cuda_work::measure_group_speed(shape);
 #endif
-  use_cpu_threads(1);
-  return lenlab::measure_group_speed<CpuBackend<float>>(shape, 2);
+  return lenlab::measure_group_speed<CpuBackend<float>>(shape, 2);  // at the threads set now
 }
 
 std::vector<LengthResult> Device::evaluate(const ModelConfig& model,

@@ -69,13 +69,14 @@ struct Probe {
   double step_work() const {
     return models * estimate_run_cost(spec, resolved.model).train_step_flops;
   }
-  // Seconds to evaluate the group at its test lengths, and the work of it.
+  // Seconds to evaluate the group at its test lengths.
   double eval_seconds() {
     EvalJob job = eval_job(resolved, spec);
     job.greedy = spec.test_attention.decode == "greedy";  // as prepare_test_time_eval sets it
     const std::vector<EvalJob> jobs(models, job);
     return middle_seconds([&] { evaluate(model, jobs); });
   }
+  // The work of that evaluation.
   double eval_work() const { return models * estimate_run_cost(spec, resolved.model).eval_flops; }
 };
 
