@@ -43,8 +43,13 @@ def write_manifest(out: Path, command: str, source: Path, extra: dict):
         "date_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
         **extra,
         "files": sorted(str(p.relative_to(out)) for p in out.rglob("*")
-                        if p.is_file() and p.name != "SNAPSHOT.json"),
+                        if p.is_file() and p.name != "SNAPSHOT.json"
+                        and p.relative_to(out).parts[0] != "runs"),
     }
+    if (out / "runs").is_dir():  # run records (run_records): hundreds of files, counted
+        n = sum(1 for _ in (out / "runs").iterdir())
+        manifest["files"].append(f"runs/ ({n} run{'' if n == 1 else 's'}: manifest.json and "
+                                 "results.csv each)")
     (out / "SNAPSHOT.json").write_text(json.dumps(manifest, indent=2) + "\n")
 
 
@@ -91,9 +96,29 @@ def seed_odds(run_dir: Path, out_txt: Path):
     out_txt.write_text(f"scripts/seed_odds.py DIR\n\n{r.stdout}")
 
 
+def run_records(run_dir: Path, out_dir: Path):
+    """Each finished run's manifest.json and results.csv (its settings, its training's record —
+    the stop rule's checks, the validation score [select] reads — and its scores per test length),
+    a few kB a run: what every table of report.md is computed from, without the weights and
+    loss.csv. Copied into DIR/runs/ on another machine, they are runs `lenlab run` finds on disk:
+    it trains only the rest and writes the report over all (docs/reproduction.md)."""
+    finished = []
+    for manifest in sorted(run_dir.glob("runs/*/manifest.json")):
+        status = json.loads(manifest.read_text()).get("status")
+        if status in ("completed", "diverged") and (manifest.parent / "results.csv").is_file():
+            finished.append(manifest.parent)
+    if not finished:
+        sys.exit(f"{run_dir}/runs holds no finished run (a manifest.json saying completed or "
+                 "diverged beside a results.csv)")
+    for run in finished:
+        (out_dir / run.name).mkdir(parents=True)
+        for name in ("manifest.json", "results.csv"):
+            shutil.copy(run / name, out_dir / run.name / name)
+
+
 # What an experiment's snapshot may keep beside report.md, for docs that quote more than
 # report.md's test ranges: file or folder name -> its maker(run_dir, out_path).
-EXTRAS = {"figures": figure_data, "seed_odds.txt": seed_odds}
+EXTRAS = {"figures": figure_data, "seed_odds.txt": seed_odds, "runs": run_records}
 
 
 def copy_experiment(run_dir: Path, out: Path, what: str):
@@ -333,6 +358,11 @@ EXPERIMENTS = {
     "chomsky-core-two-seeds": ("configs/chomsky-core.toml",
                                "--figures even-pairs,parity,reverse,duplicate-string,"
                                "missing-duplicate-string --seeds 2", ("figures",)),
+    # The core suite at its five seeds, three of its tasks so far, with every run's record
+    # (run_records): a later machine resumes the config from them.
+    "chomsky-core": ("configs/chomsky-core.toml",
+                     "--figures even-pairs,parity,missing-duplicate-string --seeds 5",
+                     ("figures", "runs")),
 }
 
 def snapshot_stream(stream_dir: Path, out: Path):

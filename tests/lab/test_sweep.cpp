@@ -132,3 +132,26 @@ TEST_CASE("runs trained side by side give the very bytes of the same runs one by
   }
   CHECK(compared == 6);
 }
+
+// A run's manifest.json and results.csv are all a report reads: copied without weights or loss
+// (docs/data's run records, scripts/docs_snapshot.py), they are finished runs on another machine.
+TEST_CASE("a folder of run records alone (no weights, no loss) is resumed without training") {
+  const fs::path whole = experiment_dir("records_whole"), records = experiment_dir("records_only");
+  REQUIRE(run_experiment(tiny_options(whole)) == 0);
+  int copied = 0;
+  for (const auto& e : fs::directory_iterator(whole / "runs")) {
+    fs::create_directories(records / "runs" / e.path().filename());
+    for (const char* f : {"manifest.json", "results.csv"})
+      fs::copy_file(e.path() / f, records / "runs" / e.path().filename() / f);
+    ++copied;
+  }
+  REQUIRE(copied == 6);
+  REQUIRE(run_experiment(tiny_options(records)) == 0);
+  for (const auto& e : fs::directory_iterator(records / "runs")) {
+    INFO(e.path().filename().string());
+    CHECK_FALSE(fs::exists(e.path() / "model.safetensors"));  // nothing was trained again
+    CHECK_FALSE(fs::exists(e.path() / "loss.csv"));
+  }
+  for (const char* f : {"results.csv", "figp.csv", "figr.csv", "report.md"})
+    CHECK_MESSAGE(read_text(whole / f) == read_text(records / f), f);
+}

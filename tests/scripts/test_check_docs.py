@@ -247,3 +247,39 @@ def test_snapshot_of_an_experiment_folder_keeps_its_extras(tmp_path: Path):
     assert (out / "run.log").read_text() == "160 runs: 100 trained in 2401.3 s\nreal\t41m02.5s\n"
     files = json.loads((out / "SNAPSHOT.json").read_text())["files"]
     assert "figures/figpe.dat" in files and "seed_odds.txt" in files
+
+
+def test_snapshot_keeps_each_finished_runs_record(tmp_path: Path):
+    """chomsky-core keeps every finished run's manifest.json and results.csv (not its weights or
+    loss.csv, nor a run still training), and SNAPSHOT.json counts them instead of listing them."""
+    run_dir = tmp_path / "core"
+    for name in ("report.md", "selection.json"):
+        (run_dir / name).parent.mkdir(parents=True, exist_ok=True)
+        (run_dir / name).write_text("x\n")
+    (run_dir / "config.toml").write_text('[figures.parity]\nvary = "settings"\n')
+    runs = {"done": "completed", "nan": "diverged", "busy": "running"}
+    for run, status in runs.items():
+        (run_dir / "runs" / run).mkdir(parents=True)
+        (run_dir / "runs" / run / "manifest.json").write_text(
+            json.dumps({"status": status, "git_revision": "abc1234"}))
+        for name in ("loss.csv", "model.safetensors"):
+            (run_dir / "runs" / run / name).write_text("weights\n")
+        if status != "running":
+            (run_dir / "runs" / run / "results.csv").write_text(f"length,score\n41,{run}\n")
+    repo = tmp_path / "repo"
+    argv = [sys.executable, str(SCRIPT), "--root", str(repo), "--snapshot", "chomsky-core",
+            str(run_dir)]
+    r = subprocess.run(argv, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = repo / "docs" / "data" / "chomsky-core"
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["done", "nan"]
+    assert sorted(p.name for p in (out / "runs" / "done").iterdir()) == ["manifest.json",
+                                                                          "results.csv"]
+    assert (out / "runs" / "nan" / "results.csv").read_text() == "length,score\n41,nan\n"
+    files = json.loads((out / "SNAPSHOT.json").read_text())["files"]
+    assert "runs/ (2 runs: manifest.json and results.csv each)" in files
+    assert not any(f.startswith("runs/done") for f in files)
+    for run in ("done", "nan"):
+        (run_dir / "runs" / run / "results.csv").unlink()
+    r = subprocess.run(argv, capture_output=True, text=True)
+    assert r.returncode != 0 and "holds no finished run" in r.stderr, r.stderr
