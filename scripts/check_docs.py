@@ -34,6 +34,12 @@ the next one:
         not checked against results, for the reason given (timings that vary with the machine,
         settings, closed forms computed by `lenlab theory`, another snapshot not taken yet)
 
+    <!-- rows: from chomsky-core/report.md#chomsky-hierarchy-suite -->
+        the markdown table right after it is copied from that file's section: each of its lines
+        (header and separator too) must be, character for character, a line there, in any order
+        and any subset; its numbers are checked by that, not one by one, and the marker in
+        force before it holds again after the table
+
 Lines before a file's first marker are not checked; a covered file without a marker is an error.
 A number the docs compute from snapshot values (a ratio, a percentage) says how, right after it on
 the same line: `0.140 <!-- derived: 0.764181 / 5.44396 -->`; each decimal operand must then be in
@@ -87,6 +93,7 @@ COVERED = [
 ]
 
 MARKER = re.compile(r"<!--\s*numbers:\s*(.*?)\s*-->", re.S)
+ROWS_MARKER = re.compile(r"<!--\s*rows:\s*(.*?)\s*-->")
 FENCE_OPEN = re.compile(r"^\s*```(\S*)\s*$")
 HEADING = re.compile(r"^\s*#{1,6}\s")
 # Labels, not measurements: the number right after one of these words names a thing.
@@ -220,6 +227,23 @@ class Snapshot:
         return i < len(self.values) and self.values[i] <= abs(q.value) + q.tolerance
 
 
+def snapshot_lines(data: Path, name: str) -> set:
+    """The lines of a snapshot file (FILE#FRAGMENT: of its sections under that heading), each
+    stripped of surrounding blanks: what a table copied with a 'rows:' marker is checked against."""
+    name, _, fragment = name.partition("#")
+    path = data / name
+    if not path.is_file():
+        raise FileNotFoundError(f"the snapshot file {path} named by a 'rows:' marker does not "
+                                "exist")
+    text = path.read_text(errors="replace")
+    if fragment:
+        text = sections(text, fragment)
+        if not text:
+            raise FileNotFoundError(f"the snapshot {path} has no heading '#{fragment}' named by "
+                                    "a 'rows:' marker")
+    return {line.strip() for line in text.splitlines()}
+
+
 def check_derived(where: str, q: Quoted, expression: str, snapshot) -> list:
     """A number the docs derive from snapshot values: each decimal operand in the snapshot
     (integers are constants: 100 for a percentage, 1 in 1 - x), the arithmetic rounding to the
@@ -254,7 +278,39 @@ def scan(path: Path, rel: str, data: Path, cache: dict, problems: list):
     """Yields a Found for each checked number of one covered doc; appends to problems what is
     wrong with its markers."""
     snapshot, saw_marker, fence = None, False, None
+    copied = None  # after a 'rows:' marker: (its file's name, that file's lines, in the table yet)
     for number, line in enumerate(path.read_text().splitlines(), 1):
+        if copied is not None:
+            name, source, started = copied
+            if line.startswith("|"):
+                if line.strip() not in source:
+                    problems.append(f"{rel}:{number}: a row of a table copied from {name} that "
+                                    f"is not a line of it: {line.strip()[:120]}")
+                copied = (name, source, True)
+                continue  # its numbers are checked by the row's match
+            if not started:
+                problems.append(f"{rel}:{number}: a 'rows: from {name}' marker with no table "
+                                "right after it")
+            copied = None
+        m = ROWS_MARKER.search(line)
+        if m:
+            saw_marker = True
+            spec = m.group(1)
+            if not spec.startswith("from ") or len(spec[5:].split()) != 1:
+                problems.append(f"{rel}:{number}: marker 'rows: {spec}' is not 'rows: from "
+                                "FILE#FRAGMENT' (one file)")
+                continue
+            name = spec[5:].strip()
+            key = ("rows", name)
+            if key not in cache:
+                try:
+                    cache[key] = snapshot_lines(data, name)
+                except FileNotFoundError as e:
+                    problems.append(f"{rel}:{number}: {e}")
+                    cache[key] = None
+            if cache[key] is not None:
+                copied = (name, cache[key], False)
+            continue
         for m in MARKER.finditer(line):
             saw_marker = True
             spec = m.group(1)

@@ -283,3 +283,43 @@ def test_snapshot_keeps_each_finished_runs_record(tmp_path: Path):
         (run_dir / "runs" / run / "results.csv").unlink()
     r = subprocess.run(argv, capture_output=True, text=True)
     assert r.returncode != 0 and "holds no finished run" in r.stderr, r.stderr
+
+
+def test_a_table_copied_with_a_rows_marker_is_checked_line_for_line(docs_copy: Path):
+    """Rows copied from a report section pass as they are, in any subset; one edited digit in a
+    row fails naming the line; the table's numbers are not also checked one by one; a marker with
+    no table after it, or naming a heading the file lacks, is an error."""
+    report = ROOT / "docs" / "data" / "chomsky-core-two-seeds" / "report.md"
+    rows = [line for line in check_docs.sections(report.read_text(),
+                                                 "chomsky-hierarchy-suite").splitlines()
+            if line.startswith("|")]
+    assert len(rows) >= 5
+    table = [rows[0], rows[1], rows[3]]  # header, separator and the second task only
+    tasks = docs_copy / "docs" / "tasks.md"
+    before = run(docs_copy)
+    assert before.returncode == 0, before.stdout
+    marker = "<!-- rows: from chomsky-core-two-seeds/report.md#chomsky-hierarchy-suite -->"
+    text = tasks.read_text()
+    tasks.write_text(text + "\n" + marker + "\n" + "\n".join(table) + "\n\nAfter it.\n")
+    r = run(docs_copy)
+    assert r.returncode == 0, r.stdout
+    count = re.compile(r"(\d+) quoted numbers")
+    assert count.search(r.stdout).group(1) == count.search(before.stdout).group(1)
+
+    edited = re.sub(r"0\.(\d)(\d)(\d)", lambda m: f"0.{m[1]}{m[2]}{(int(m[3]) + 1) % 10}",
+                    table[2], count=1)
+    assert edited != table[2]
+    tasks.write_text(text + "\n" + marker + "\n" + "\n".join([*table[:2], edited]) + "\n")
+    r = run(docs_copy)
+    line = len((text + "\n" + marker + "\n").splitlines()) + 3
+    assert r.returncode == 1 and f"docs/tasks.md:{line}: a row of a table copied from " \
+        "chomsky-core-two-seeds/report.md#chomsky-hierarchy-suite that is not a line of it" \
+        in r.stdout and "1 problem(s)" in r.stdout, r.stdout
+
+    tasks.write_text(text + "\n" + marker + "\n\nNo table.\n")
+    r = run(docs_copy)
+    assert r.returncode == 1 and "marker with no table right after it" in r.stdout, r.stdout
+    tasks.write_text(text + "\n" + marker.replace("hierarchy-suite", "nowhere") + "\n" +
+                     "\n".join(table) + "\n")
+    r = run(docs_copy)
+    assert r.returncode == 1 and "has no heading '#chomsky-nowhere'" in r.stdout, r.stdout
