@@ -279,6 +279,17 @@ def scan(path: Path, rel: str, data: Path, cache: dict, problems: list):
     wrong with its markers."""
     snapshot, saw_marker, fence = None, False, None
     copied = None  # after a 'rows:' marker: (its file's name, that file's lines, in the table yet)
+
+    def loaded(key, load, number):
+        """What a marker names, read once per check (None, with a problem, if it is missing)."""
+        if key not in cache:
+            try:
+                cache[key] = load()
+            except FileNotFoundError as e:
+                problems.append(f"{rel}:{number}: {e}")
+                cache[key] = None
+        return cache[key]
+
     for number, line in enumerate(path.read_text().splitlines(), 1):
         if copied is not None:
             name, source, started = copied
@@ -301,15 +312,9 @@ def scan(path: Path, rel: str, data: Path, cache: dict, problems: list):
                                 "FILE#FRAGMENT' (one file)")
                 continue
             name = spec[5:].strip()
-            key = ("rows", name)
-            if key not in cache:
-                try:
-                    cache[key] = snapshot_lines(data, name)
-                except FileNotFoundError as e:
-                    problems.append(f"{rel}:{number}: {e}")
-                    cache[key] = None
-            if cache[key] is not None:
-                copied = (name, cache[key], False)
+            source = loaded(("rows", name), lambda: snapshot_lines(data, name), number)
+            if source is not None:
+                copied = (name, source, False)
             continue
         for m in MARKER.finditer(line):
             saw_marker = True
@@ -317,13 +322,7 @@ def scan(path: Path, rel: str, data: Path, cache: dict, problems: list):
             snapshot = None
             if spec.startswith("from "):
                 names = tuple(spec[5:].split())
-                if names not in cache:
-                    try:
-                        cache[names] = Snapshot(data, names)
-                    except FileNotFoundError as e:
-                        problems.append(f"{rel}:{number}: {e}")
-                        cache[names] = None
-                snapshot = cache[names]
+                snapshot = loaded(names, lambda: Snapshot(data, names), number)
             elif not re.match(r"not checked:\s*\S", spec):
                 problems.append(f"{rel}:{number}: marker '{spec}' is neither 'from FILES...' "
                                 "nor 'not checked: REASON'")

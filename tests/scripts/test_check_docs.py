@@ -25,6 +25,11 @@ def run(root: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True)
 
 
+def snapshot_argv(repo: Path, name: str, folder: Path) -> list:
+    """check_docs.py's command refreshing repo's docs/data/NAME/ from folder."""
+    return [sys.executable, str(SCRIPT), "--root", str(repo), "--snapshot", name, str(folder)]
+
+
 @pytest.fixture
 def docs_copy(tmp_path: Path) -> Path:
     """The covered docs and docs/data/, copied: what the check reads, nothing else."""
@@ -198,8 +203,7 @@ def test_snapshot_of_the_representation_reports(tmp_path: Path):
         (rep / "reps" / f"{task}-1").mkdir(parents=True)
         (rep / "reps" / f"{task}-1" / "eval.json").write_text('{"git_revision": "abc1234"}')
     repo = tmp_path / "repo"
-    argv = [sys.executable, str(SCRIPT), "--root", str(repo), "--snapshot", "vcl-representation",
-            str(rep)]
+    argv = snapshot_argv(repo, "vcl-representation", rep)
     r = subprocess.run(argv, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     out = repo / "docs" / "data" / "vcl-representation"
@@ -267,8 +271,7 @@ def test_snapshot_keeps_each_finished_runs_record(tmp_path: Path):
         if status != "running":
             (run_dir / "runs" / run / "results.csv").write_text(f"length,score\n41,{run}\n")
     repo = tmp_path / "repo"
-    argv = [sys.executable, str(SCRIPT), "--root", str(repo), "--snapshot", "chomsky-core",
-            str(run_dir)]
+    argv = snapshot_argv(repo, "chomsky-core", run_dir)
     r = subprocess.run(argv, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     out = repo / "docs" / "data" / "chomsky-core"
