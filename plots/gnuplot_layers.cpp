@@ -84,6 +84,22 @@ Quantity bias_of_head(int h) {
           }};
 }
 
+// Whether run r has what the companion draws: its bias file, or attention rows of that kind.
+bool has_layer_data(const RunRecord& r, LayerFigure which) {
+  if (which == LayerFigure::kBias) return !r.position_bias.empty();
+  for (const LengthResult& row : r.results)
+    if ((which == LayerFigure::kDistance ? row.logits.n_layer : row.attention.n_layer) > 0)
+      return true;
+  return false;
+}
+
+// Some of the line's runs have the data and some do not (partial_layer_lines).
+bool is_partial(const FigureLine& line, LayerFigure which) {
+  size_t with = 0;
+  for (const RunRecord* r : line.runs) with += has_layer_data(*r, which);
+  return with > 0 && with < line.runs.size();
+}
+
 int n_bias_heads(const FigureSummary& fig) {
   int H = 0;
   for (const FigureLine& line : fig.lines)
@@ -132,15 +148,25 @@ std::string layer_figure_suffix(LayerFigure which) {
                                          : "layers";
 }
 
+std::vector<std::string> partial_layer_lines(const FigureSummary& fig, LayerFigure which) {
+  std::vector<std::string> labels;
+  for (const FigureLine& line : fig.lines)
+    if (is_partial(line, which)) labels.push_back(line.label);
+  return labels;
+}
+
 bool has_layer_figure(const FigureSummary& fig, LayerFigure which) {
-  if (which == LayerFigure::kBias) {  // ALiBi's fixed slopes alone need no figure
-    bool other = false;
-    for (const FigureLine& line : fig.lines)
-      for (const RunRecord* r : line.runs)
-        other = other || (!r->position_bias.empty() && r->spec.pe != "alibi");
-    if (!other) return false;
+  // Only the lines it would draw count: a partial line is left out (and a figure of none fails).
+  bool any = false, other = false;  // other: a bias that is not ALiBi's fixed slopes
+  for (const FigureLine& line : fig.lines) {
+    if (is_partial(line, which)) continue;
+    for (const RunRecord* r : line.runs)
+      if (has_layer_data(*r, which)) {
+        any = true;
+        other = other || r->spec.pe != "alibi";
+      }
   }
-  return n_layers(fig, which) > 0;
+  return which == LayerFigure::kBias ? other : any;  // ALiBi's fixed slopes alone need no figure
 }
 
 std::string layer_figure_dat(const FigureSummary& fig, LayerFigure which) {
@@ -157,8 +183,9 @@ std::string layer_figure_dat(const FigureSummary& fig, LayerFigure which) {
       for (int l = 0; l < L; ++l) {
         out += fmt::format("# {}, line {}, layer {}\n", qs[q].ylabel, fig.lines[i].label, l);
         std::map<int, std::vector<double>> at;  // x → each seed's value
-        for (const RunRecord* r : fig.lines[i].runs)
-          for (const auto& [x, v] : qs[q].curve(*r, l)) at[x].push_back(v);
+        if (!is_partial(fig.lines[i], which))   // a partial line's block stays empty
+          for (const RunRecord* r : fig.lines[i].runs)
+            for (const auto& [x, v] : qs[q].curve(*r, l)) at[x].push_back(v);
         for (const auto& [x, v] : at) {
           double sum = 0;
           for (double y : v) sum += y;
@@ -197,8 +224,10 @@ std::string layer_figure_script(const FigureSummary& fig, LayerFigure which) {
       distance ? static_cast<double>(
                      tokens_per_sequence(parse_task(first.task), first.token, first.l_train) - 1)
                : first.l_train;
-  // The bias figure draws the lines whose encoding has a bias (the others have no curve).
+  // The bias figure draws the lines whose encoding has a bias (the others have no curve); no
+  // figure draws a partial line.
   const auto drawn = [&](size_t i) {
+    if (is_partial(fig.lines[i], which)) return false;
     if (which != LayerFigure::kBias) return true;
     for (const RunRecord* r : fig.lines[i].runs)
       if (!r->position_bias.empty()) return true;

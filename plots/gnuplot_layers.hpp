@@ -13,6 +13,7 @@
 //    kerple).
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "plots/figure_data.hpp"
 #include "plots/gnuplot.hpp"
@@ -23,6 +24,10 @@ enum class LayerFigure { kStatistics, kDistance, kBias };
 
 // Whether any run of the figure has what the companion draws.
 bool has_layer_figure(const FigureSummary& fig, LayerFigure which);
+// The lines of which some runs have what the companion draws and others do not (a run record
+// without the file: docs/data's runs/ keep manifest.json and results.csv only). Such a line is
+// left out of the companion, never drawn from part of its seeds; report.md names it.
+std::vector<std::string> partial_layer_lines(const FigureSummary& fig, LayerFigure which);
 // "layers", "distance" or "bias": the companion's file suffix.
 std::string layer_figure_suffix(LayerFigure which);
 std::string layer_figure_dat(const FigureSummary& fig, LayerFigure which);

@@ -1,6 +1,7 @@
 #include "report/report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -113,22 +114,31 @@ std::string experiment_report(const std::vector<FigureSummary>& figures,
       out += f.spec->metric == "mse" ? stats_table(f)
                                      : "Its numbers are in [Token tasks](#token-tasks).\n";
     out += temperature_section(f);
-    if (has_layer_figure(f, LayerFigure::kStatistics))
-      out += fmt::format(
-          "\nIts runs' attention per layer, entropy and largest probability against length:\n\n"
-          "![figure {0} by layer](fig{0}-layers.png)\n",
-          f.spec->name);
-    if (has_layer_figure(f, LayerFigure::kDistance))
-      out += fmt::format(
-          "\nIts runs' attention logits by relative distance, per layer:\n\n"
-          "![figure {0} by distance](fig{0}-distance.png)\n",
-          f.spec->name);
-    if (has_layer_figure(f, LayerFigure::kBias))
-      out += fmt::format(
-          "\nIts runs' positional bias on the logits after training, per layer and head (paper "
-          "002's Figure 1):\n\n"
-          "![figure {0} positional bias](fig{0}-bias.png)\n",
-          f.spec->name);
+    // A line drawn from part of its seeds would be another line: say which were left out.
+    const auto companion = [&](LayerFigure which, const std::string& what,
+                               const std::string& image) -> std::string {
+      const std::vector<std::string> partial = partial_layer_lines(f, which);
+      const std::string why = fmt::format(
+          "{}, whose runs do not all hold its data (a run record keeps manifest.json and "
+          "results.csv only)",
+          fmt::join(partial, ", "));
+      if (!has_layer_figure(f, which))
+        return partial.empty() ? "" : fmt::format("\n{}: not drawn: {}.\n", what, why);
+      return fmt::format("\n{}:\n\n{}\n{}", what, image,
+                         partial.empty() ? "" : fmt::format("\nLeft out of it: {}.\n", why));
+    };
+    const std::string& name = f.spec->name;
+    out +=
+        companion(LayerFigure::kStatistics,
+                  "Its runs' attention per layer, entropy and largest probability against length",
+                  fmt::format("![figure {0} by layer](fig{0}-layers.png)", name));
+    out += companion(LayerFigure::kDistance,
+                     "Its runs' attention logits by relative distance, per layer",
+                     fmt::format("![figure {0} by distance](fig{0}-distance.png)", name));
+    out += companion(LayerFigure::kBias,
+                     "Its runs' positional bias on the logits after training, per layer and head "
+                     "(paper 002's Figure 1)",
+                     fmt::format("![figure {0} positional bias](fig{0}-bias.png)", name));
   }
   return out;
 }

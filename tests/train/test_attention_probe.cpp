@@ -223,3 +223,38 @@ TEST_CASE("attention_distance.csv reads back, and the distance figure averages h
   CHECK(dat.find("\n1 1 0 2\n") != std::string::npos);
   CHECK(dat.find("\n2 -1 -2 0\n") != std::string::npos);
 }
+
+// A line whose runs do not all hold the data (one of them a run record, without its
+// position_bias.csv) would be drawn from part of its seeds: it is left out and named instead.
+TEST_CASE("a layer figure leaves out a line whose runs do not all hold its data, and names it") {
+  PositionBiasValues bias;
+  bias.n_layer = 1;
+  bias.n_head = 1;
+  bias.max_distance = 1;
+  bias.values = {0.0, -1.0};
+  RunRecord with1, with2, without;
+  with1.position_bias = with2.position_bias = bias;
+  with2.position_bias.values = {0.0, -3.0};
+  for (RunRecord* r : {&with1, &with2, &without}) r->spec.pe = "t5";
+  FigureSpec spec;
+  spec.name = std::string{"f"};
+  spec.metric = "token_accuracy";
+  FigureSummary fig;
+  fig.spec = &spec;
+  FigureLine whole, part;
+  whole.label = "whole";
+  whole.runs = {&with1, &with2};
+  part.label = "part";
+  part.runs = {&with1, &without};
+  fig.lines = {whole, part};
+  REQUIRE(has_layer_figure(fig, LayerFigure::kBias));
+  CHECK(partial_layer_lines(fig, LayerFigure::kBias) == std::vector<std::string>{"part"});
+  CHECK(partial_layer_lines(fig, LayerFigure::kDistance).empty());  // no run has logits
+  const std::string dat = layer_figure_dat(fig, LayerFigure::kBias);
+  // The whole line: distance 1 is −1 and −3 → mean −2; the partial line's block is empty.
+  CHECK(dat.find("line whole, layer 0\n0 0 0 0\n1 -2 -3 -1\n") != std::string::npos);
+  CHECK(dat.find("line part, layer 0\n0 NaN NaN NaN\n") != std::string::npos);
+  const std::string gp = layer_figure_script(fig, LayerFigure::kBias);
+  CHECK(gp.find("title ' = whole'") != std::string::npos);
+  CHECK(gp.find("part'") == std::string::npos);
+}
