@@ -22,7 +22,8 @@ namespace lenlab {
 
 enum class LayerFigure { kStatistics, kDistance, kBias };
 
-// Whether any run of the figure has what the companion draws.
+// Whether the companion has a line to draw: one whose runs all have its data (the bias: not
+// ALiBi's fixed slopes alone, which need no figure).
 bool has_layer_figure(const FigureSummary& fig, LayerFigure which);
 // The lines of which some runs have what the companion draws and others do not (a run record
 // without the file: docs/data's runs/ keep manifest.json and results.csv only). Such a line is

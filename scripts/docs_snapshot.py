@@ -101,7 +101,7 @@ def run_records(run_dir: Path, out_dir: Path):
     the stop rule's checks, the validation score [select] reads — and its scores per test length),
     a few kB a run: what every table of report.md is computed from, without the weights and
     loss.csv. Copied into DIR/runs/ on another machine, they are runs `lenlab run` finds on disk:
-    it trains only the rest and writes the report over all (docs/reproduction.md)."""
+    it trains only the rest and writes the report over all (README.md, "Resuming")."""
     finished = []
     for manifest in sorted(run_dir.glob("runs/*/manifest.json")):
         status = json.loads(manifest.read_text()).get("status")
