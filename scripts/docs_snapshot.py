@@ -142,14 +142,16 @@ def experiment_manifest(run_dir: Path, out: Path, command: str):
 def copy_run_log(log: Path, out: Path):
     """What `lenlab run` printed from its first finished round of runs on (each round's runs and
     seconds; with --seeds-until-decided every round) and the shell's `time` after it, as run.log:
-    the measured time docs/run_times.md quotes."""
+    the measured time docs/run_times.md quotes. Its own estimate before training ("estimated:
+    … ~1h50m on 2 CPU workers") is kept too, for the docs that set it beside the time taken."""
     lines = log.read_text(errors="replace").splitlines()
     if not any(re.match(r"\d+ runs: ", line) for line in lines):
         sys.exit(f"{log} has no line 'N runs: M trained in S s': not the output of a finished "
                  "`lenlab run`")
     first = next(i for i, line in enumerate(lines)
                  if re.match(r"\d+ runs: |runs \d+% in ", line))  # "runs 99% in 23m44s …"
-    kept = [line for line in lines[first:] if not re.match(r"runs \d+% ETA ", line)]  # progress
+    kept = [line for line in lines[:first] if line.startswith("estimated: ")]
+    kept += [line for line in lines[first:] if not re.match(r"runs \d+% ETA ", line)]  # progress
     (out / "run.log").write_text("\n".join(kept) + "\n")
 
 

@@ -220,7 +220,8 @@ def test_snapshot_of_the_representation_reports(tmp_path: Path):
 
 def test_snapshot_of_an_experiment_folder_keeps_its_extras(tmp_path: Path):
     """passkey-odds keeps its figures' data (not the attention plots, nor another config's
-    figures) and seed_odds.py's printout beside report.md, and run.log from --log."""
+    figures) and seed_odds.py's printout beside report.md, and run.log from --log (its estimate
+    line and what follows the first finished round)."""
     run_dir = tmp_path / "odds"
     (run_dir / "runs" / "a").mkdir(parents=True)
     for name in ("report.md", "selection.json"):
@@ -234,7 +235,8 @@ def test_snapshot_of_an_experiment_folder_keeps_its_extras(tmp_path: Path):
         "figure,line,seed,length,exact_match\n"
         "pe,rope,1,64,0.25\npe,rope,1,64,0.75\npe,rope,2,64,1\n")
     log = tmp_path / "run.out"
-    log.write_text("160 runs to train\nruns 10% ETA 42m39s  18/160 runs\n"
+    estimate = "estimated: about 233 MB of memory and 6.9e+14 FLOP, ~45m on 2 CPU workers"
+    log.write_text(f"{estimate}\n160 runs to train\nruns 10% ETA 42m39s  18/160 runs\n"
                    "160 runs: 100 trained in 2401.3 s\nreal\t41m02.5s\n")
     repo = tmp_path / "repo"
     r = subprocess.run([sys.executable, str(SCRIPT), "--root", str(repo), "--snapshot",
@@ -248,7 +250,8 @@ def test_snapshot_of_an_experiment_folder_keeps_its_extras(tmp_path: Path):
     assert odds[0] == "scripts/seed_odds.py DIR"
     row = next(line for line in odds if line.startswith("pe "))
     assert row.split()[:6] == ["pe", "rope", "64", "2", "0.75", "0.75"] and "2/2" in row
-    assert (out / "run.log").read_text() == "160 runs: 100 trained in 2401.3 s\nreal\t41m02.5s\n"
+    assert (out / "run.log").read_text() == (f"{estimate}\n160 runs: 100 trained in 2401.3 s\n"
+                                             "real\t41m02.5s\n")
     files = json.loads((out / "SNAPSHOT.json").read_text())["files"]
     assert "figures/figpe.dat" in files and "seed_odds.txt" in files
 
