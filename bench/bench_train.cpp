@@ -142,13 +142,17 @@ double train_seconds(const Bench& b) {
   return best;
 }
 
-// One more training pass with every operation timed: per operation its calls and time per step
+// One more training pass with every operation timed, after an untimed one on the same model (as
+// the best pass is: a fresh model's first pass also pays for touching its buffers' pages, which
+// the text model's few steps would show as host work): per operation its calls and time per step
 // and its share of the step; the rest is the host's own work (batch sampling, packing, the
 // optimizer's bookkeeping, memory helpers). The linear layers' rows also give their products'
 // GFLOP/s (backward: dX and dW, twice the forward's FLOPs), and the last line the step's ceiling:
 // its % of the peak were every other operation and the host's work free.
 void print_op_breakdown(const Bench& b, double best_seconds, double peak) {
   Model<TimedBackend<CpuBackend<float>>> model(b.resolved.model);
+  model.init(b.spec.seed);
+  train(model, {{&b.spec, &b.resolved, {}}});  // untimed: the pages touched, as for the best pass
   model.init(b.spec.seed);
   op_tallies().clear();
   const double seconds = train(model, {{&b.spec, &b.resolved, {}}})[0].seconds;
