@@ -4,7 +4,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <array>
-#include <chrono>
+#include <ctime>
 #include <limits>
 #include <utility>
 
@@ -20,10 +20,19 @@ namespace lenlab {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// The calling thread's CPU time (user and system), in seconds. Every measurement here runs on the
+// calling thread alone (OneThread below: one OpenMP and Eigen thread, which OpenBLAS's OpenMP build
+// follows; lenlab starts no threads of its own), so its CPU time is its work's time, however many
+// other processes share the core; wall time is not: a dry run niced behind a compile measured
+// rates 50x too slow and predicted 72 hours for a sweep that took 1 h 19 min (docs/run_times.md).
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
+double cpu_seconds_since(double start) {
+  return thread_cpu_seconds() - start;
 }
 
 double thread_factor(int threads) {
@@ -93,10 +102,12 @@ CpuSpeed measure_cpu_speed(const SpeedShape& shape) {
   spec.eval_samples = 500;
   const ResolvedSpec resolved = resolve(spec);
   Transformer<float> model(resolved.model);
-  const auto timed_train = [&](int steps) {  // seconds per step
+  const auto timed_train = [&](int steps) {  // CPU seconds per step
     spec.steps = steps;
     model.init(spec.seed);
-    return train(model, {{&spec, &resolved, {}}})[0].seconds / steps;
+    const double start = thread_cpu_seconds();
+    train(model, {{&spec, &resolved, {}}});
+    return cpu_seconds_since(start) / steps;
   };
   // Per step: the work that is not attention's, and attention's.
   const auto step_work = [&] {
@@ -121,9 +132,9 @@ CpuSpeed measure_cpu_speed(const SpeedShape& shape) {
   std::array<double, 3> step_passes{}, eval_passes{};
   for (int pass = 0; pass < 3; ++pass) {
     step_passes[pass] = timed_train(steps);
-    const auto t = Clock::now();
+    const double start = thread_cpu_seconds();
     evaluate(model, {eval_job(resolved, spec)});
-    eval_passes[pass] = seconds_since(t);
+    eval_passes[pass] = cpu_seconds_since(start);
   }
   const double step_s = median(step_passes), eval_s = median(eval_passes);
 
@@ -157,12 +168,12 @@ double best_rate(F&& product, double flops, double seconds) {
   double best = 0;
   for (int rep = 0; rep < 3; ++rep) {
     int iters = 0;
-    const auto start = Clock::now();
+    const double start = thread_cpu_seconds();
     double elapsed = 0;
     do {
       product();
       ++iters;
-      elapsed = seconds_since(start);
+      elapsed = cpu_seconds_since(start);
     } while (elapsed < seconds / 3);
     best = std::max(best, flops * iters / elapsed);
   }

@@ -44,11 +44,14 @@ std::string describe(const SpeedShape& shape);  // "d 64/256 layers 2 heads 4 ba
 // time a step, then three passes of training for about 0.1 s (3 to 500 steps), each followed by an
 // evaluation with 500 test sequences a length (fewer for a model too large to evaluate them in
 // about 0.3 s), give the rates (the middle pass's); three more passes of training at l_train 40
-// give attention's weight. About 0.8 s here for the default shape.
+// give attention's weight. About 0.8 s here for the default shape. Every time is the calling
+// thread's CPU time, not wall time: the rates are this core's, however busy the machine is while
+// they are measured (a busy machine makes the sweep slower, not the prediction).
 CpuSpeed measure_cpu_speed(const SpeedShape& shape = {});
 
-// FLOP/s of an n×n float matrix product (Eigen) on the calling thread for about `seconds`, best
-// of 3 parts. n = 512: a 256×256 product fits in cache and swings by 2× from run to run here.
+// FLOP/s of an n×n float matrix product (Eigen) on the calling thread for about `seconds` of its
+// CPU time, best of 3 parts. n = 512: a 256×256 product fits in cache and swings by 2× from run to
+// run here.
 double measure_gemm_flops(int n = 512, double seconds = 0.5);
 // The same with OpenBLAS's sgemm (cpu::blas_sgemm); 0 in a build without OpenBLAS.
 double measure_openblas_gemm_flops(int n = 512, double seconds = 0.5);
