@@ -11,11 +11,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <vector>
 
+#include "core/cpu_time.hpp"
 #include "core/rng.hpp"
 #include "models/cpu/attention.hpp"
 
@@ -43,12 +43,11 @@ inline double attention_step_seconds(int L, int seqs, int d, int n_head, int min
   double best = 1e30;
   for (int pass = 0; pass < 4; ++pass) {
     std::fill(dqkv.begin(), dqkv.end(), 0.f);
-    const auto start = std::chrono::steady_clock::now();
+    const double start = thread_cpu_seconds();
     cpu::attention_forward(out.data(), att.data(), qkv.data(), d, n_head, a, prob, q);
     cpu::attention_backward(dqkv.data(), static_cast<float*>(nullptr), dout.data(), qkv.data(),
                             att.data(), d, n_head, a, prob, q);
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s = thread_cpu_seconds() - start;
     if (pass > 0) best = std::min(best, s);  // pass 0 warms up
   }
   cpu::detail::min_tiled_length() = kept;

@@ -4,12 +4,12 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <array>
-#include <ctime>
 #include <limits>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "core/cpu_time.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/cpu/blas_gemm.hpp"
 #include "train/evaluate.hpp"
@@ -20,17 +20,10 @@ namespace lenlab {
 
 namespace {
 
-// The calling thread's CPU time (user and system), in seconds. Every measurement here runs on the
-// calling thread alone (OneThread below: one OpenMP and Eigen thread, which OpenBLAS's OpenMP build
-// follows; lenlab starts no threads of its own), so its CPU time is its work's time, however many
-// other processes share the core; wall time is not: a dry run niced behind a compile measured
-// rates 50x too slow and predicted 72 hours for a sweep that took 1 h 19 min (docs/run_times.md).
-double thread_cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
+// Every measurement here runs on the calling thread alone (OneThread below; lenlab starts no
+// threads of its own) and is timed in that thread's CPU time: a dry run niced behind a compile
+// measured rates 50x too slow by the clock and predicted 72 hours for a sweep that took 1 h 19 min
+// (docs/run_times.md).
 double cpu_seconds_since(double start) {
   return thread_cpu_seconds() - start;
 }
