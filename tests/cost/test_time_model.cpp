@@ -87,10 +87,10 @@ TEST_CASE("the time model: other processes on the same core do not slow the meas
   MESSAGE("sanitizer build: the measurement is left to the release suite");
   return;
 #endif
-  // With two busy threads on its CPU the measurement gets a third of it: by wall time its rates
-  // would be a third of those measured alone (measured before the change: half, with one), by
-  // its own CPU time they are the same, up to this machine's noise (0.7x to 1.5x seen). Each
-  // side's rate is the better of two measurements.
+  // With two busy threads on its CPU the measurement gets a third of it: timed by the clock its
+  // rates fall to a third of those measured alone (measured: 0.26-0.35), timed by its own CPU time
+  // they stay (measured: 0.83-1.0; the context switches cost a little). Each side's rate is the
+  // better of two measurements, against this machine's noise.
   const auto best_of_two = [](int busy) {
     return on_one_cpu(busy, [] {
       const CpuSpeed a = measure_cpu_speed(), b = measure_cpu_speed();
