@@ -4,7 +4,7 @@
 // layers, d_ff 4·d); where a step's time goes (per operation, from one more pass through
 // bench/timed_backend.hpp); and the inference forward's throughput at test lengths 64..4096.
 // Prints figures; never passes or fails on time. The passes are timed in the thread's CPU time
-// (core/cpu_time.hpp), so other work on the machine does not lower them; the per-operation
+// (core/cpu_time.hpp), so other work on the machine lowers them little; the per-operation
 // breakdown, whose timer is read around every operation, by the clock (a CPU-time read is a
 // system call): on a busy machine its "against the best pass" reads high.
 //
