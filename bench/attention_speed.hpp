@@ -47,7 +47,7 @@ inline double attention_step_seconds(int L, int seqs, int d, int n_head, int min
     cpu::attention_forward(out.data(), att.data(), qkv.data(), d, n_head, a, prob, q);
     cpu::attention_backward(dqkv.data(), static_cast<float*>(nullptr), dout.data(), qkv.data(),
                             att.data(), d, n_head, a, prob, q);
-    const double s = thread_cpu_seconds() - start;
+    const double s = cpu_seconds_since(start);
     if (pass > 0) best = std::min(best, s);  // pass 0 warms up
   }
   cpu::detail::min_tiled_length() = kept;

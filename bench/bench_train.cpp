@@ -142,7 +142,7 @@ double train_seconds(const Bench& b) {
     model.init(b.spec.seed);
     const double start = thread_cpu_seconds();
     train(model, {{&b.spec, &b.resolved, {}}});
-    best = std::min(best, thread_cpu_seconds() - start);
+    best = std::min(best, cpu_seconds_since(start));
   }
   return best;
 }
@@ -205,7 +205,7 @@ std::pair<double, double> eval_speed(const Bench& b, int length, int sequences) 
   for (int pass = 0; pass < 3; ++pass) {
     const double start = thread_cpu_seconds();
     evaluate(model, {job});
-    best = std::min(best, thread_cpu_seconds() - start);
+    best = std::min(best, cpu_seconds_since(start));
   }
   return {set.n_tokens() / best, flops / best * 1e-9};
 }

@@ -13,4 +13,9 @@ inline double thread_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
+// The calling thread's CPU seconds since `start`, a thread_cpu_seconds() reading.
+inline double cpu_seconds_since(double start) {
+  return thread_cpu_seconds() - start;
+}
+
 }  // namespace lenlab

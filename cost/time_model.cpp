@@ -21,12 +21,9 @@ namespace lenlab {
 namespace {
 
 // Every measurement here runs on the calling thread alone (OneThread below; lenlab starts no
-// threads of its own) and is timed in that thread's CPU time: a dry run niced behind a compile
-// measured rates 50x too slow by the clock and predicted 72 hours for a sweep that took 1 h 19 min
-// (docs/run_times.md).
-double cpu_seconds_since(double start) {
-  return thread_cpu_seconds() - start;
-}
+// threads of its own) and is timed in that thread's CPU time (core/cpu_time.hpp): a dry run niced
+// behind a compile measured rates 50x too slow by the clock and predicted 72 hours for a sweep
+// that took 1 h 19 min (docs/run_times.md).
 
 double thread_factor(int threads) {
   return 1 + 0.7 * (std::max(threads, 1) - 1);
