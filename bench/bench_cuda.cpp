@@ -1,6 +1,8 @@
-// GPU training speed: group steps per second for K models trained at once (K = 1, 8, 32, 96), and
-// the wall time of the whole default reproduction (`lenlab reproduce`, 3 seeds) on the GPU beside
-// its dry run's prediction (cost/group_time_model.hpp, from rates measured on this GPU).
+// GPU training speed: group steps per second for K models trained at once (K = 1, 8, 32, 96),
+// each launched operation by operation and replayed as CUDA graphs (LENLAB_CUDA_GRAPHS=1,
+// models/cuda/step_graphs.hpp) side by side, and the wall time of the whole default reproduction
+// (`lenlab reproduce`, 3 seeds) on the GPU both ways, beside its dry run's prediction
+// (cost/group_time_model.hpp, from rates measured on this GPU).
 // Everything runs through the real code paths (lab/run/run_group.hpp,
 // lab/experiment/experiment.hpp) into a temporary folder. Prints figures; never passes or fails on
 // time.
@@ -9,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -22,6 +25,7 @@
 #include "lab/run/device.hpp"
 #include "lab/run/run_group.hpp"
 #include "models/cuda/device.hpp"
+#include "models/cuda/step_graphs.hpp"
 
 using namespace lenlab;
 namespace fs = std::filesystem;
@@ -30,6 +34,11 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// What the trainer reads (models/step_capture.hpp): "1" replays steps as graphs, "0" does not.
+void use_graphs(bool on) {
+  setenv("LENLAB_CUDA_GRAPHS", on ? "1" : "0", 1);
 }
 
 // Trains K default models (length task, NoPE, l_train 10, seeds 1..K) together for `steps`
@@ -80,12 +89,25 @@ int main(int argc, char** argv) {
       "training, default model (2 layers, d 64), batch 64, l_train 10, {} "
       "steps:\n",
       steps);
+  use_graphs(false);
   group_steps_per_second(1, std::min(steps, 50), dir);  // warm up: context, cuBLAS handles
+  std::cout << "  (as launched: every operation launched on its own; graphs: LENLAB_CUDA_GRAPHS=1, "
+               "each step shape captured once and replayed)\n";
   for (int K : {1, 8, 32, 96}) {
-    const double sps = group_steps_per_second(K, steps, dir);
-    std::cout << fmt::format("  K = {:3d} models at once: {:8.1f} steps/s  {:9.0f} model-steps/s\n",
-                             K, sps, sps * K);
+    use_graphs(false);
+    const double launched = group_steps_per_second(K, steps, dir);
+    use_graphs(true);
+    const cuda::StepGraphCounts before = cuda::thread_step_graph_counts();
+    const double graphs = group_steps_per_second(K, steps, dir);
+    const cuda::StepGraphCounts& after = cuda::thread_step_graph_counts();
+    std::cout << fmt::format(
+        "  K = {:3d} models at once: as launched {:8.1f} steps/s ({:9.0f} model-steps/s), "
+        "graphs {:8.1f} steps/s ({:.2f}x; {} steps replayed, {} captured, {} as they are, {} "
+        "refused)\n",
+        K, launched, launched * K, graphs, graphs / launched, after.replayed - before.replayed,
+        after.captured - before.captured, after.eager - before.eager, after.failed - before.failed);
   }
+  use_graphs(false);
   if (reproduce) {
     ExperimentOptions o;
     o.out = dir / "reproduce";
@@ -105,12 +127,17 @@ int main(int argc, char** argv) {
     for (std::string line; std::getline(lines, line);)
       if (line.rfind("predicted:", 0) == 0 || line.rfind("on cuda", 0) == 0)
         std::cout << "  dry run: " << line << "\n";
-    const auto start = std::chrono::steady_clock::now();
-    const int rc = run_experiment(o);
-    std::cout << fmt::format(
-        "whole default reproduction (lenlab reproduce, 3 seeds) on {}: "
-        "{:.1f} s wall (exit {})\n",
-        gpu.label(), seconds_since(start), rc);
+    for (bool graphs : {false, true}) {
+      use_graphs(graphs);
+      fs::remove_all(o.out);
+      const auto start = std::chrono::steady_clock::now();
+      const int rc = run_experiment(o);
+      std::cout << fmt::format(
+          "whole default reproduction (lenlab reproduce, 3 seeds) on {}, {}: {:.1f} s wall "
+          "(exit {})\n",
+          gpu.label(), graphs ? "graphs" : "as launched", seconds_since(start), rc);
+    }
+    use_graphs(false);
   }
   fs::remove_all(dir);
   return 0;

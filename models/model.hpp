@@ -64,8 +64,22 @@ class Model {
   std::vector<T> download_scalar_out(const PackedBatch<B>& in) const;    // [K·R]
   std::vector<T> download_token_logits(const PackedBatch<B>& in) const;  // [K·R'·V]
 
-  // Training forward: keeps the activations for backward().
+  // Training forward: keeps the activations for backward(). It first uploads the tables the batch
+  // needs (prepare()).
   void forward(const PackedBatch<B>& in);
+  // The positional tables a batch needs (a fixed absolute table, RoPE's angles, a bias table),
+  // uploaded when they grow or change: forward() calls it first; a caller capturing forward() as a
+  // CUDA graph calls it before the capture, which may not copy from the host (forward()'s own
+  // call then has nothing to upload).
+  void prepare(const PackedBatch<B>& in);
+  // Whether a training step is device work alone: false when a learned positional bias's tables
+  // are rebuilt on the host every step (and its gradients chained back there).
+  bool step_is_device_only() const { return !learned_bias(); }
+  // The sizes of the tables prepare() last left (they only grow, and a step's launches read
+  // them): with PackedBatch::shape_key, the key of a step replayed as a CUDA graph.
+  std::vector<int64_t> table_sizes() const {
+    return {position_rows_, rope_host_.positions, rope_in_attention_, bias_rows_, bias_cols_};
+  }
   // dscalar [K, R] and dlogits [K, R', V]: dLoss/d(head outputs) of the last forward (null for a
   // head the batch does not read). Adds into grads().
   void backward(const PackedBatch<B>& in, const T* dscalar, const T* dlogits);
@@ -193,7 +207,6 @@ class Model {
   // Grows infer_ for blocks of up to `rows` rows per model, [q|k|v] (and its rotated copy) of
   // `key_rows`.
   void reserve_infer(size_t rows, size_t key_rows);
-  void prepare(const PackedBatch<B>& in);
   // The tables a forward over positions 0..max_position attending by `attention` reads: a fixed
   // absolute table's rows, RoPE's angles, the bias tables (a learned bias's from the parameters as
   // they are now).

@@ -64,6 +64,29 @@ struct PackedBatch {
   ops::Seqs seqs() const { return {offsets.data(), positions.data(), n_seq, rows}; }
   ops::ProbLayout prob() const { return {prob_offsets.data(), prob_stride}; }
   int n_query() const { return n_scalar + n_token; }
+  // Every size and switch of this batch that a training step's launches depend on (grids, loop
+  // bounds, which operations run, how large a buffer is), with the attention window; what the
+  // batch holds (tokens, positions, weights) lives in its buffers. Two batches with one key run
+  // the same launches with the same arguments on a model whose tables have the same sizes
+  // (Model::table_sizes): the key of a step replayed as a CUDA graph (models/cuda/step_graphs.hpp).
+  std::vector<int64_t> shape_key() const {
+    const ops::AttentionWindow& w = attention.window;
+    return {n_models,
+            rows,
+            n_seq,
+            max_position,
+            n_scalar,
+            n_token,
+            n_pairs,
+            static_cast<int64_t>(prob_stride),
+            scaled,
+            has_detached,
+            has_noise,
+            w.n_global,
+            w.n_local,
+            w.max_distance,
+            attention.scale_covers_bias};
+  }
 
   // Checks every batch against the model (token ids, positions within a learned table,
   // non-decreasing positions, readout rows) and uploads. `specs`: how each model attends (one per

@@ -9,6 +9,7 @@
 
 #include "core/rng.hpp"
 #include "models/optimizer.hpp"
+#include "models/step_capture.hpp"
 #include "tasks/task.hpp"
 #include "tasks/token_tasks.hpp"
 #include "train/misalign_regularizer.hpp"
@@ -52,6 +53,9 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
   std::vector<double> lr(K), host_targets, host_loss(K), host_token(K, 0.0), host_pairs(K, 0.0),
       host_norms(K);
   PackedBatch<B> packed;
+  // Declared after every buffer its graphs read, so that it is destroyed first.
+  typename B::StepGraphs step_graphs(B::kDevice && cuda_graphs_requested() &&
+                                     model.step_is_device_only());
   int n_active = K;
   // training[k]: model k neither diverged nor stopped. A stopped model still steps with the group
   // (the models are one computation); its weights at the stop are kept here and put back at the
@@ -103,35 +107,47 @@ std::vector<TrainOutcome> train(Model<B>& model, const std::vector<TrainJob>& jo
     for (int k = 0; k < K; ++k)
       if (jobs[k].on_batch && training[k])
         jobs[k].on_batch(step + 1, batches[k], host_targets.data() + static_cast<size_t>(k) * R);
+    // Everything the step reads from the host, uploaded before it: its device work below may be
+    // replayed as a CUDA graph (models/cuda/step_graphs.hpp), which copies nothing.
     B::upload(targets, host_targets.data(), host_targets.size());
-
-    model.forward(packed);
-    const double* losses = nullptr;
-    if (R > 0) {
-      B::reserve(dscalar, static_cast<size_t>(K) * R);
-      B::mse_loss(dscalar.data(), loss.data(), model.scalar_out(), targets.data(),
-                  packed.scalar_weights.data(), R, models);
-      losses = loss.data();
-    }
-    if (packed.n_token > 0) {
-      B::reserve(dlogits, static_cast<size_t>(K) * packed.n_token * V);
-      B::cross_entropy_loss(dlogits.data(), token_loss.data(), model.token_logits(),
-                            packed.token_labels.data(), packed.token_weights.data(), packed.n_token,
-                            V, models);
-      if (!losses) losses = token_loss.data();
-    }
-    if (packed.n_pairs > 0)  // adds into dlogits; a non-finite pair loss shows in the norm
-      B::pair_alignment_loss(dlogits.data(), pair_loss.data(), model.token_logits(),
-                             packed.pair_first.data(), packed.pair_second.data(),
-                             packed.pair_weights.data(), packed.pair_entropy_weights.data(),
-                             packed.n_pairs, packed.n_token, V, models);
-    model.zero_grad();
-    model.backward(packed, R > 0 ? dscalar.data() : nullptr,
-                   packed.n_token > 0 ? dlogits.data() : nullptr);
-    B::grad_norm(norms.data(), model.grads(), P, models);
     B::upload(settings_dev, settings.data(), settings.size());
-    B::adamw_step(model.params(), model.grads(), m1.data(), m2.data(), decay_mask.data(),
-                  settings_dev.data(), norms.data(), losses, P, models);
+    std::vector<int64_t> step_key;  // every size the step's launches depend on
+    if (step_graphs.enabled()) {
+      model.prepare(packed);
+      step_key = packed.shape_key();
+      const std::vector<int64_t> tables = model.table_sizes();
+      step_key.insert(step_key.end(), tables.begin(), tables.end());
+    }
+
+    // The step on the device: forward, losses, backward, clipping and AdamW.
+    step_graphs.run(step_key, [&] {
+      model.forward(packed);
+      const double* losses = nullptr;
+      if (R > 0) {
+        B::reserve(dscalar, static_cast<size_t>(K) * R);
+        B::mse_loss(dscalar.data(), loss.data(), model.scalar_out(), targets.data(),
+                    packed.scalar_weights.data(), R, models);
+        losses = loss.data();
+      }
+      if (packed.n_token > 0) {
+        B::reserve(dlogits, static_cast<size_t>(K) * packed.n_token * V);
+        B::cross_entropy_loss(dlogits.data(), token_loss.data(), model.token_logits(),
+                              packed.token_labels.data(), packed.token_weights.data(),
+                              packed.n_token, V, models);
+        if (!losses) losses = token_loss.data();
+      }
+      if (packed.n_pairs > 0)  // adds into dlogits; a non-finite pair loss shows in the norm
+        B::pair_alignment_loss(dlogits.data(), pair_loss.data(), model.token_logits(),
+                               packed.pair_first.data(), packed.pair_second.data(),
+                               packed.pair_weights.data(), packed.pair_entropy_weights.data(),
+                               packed.n_pairs, packed.n_token, V, models);
+      model.zero_grad();
+      model.backward(packed, R > 0 ? dscalar.data() : nullptr,
+                     packed.n_token > 0 ? dlogits.data() : nullptr);
+      B::grad_norm(norms.data(), model.grads(), P, models);
+      B::adamw_step(model.params(), model.grads(), m1.data(), m2.data(), decay_mask.data(),
+                    settings_dev.data(), norms.data(), losses, P, models);
+    });
     if (R > 0) B::download(host_loss.data(), loss.data(), K);
     if (packed.n_token > 0) B::download(host_token.data(), token_loss.data(), K);
     if (packed.n_pairs > 0) B::download(host_pairs.data(), pair_loss.data(), K);

@@ -23,12 +23,24 @@
 
 namespace lenlab {
 
+// The CPU runs every training step as it is; CudaBackend's StepGraphs (models/cuda/
+// step_graphs.hpp) may replay one as a CUDA graph. The same calls on both.
+struct EagerSteps {
+  explicit EagerSteps(bool /*enabled*/) {}
+  bool enabled() const { return false; }
+  template <class Key, class Step>
+  void run(const Key& /*key*/, Step&& step) {
+    step();
+  }
+};
+
 template <class T>
 struct CpuBackend {
   using Scalar = T;
   template <class U>
   using Buffer = cpu::Buffer<U>;
   static constexpr bool kDevice = false;  // buffers live in host memory
+  using StepGraphs = EagerSteps;
 
   // Grows b to at least n elements (contents past the old size unspecified, as on a device).
   template <class U>

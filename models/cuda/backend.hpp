@@ -9,6 +9,7 @@
 #include "models/cuda/check.hpp"
 #include "models/cuda/device_buffer.hpp"
 #include "models/cuda/ops.hpp"
+#include "models/cuda/step_graphs.hpp"
 #include "models/ops/op_list.hpp"
 
 namespace lenlab {
@@ -18,6 +19,8 @@ struct CudaBackend {
   template <class U>
   using Buffer = cuda::DeviceBuffer<U>;
   static constexpr bool kDevice = true;
+  // A training step's device work, replayed as a CUDA graph where LENLAB_CUDA_GRAPHS=1 allows.
+  using StepGraphs = cuda::StepGraphs;
 
   template <class U>
   static void reserve(Buffer<U>& b, size_t n) {

@@ -4,12 +4,22 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "models/cuda/check.hpp"
 
 namespace lenlab::cuda {
+
+// How many device buffers this thread has allocated so far. A captured CUDA graph holds the
+// addresses of the buffers its step used (models/cuda/step_graphs.hpp): when this count moves,
+// some buffer may have moved, and graphs captured before are dropped.
+inline uint64_t& thread_allocations() {
+  thread_local uint64_t n = 0;
+  return n;
+}
 
 template <class T>
 class DeviceBuffer {
@@ -38,6 +48,15 @@ class DeviceBuffer {
   // Grows to at least n elements; contents are lost when it grows.
   void reserve_at_least(size_t n) {
     if (n <= n_) return;
+    // A step being captured must not allocate: its graph would keep the address of a buffer it
+    // frees here. StepGraphs runs a step's shape once without capture first, so this is a bug.
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(cudaStreamPerThread, &capturing) == cudaSuccess &&
+        capturing != cudaStreamCaptureStatusNone)
+      throw std::logic_error(
+          "a device buffer grew while a training step was captured as a CUDA graph (the step's "
+          "shape key misses a size): unset LENLAB_CUDA_GRAPHS");
+    ++thread_allocations();
     release();
     LENLAB_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), n * sizeof(T)));
     n_ = n;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -22,6 +23,7 @@
 #include "models/checkpoint.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/cuda/backend.hpp"
+#include "models/cuda/step_graphs.hpp"
 #include "models/model.hpp"
 #include "results/loss_file.hpp"
 #include "results/run_record.hpp"
@@ -219,6 +221,123 @@ TEST_CASE(
       worst_mse = std::max(worst_mse, std::abs(a[l].mse - b[l].mse) / std::abs(b[l].mse));
     std::printf("  run %d: test mse together vs alone within %.2e relative\n", i, worst_mse);
     CHECK(worst_mse < 0.2);
+  }
+}
+
+// LENLAB_CUDA_GRAPHS set for one scope, and put back as it was.
+class GraphsSetting {
+ public:
+  explicit GraphsSetting(const char* value) {
+    if (const char* was = std::getenv("LENLAB_CUDA_GRAPHS")) was_ = was;
+    setenv("LENLAB_CUDA_GRAPHS", value, 1);
+  }
+  ~GraphsSetting() {
+    if (was_.empty())
+      unsetenv("LENLAB_CUDA_GRAPHS");
+    else
+      setenv("LENLAB_CUDA_GRAPHS", was_.c_str(), 1);
+  }
+
+ private:
+  std::string was_;
+};
+
+TEST_CASE(
+    "a training step replayed as a CUDA graph gives the bits of the same step launched operation "
+    "by operation, and a learned bias's step is never captured") {
+  const fs::path dir = fresh("graphs");
+  struct Row {
+    const char* name;
+    int models;  // trained together
+    bool device_only;
+    void (*edit)(TrainSpec&);
+  };
+  const Row rows[] = {
+      // one length: every step has the same shape, so all but the first two are replays
+      {"length-one-shape", 1, true, [](TrainSpec& s) { s.l_train_min = s.l_train; }},
+      {"sum-sqrt", 1, true,
+       [](TrainSpec& s) {
+         s.task = "sum";
+         s.reparam = "sqrt";
+       }},
+      {"length-two-models", 2, true, [](TrainSpec& s) { s.pe = "rope"; }},
+      {"markov-misalign-rope", 1, true,
+       [](TrainSpec& s) {
+         s.task = "markov";
+         s.pe = "rope";
+         s.token.n_symbols = 6;
+         s.misalign.alpha = 0.3;
+       }},
+      {"markov-vcl-random-alibi", 1, true,
+       [](TrainSpec& s) {
+         s.task = "markov";
+         s.pe = "alibi";
+         s.token.n_symbols = 6;
+         s.vcl = {3, 0.5, "random"};
+       }},
+      {"copy-randpos-learned", 1, true,
+       [](TrainSpec& s) {
+         s.task = "copy";
+         s.pe = "learned";
+         s.token.n_symbols = 6;
+         s.random_positions = 40;
+       }},
+      {"length-t5", 1, false, [](TrainSpec& s) { s.pe = "t5"; }},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.name);
+    std::vector<TrainSpec> specs(row.models);
+    for (int k = 0; k < row.models; ++k) {
+      specs[k].steps = 120;
+      specs[k].optimizer.warmup_steps = 20;
+      specs[k].l_train = 8;
+      specs[k].l_test = 12;
+      specs[k].eval_samples = 32;
+      specs[k].seed = k + 1;
+      row.edit(specs[k]);
+    }
+    auto train_group = [&](const char* graphs) {
+      const GraphsSetting setting(graphs);
+      std::vector<GroupJob> group;
+      for (int k = 0; k < row.models; ++k) {
+        GroupJob j{specs[k], {}};
+        j.options.out = dir / fmt::format("{}-{}-{}", row.name, graphs, k);
+        group.push_back(j);
+      }
+      const cuda::StepGraphCounts before = cuda::thread_step_graph_counts();
+      REQUIRE(Device::choose("cuda").train(group) == std::vector<int>(row.models, kExitOk));
+      const cuda::StepGraphCounts after = cuda::thread_step_graph_counts();
+      return cuda::StepGraphCounts{after.eager - before.eager, after.captured - before.captured,
+                                   after.replayed - before.replayed, after.failed - before.failed};
+    };
+    const cuda::StepGraphCounts eager = train_group("0");
+    const cuda::StepGraphCounts graphs = train_group("1");
+    std::printf(
+        "  %s: with LENLAB_CUDA_GRAPHS=1, %ld steps as they are, %ld graphs captured, %ld "
+        "steps replayed\n",
+        row.name, graphs.eager, graphs.captured, graphs.replayed);
+    CHECK(eager.eager == 120);
+    CHECK(eager.replayed == 0);
+    CHECK(graphs.eager + graphs.replayed == 120);
+    CHECK(graphs.failed == 0);  // one thread: nothing else allocates during a capture
+    if (!row.device_only) {
+      CHECK(graphs.replayed == 0);
+    } else if (std::string(row.name) == "length-one-shape") {
+      CHECK(graphs.eager == 1);
+      CHECK(graphs.captured == 1);
+      CHECK(graphs.replayed == 119);
+    } else {
+      CHECK(graphs.replayed > 0);
+    }
+    for (int k = 0; k < row.models; ++k) {
+      CAPTURE(k);
+      const fs::path a = dir / fmt::format("{}-0-{}", row.name, k);
+      const fs::path b = dir / fmt::format("{}-1-{}", row.name, k);
+      for (const char* file : {"loss.csv", "results.csv", "model.safetensors"}) {
+        CAPTURE(file);
+        CHECK(read_text_file(a / file) == read_text_file(b / file));
+      }
+    }
   }
 }
 
