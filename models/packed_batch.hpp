@@ -17,6 +17,7 @@
 #include "models/ops/args.hpp"
 #include "models/ops/prefix_noise.hpp"
 #include "models/ops/tables.hpp"
+#include "models/staged_upload.hpp"
 #include "tasks/batch.hpp"
 
 namespace lenlab {
@@ -38,28 +39,37 @@ struct PackedBatch {
   AttentionSpec attention;  // windows and cap (shared by the K batches); scales are per sequence
   bool scaled = false;      // some sequence's logit scale is not 1
 
-  Buffer<int> tokens, positions;         // [K, N]
-  Buffer<int> offsets;                   // [K, S + 1]
-  Buffer<int64_t> prob_offsets;          // [K, S + 1]
-  Buffer<T> seq_scale;                   // [K, S] (only when scaled)
-  Buffer<int> scalar_rows;               // [K, R]
-  Buffer<double> scalar_weights;         // [K, R]
-  Buffer<int> token_rows, token_labels;  // [K, R']
-  Buffer<double> token_weights;          // [K, R']
-  Buffer<int> pair_first, pair_second;   // [K, P] indices into the model's R' token rows; −1 pad
-  Buffer<double> pair_weights;           // [K, P] the divergence's weights (0 for padding)
-  Buffer<double> pair_entropy_weights;   // [K, P] the entropies' weights (0 for padding)
+  // Every array below lives in one buffer of the backend's memory, uploaded by one copy
+  // (models/staged_upload.hpp); an array the batch does not hold is null.
+  DevicePart<int> tokens, positions;         // [K, N]
+  DevicePart<int> offsets;                   // [K, S + 1]
+  DevicePart<int64_t> prob_offsets;          // [K, S + 1]
+  DevicePart<T> seq_scale;                   // [K, S] (only when scaled)
+  DevicePart<int> scalar_rows;               // [K, R]
+  DevicePart<double> scalar_weights;         // [K, R]
+  DevicePart<int> token_rows, token_labels;  // [K, R']
+  DevicePart<double> token_weights;          // [K, R']
+  DevicePart<int> pair_first, pair_second;  // [K, P] indices into the model's R' token rows; −1 pad
+  DevicePart<double> pair_weights;          // [K, P] the divergence's weights (0 for padding)
+  DevicePart<double> pair_entropy_weights;  // [K, P] the entropies' weights (0 for padding)
   // The inference path computes its last layer at the read rows only: query_rows [K, R + R'] is
   // the scalar rows then the token rows, and each head reads its part of that.
-  Buffer<int> query_rows;                       // [K, R + R']
-  Buffer<int> scalar_in_query, token_in_query;  // [K, R], [K, R']
-  Buffer<int> query_mask;                       // [K, N] 1 at a query row, else 0
+  DevicePart<int> query_rows;                       // [K, R + R']
+  DevicePart<int> scalar_in_query, token_in_query;  // [K, R], [K, R']
+  DevicePart<int> query_mask;                       // [K, N] 1 at a query row, else 0
   // VCL's prefix kinds (train/vcl.hpp), when some batch has them: detached [K, N] (1: keys and
   // values pass no gradient); noise_codes [K, N] (ops::PrefixNoiseCode) with noise [K, N, d], the
   // standard-normal draws of the kNoiseRow rows (0 elsewhere), drawn from each batch's noise_seed.
   bool has_detached = false, has_noise = false;
-  Buffer<int> detached, noise_codes;
-  Buffer<T> noise;
+  DevicePart<int> detached, noise_codes;
+  DevicePart<T> noise;
+
+  PackedBatch() = default;
+  // The parts point into this batch's own buffer: no copies, moves keep it.
+  PackedBatch(const PackedBatch&) = delete;
+  PackedBatch& operator=(const PackedBatch&) = delete;
+  PackedBatch(PackedBatch&&) = default;
+  PackedBatch& operator=(PackedBatch&&) = default;
 
   ops::Seqs seqs() const { return {offsets.data(), positions.data(), n_seq, rows}; }
   ops::ProbLayout prob() const { return {prob_offsets.data(), prob_stride}; }
@@ -171,31 +181,42 @@ struct PackedBatch {
       for (size_t i = 0; i < R + R2; ++i)
         if (qrows[k * (R + R2) + i] >= 0) qmask[k * N + qrows[k * (R + R2) + i]] = 1;
     }
-    B::upload(tokens, tok.data(), tok.size());
-    B::upload(positions, pos.data(), pos.size());
-    B::upload(offsets, off.data(), off.size());
-    B::upload(prob_offsets, prob.data(), prob.size());
-    if (scaled) B::upload(seq_scale, scale.data(), scale.size());
-    B::upload(scalar_rows, srows.data(), srows.size());
-    B::upload(scalar_weights, sw.data(), sw.size());
-    B::upload(token_rows, trows.data(), trows.size());
-    B::upload(token_labels, labels.data(), labels.size());
-    B::upload(token_weights, tw.data(), tw.size());
+    StagedUpload<B> staged;
+    staged.add(tokens, tok);
+    staged.add(positions, pos);
+    staged.add(offsets, off);
+    staged.add(prob_offsets, prob);
+    if (scaled)
+      staged.add(seq_scale, scale);
+    else
+      staged.skip(seq_scale);
+    staged.add(scalar_rows, srows);
+    staged.add(scalar_weights, sw);
+    staged.add(token_rows, trows);
+    staged.add(token_labels, labels);
+    staged.add(token_weights, tw);
     if (P > 0) {
-      B::upload(pair_first, first.data(), first.size());
-      B::upload(pair_second, second.data(), second.size());
-      B::upload(pair_weights, pw.data(), pw.size());
-      B::upload(pair_entropy_weights, pe.data(), pe.size());
+      staged.add(pair_first, first);
+      staged.add(pair_second, second);
+      staged.add(pair_weights, pw);
+      staged.add(pair_entropy_weights, pe);
+    } else {
+      for (DevicePart<int>* v : {&pair_first, &pair_second}) staged.skip(*v);
+      for (DevicePart<double>* v : {&pair_weights, &pair_entropy_weights}) staged.skip(*v);
     }
-    B::upload(query_rows, qrows.data(), qrows.size());
-    B::upload(scalar_in_query, sq.data(), sq.size());
-    B::upload(token_in_query, tq.data(), tq.size());
-    B::upload(query_mask, qmask.data(), qmask.size());
-    pack_prefix(batches, c);
+    staged.add(query_rows, qrows);
+    staged.add(scalar_in_query, sq);
+    staged.add(token_in_query, tq);
+    staged.add(query_mask, qmask);
+    stage_prefix(staged, batches, c);
+    staged.upload(storage_);
   }
 
  private:
-  void pack_prefix(const std::vector<const Batch*>& batches, const ModelConfig& c) {
+  Buffer<std::byte> storage_;  // every part above, in the backend's memory
+
+  void stage_prefix(StagedUpload<B>& staged, const std::vector<const Batch*>& batches,
+                    const ModelConfig& c) {
     has_detached = has_noise = false;
     for (const Batch* b : batches) {
       has_detached = has_detached || !b->detached.empty();
@@ -206,7 +227,9 @@ struct PackedBatch {
       std::vector<int> flags(K * N, 0);
       for (size_t k = 0; k < K; ++k)
         std::copy(batches[k]->detached.begin(), batches[k]->detached.end(), flags.begin() + k * N);
-      B::upload(detached, flags.data(), flags.size());
+      staged.add(detached, flags);
+    } else {
+      staged.skip(detached);
     }
     if (has_noise) {
       std::vector<int> codes(K * N, ops::kPassRow);
@@ -221,8 +244,11 @@ struct PackedBatch {
               draws[(k * N + r) * d + i] = static_cast<T>(rng.normal());
         }
       }
-      B::upload(noise_codes, codes.data(), codes.size());
-      B::upload(noise, draws.data(), draws.size());
+      staged.add(noise_codes, codes);
+      staged.add(noise, draws);
+    } else {
+      staged.skip(noise_codes);
+      staged.skip(noise);
     }
   }
 

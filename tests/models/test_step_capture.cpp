@@ -1,9 +1,11 @@
 // What a training step replayed as a CUDA graph rests on, checked without a GPU: the setting's
-// parsing (models/step_capture.hpp) and the batch's shape key (PackedBatch::shape_key), which
-// must tell apart any two batches whose steps launch differently. The replay itself is checked
-// on a GPU (tests/cuda/test_cuda_training.cpp).
+// parsing (models/step_capture.hpp), the batch's shape key (PackedBatch::shape_key), which must
+// tell apart any two batches whose steps launch differently, and the one copy that uploads a
+// batch (models/staged_upload.hpp). The replay itself is checked on a GPU
+// (tests/cuda/test_cuda_training.cpp).
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "core/rng.hpp"
 #include "models/cpu/backend.hpp"
 #include "models/packed_batch.hpp"
+#include "models/staged_upload.hpp"
 #include "models/step_capture.hpp"
 #include "tasks/task.hpp"
 #include "tests/support/small_model.hpp"
@@ -77,4 +80,43 @@ TEST_CASE(
   PackedBatch<CpuBackend<float>> packed;
   packed.pack({&token}, ct);
   CHECK(packed.shape_key() != base);
+}
+
+TEST_CASE(
+    "a staged upload: every part's values in one buffer, each on its own cache line, a "
+    "skipped part null") {
+  using B = CpuBackend<float>;
+  B::Buffer<std::byte> storage;
+  DevicePart<int> ints;
+  DevicePart<double> doubles;
+  DevicePart<float> floats, skipped;
+  skipped.ptr = reinterpret_cast<float*>(&storage);  // anything: the upload must clear it
+  const std::vector<int> i = {1, -2, 3};
+  const std::vector<double> d = {0.5, 1e300};
+  const std::vector<float> f = {2.5f};
+  StagedUpload<B> staged;
+  staged.add(ints, i);
+  staged.add(doubles, d);
+  staged.skip(skipped);
+  staged.add(floats, f);
+  staged.upload(storage);
+  CHECK(std::vector<int>(ints.data(), ints.data() + 3) == i);
+  CHECK(std::vector<double>(doubles.data(), doubles.data() + 2) == d);
+  CHECK(floats.data()[0] == 2.5f);
+  CHECK(skipped.data() == nullptr);
+  const auto at = [&](const void* p) { return static_cast<const std::byte*>(p) - storage.data(); };
+  CHECK(at(ints.data()) == 0);
+  CHECK(at(doubles.data()) == 64);
+  CHECK(at(floats.data()) == 128);
+  CHECK(storage.size() == 128 + sizeof(float));
+
+  // The next upload reuses the buffer, and a part it does not hold is null again.
+  const std::byte* first = storage.data();
+  StagedUpload<B> again;
+  again.add(ints, std::vector<int>{7});
+  again.skip(doubles);
+  again.upload(storage);
+  CHECK(storage.data() == first);
+  CHECK(ints.data()[0] == 7);
+  CHECK(doubles.data() == nullptr);
 }
