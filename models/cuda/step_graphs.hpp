@@ -48,8 +48,7 @@ class StepGraphs {
   void run(const Key& key, const std::function<void()>& step);
 
  private:
-  // At most this many graphs are kept; keys past it run as they are (a step of ~70 nodes holds a
-  // few hundred kB of driver memory).
+  // At most this many graphs are kept (each holds driver memory); keys past it run as they are.
   static constexpr size_t kMaxGraphs = 512;
   static constexpr int kMaxFailures = 8;
   void drop_graphs();
