@@ -14,6 +14,7 @@
 
 #include "models/attention_spec.hpp"
 #include "models/ops/args.hpp"
+#include "models/staged_upload.hpp"
 
 namespace lenlab {
 
@@ -67,13 +68,15 @@ struct DecodeCache {
   // The model's tables_version_ when this cache last prepared its tables (0: never).
   uint64_t tables_version = 0;
 
-  // A step's rows, rebuilt by every decode(): the appended tokens [K, Q] (model k's sequence by
-  // sequence), their positions, offsets [K, S + 1] among them, their rows in the cache [K, Q], the
-  // rows read ([K, R], indices into the appended rows), the same as cache rows, and 0..R−1 (the
-  // token head's index into the read rows); rows moved down a full slot (from, to) and their
-  // [q|k|v] between the two.
-  Buffer<int> step_tokens, step_positions, step_offsets, step_cache_rows;
-  Buffer<int> read_rows, read_cache_rows, read_index;
+  // A step's rows, rebuilt by every decode() and uploaded in one copy into step_storage
+  // (models/staged_upload.hpp): the appended tokens [K, Q] (model k's sequence by sequence), their
+  // positions, offsets [K, S + 1] among them, their rows in the cache [K, Q], the rows read ([K,
+  // R], indices into the appended rows), the same as cache rows, and 0..R−1 (the token head's
+  // index into the read rows). Then rows moved down a full slot (from, to) and their [q|k|v]
+  // between the two.
+  DevicePart<int> step_tokens, step_positions, step_offsets, step_cache_rows;
+  DevicePart<int> read_rows, read_cache_rows, read_index;
+  Buffer<std::byte> step_storage;
   Buffer<int> move_from, move_to;
   Buffer<T> moved;
 

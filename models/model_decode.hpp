@@ -294,13 +294,15 @@ std::vector<typename B::Scalar> Model<B>::decode_rows(DecodeCache<B>& c,
         index[k * R + r] = r;
       }
   }
-  B::upload(c.step_tokens, tok.data(), tok.size());
-  B::upload(c.step_positions, pos.data(), pos.size());
-  B::upload(c.step_offsets, off.data(), off.size());
-  B::upload(c.step_cache_rows, rows.data(), rows.size());
-  B::upload(c.read_rows, read.data(), read.size());
-  B::upload(c.read_cache_rows, read_rows.data(), read_rows.size());
-  B::upload(c.read_index, index.data(), index.size());
+  StagedUpload<B> staged;  // one copy where there were seven, each waiting for a GPU's stream
+  staged.add(c.step_tokens, tok);
+  staged.add(c.step_positions, pos);
+  staged.add(c.step_offsets, off);
+  staged.add(c.step_cache_rows, rows);
+  staged.add(c.read_rows, read);
+  staged.add(c.read_cache_rows, read_rows);
+  staged.add(c.read_index, index);
+  staged.upload(c.step_storage);
 
   // Once per cache (a learned bias's tables cost a pass over its parameters, FIRE's grow with the
   // square of the positions), again only when another forward has replaced them since.

@@ -1,8 +1,9 @@
 #pragma once
-// Many small host arrays sent to a backend's memory in one copy (models/packed_batch.hpp): each
-// array gets a 64-byte-aligned place in one byte buffer, and its pointer is bound there after the
-// copy. On a GPU every copy from pageable host memory is a call that waits for the stream's
-// earlier work; a packed batch was 13 to 21 of them a training step, and is now one.
+// Many small host arrays sent to a backend's memory in one copy (a packed batch, a decoding step's
+// rows: models/packed_batch.hpp, models/decode_cache.hpp): each array gets a 64-byte-aligned place
+// in one byte buffer, and its pointer is bound there after the copy. On a GPU every copy from
+// pageable host memory is a call that waits for the stream's earlier work; a packed batch was 13 to
+// 21 of them a training step, a decoded token 7, and each is now one.
 #include <cstddef>
 #include <cstring>
 #include <functional>
